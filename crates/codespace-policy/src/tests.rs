@@ -1,0 +1,94 @@
+//! Registry validation and allow() decision tables.
+
+use super::*;
+
+fn parse(text: &str) -> Result<Registry, RegistryError> {
+    Registry::parse(text)
+}
+
+fn load_err(text: &str) -> RegistryError {
+    parse(text).expect_err("load must fail")
+}
+
+#[test]
+fn full_example_loads_with_defaults() {
+    let reg = parse(
+        r#"{"environments": {"box": {"kind": "linux-container"}},
+            "workspaces": {
+              "demo": {"root": "/abs/project", "profile": "workspace-write", "network": "restricted", "approvals": "off"},
+              "ro": {"root": "/abs/other/"},
+              "boxed": {"root": "/abs/boxed", "environment": "box", "sandbox": "off"}}}"#,
+    )
+    .unwrap();
+    let demo = reg.get("demo").unwrap();
+    assert_eq!(demo.profile, Profile::WorkspaceWrite);
+    let ro = reg.get("ro").unwrap();
+    assert_eq!(ro.root, std::path::Path::new("/abs/other"));
+    assert_eq!((ro.profile, ro.network, ro.approvals, ro.sandbox), (Profile::ReadOnly, Network::Restricted, Approvals::Off, SandboxSetting::On));
+    assert_eq!(ro.environment_kind, EnvironmentKind::Host);
+    assert_eq!(reg.get("boxed").unwrap().environment_kind, EnvironmentKind::LinuxContainer);
+}
+
+#[test]
+fn strict_failures_name_the_key() {
+    let cases: &[(&str, &str, &str)] = &[
+        (r#"{"workspaces": {"a": {"root": "rel/path"}}}"#, "workspaces.a.root", "not an absolute path"),
+        (r#"{"workspaces": {"a": {}}}"#, "workspaces.a.root", "missing"),
+        (r#"{"workspaces": {"a": {"root": "/x", "profile": "host-admin"}}}"#, "workspaces.a.profile", "unknown value"),
+        (r#"{"workspaces": {"a": {"root": "/x", "network": "open"}}}"#, "workspaces.a.network", "unknown value"),
+        (r#"{"workspaces": {"a": {"root": "/x", "approvals": "maybe"}}}"#, "workspaces.a.approvals", "unknown value"),
+        (r#"{"workspaces": {"a": {"root": "/x", "sandbox": "best-effort"}}}"#, "workspaces.a.sandbox", "unknown value"),
+        (r#"{"workspaces": {"a": {"root": "/x", "roots": "/y"}}}"#, "workspaces.a.roots", "unknown key"),
+        (r#"{"workspace": {}}"#, "workspace", "unknown key"),
+        (r#"{"workspaces": {"a": {"root": "/x", "environment": "nope"}}}"#, "workspaces.a.environment", "not registered"),
+        (r#"{"environments": {"e": {"kind": "vm"}}}"#, "environments.e.kind", "unknown kind"),
+        (r#"{"workspaces": {"a": {"root": "/srv/app"}, "b": {"root": "/srv/app/sub"}}}"#, "workspaces.b.root", "inside"),
+        (r#"{"workspaces": {"a": {"root": "/srv/app"}, "b": {"root": "/srv/app"}}}"#, "workspaces.b.root", "inside"),
+        (r#"{"workspaces": {"a": {"root": "/"}}}"#, "workspaces.a.root", "filesystem root"),
+        (r#"{"workspaces": {"a": {"root": "/x/../y"}}}"#, "workspaces.a.root", "'..'"),
+        (r#"{"workspaces": {"a b": {"root": "/x"}}}"#, "workspaces.a b", "ids must be"),
+        (r#"{"workspaces": {"a": {"root": 7}}}"#, "workspaces.a.root", "expected a string"),
+        (r#"[1]"#, "(top level)", "expected an object"),
+        (r#"{"#, "(top level)", "not valid JSON"),
+    ];
+    for (text, key, reason) in cases {
+        let e = load_err(text);
+        assert_eq!(&e.key, key, "for {text}: {e}");
+        assert!(e.reason.contains(reason), "for {text}: {e}");
+    }
+}
+
+#[test]
+fn shared_string_prefix_is_not_nesting() {
+    parse(r#"{"workspaces": {"a": {"root": "/srv/app"}, "b": {"root": "/srv/app-evil"}}}"#).unwrap();
+}
+
+#[test]
+fn allow_matrix() {
+    let reg = parse(
+        r#"{"environments": {"box": {"kind": "linux-container"}},
+            "workspaces": {"ro": {"root": "/a"}, "ww": {"root": "/b", "profile": "workspace-write"},
+                           "box": {"root": "/c", "profile": "workspace-write", "environment": "box"}}}"#,
+    )
+    .unwrap();
+    let ro = reg.get("ro").unwrap();
+    let ww = reg.get("ww").unwrap();
+    let boxed = reg.get("box").unwrap();
+    assert!(allow(ro, Action::Read).is_ok());
+    assert!(matches!(allow(ro, Action::Write), Err(Denial::Profile { .. })));
+    assert!(matches!(allow(ro, Action::Exec), Err(Denial::Profile { .. })));
+    for a in [Action::Read, Action::Write, Action::Exec] {
+        assert!(allow(ww, a).is_ok());
+        let d = allow(boxed, a).unwrap_err();
+        assert!(matches!(d, Denial::BackendUnavailable { .. }));
+        assert!(d.to_string().contains("unavailable"));
+    }
+}
+
+#[test]
+fn zero_config_is_read_only_unless_write() {
+    let r = Registry::zero_config("/tmp/project".into(), false).unwrap();
+    assert_eq!(r.get(DEFAULT_WORKSPACE_ID).unwrap().profile, Profile::ReadOnly);
+    let w = Registry::zero_config("/tmp/project".into(), true).unwrap();
+    assert_eq!(w.get(DEFAULT_WORKSPACE_ID).unwrap().profile, Profile::WorkspaceWrite);
+}

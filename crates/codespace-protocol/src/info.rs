@@ -1,0 +1,133 @@
+//! Parameters and result of `workspace_info`: the effective contract of a workspace.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Arguments of `workspace_info`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+pub struct WorkspaceInfoParams {
+    /// Registered workspace id; omitted or empty: server identity only.
+    #[serde(default)]
+    pub workspace_id: Option<String>,
+}
+
+/// Result of `workspace_info`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct WorkspaceInfo {
+    /// Always `codespace`.
+    pub server: String,
+    /// Server version.
+    pub version: String,
+    /// Always false: the server never calls a model.
+    pub internal_model_calls: bool,
+    /// The tools `tools/list` returns, in order.
+    pub tools_exposed: Vec<String>,
+    /// Transports the server speaks.
+    pub transports: Vec<String>,
+    /// The id asked about, echoed (null without one).
+    pub workspace_id: Option<String>,
+    /// Always false: the id selects, it does not authorize.
+    pub workspace_id_is_credential: bool,
+    /// Free text summary.
+    pub note: String,
+    /// Permission profile (with an id only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Absolute registered root (with an id only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// The effective execution contract (with an id only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<WorkspaceExecutionInfo>,
+}
+
+/// The effective contract of one workspace.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct WorkspaceExecutionInfo {
+    pub environment: EnvironmentInfo,
+    pub permissions: PermissionsInfo,
+    pub files: FilesInfo,
+    pub process: ProcessInfo,
+    pub isolation: IsolationInfo,
+    pub network: NetworkInfo,
+    /// `off` or `confirm` (operator setting).
+    pub approvals: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct EnvironmentInfo {
+    /// `host` or `linux-container`.
+    pub kind: String,
+    /// Always false: the environment is not a tool argument.
+    pub client_selectable: bool,
+    pub exec_supported: bool,
+    pub file_read_supported: bool,
+    pub file_write_supported: bool,
+    /// Why the backend is unavailable, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
+}
+
+/// What the profile permits (before backend support is considered).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct PermissionsInfo {
+    pub read: bool,
+    pub write: bool,
+    pub exec: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct Availability {
+    pub available: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct FilesInfo {
+    pub read: Availability,
+    pub find: Availability,
+    pub grep: Availability,
+    pub version: Availability,
+    /// `apply_patch`: false until this server exposes it, or when the profile forbids writes.
+    pub patch: Availability,
+    pub capabilities: FileCapabilities,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct FileCapabilities {
+    pub read_range: bool,
+    pub find_pagination: bool,
+    pub read_max_bytes: u64,
+    pub find_max_paths: u64,
+    pub grep_max_matches: u64,
+    pub version_max_paths: u64,
+    pub walk_max_depth: u64,
+    pub walk_max_directories: u64,
+    pub walk_max_entries: u64,
+    pub symlinks_followed: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ProcessInfo {
+    /// False until this server exposes the process tools, or when the profile forbids exec.
+    pub available: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct IsolationInfo {
+    /// Always true: file tools resolve beneath the registered root and never follow links.
+    pub file_tools_workspace_scoped: bool,
+    /// `none` or `linux-sandbox`: what confines commands in this process.
+    pub command_sandbox: String,
+    /// The operator's `sandbox` setting: `on` or `off`.
+    pub sandbox_setting: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct NetworkInfo {
+    /// `restricted` or `enabled` (operator setting).
+    pub policy: String,
+    /// `none` or `enforced`: whether the policy is actually enforced on commands.
+    pub enforcement: String,
+    /// Always false.
+    pub client_may_escalate: bool,
+}

@@ -1,0 +1,43 @@
+//! Wire types of the CodeSpace MCP surface: every tool's parameters and result, the error
+//! codes with the caller's next action, limits and tool names.
+//!
+//! Architecture Invariant: this crate is data only (serde + schemars); it performs no I/O and
+//! knows nothing about rmcp or transports.
+
+mod error;
+mod files;
+mod info;
+mod limits;
+
+pub use error::{ErrorBody, ErrorCode};
+pub use files::*;
+pub use info::*;
+pub use limits::*;
+
+/// Server name reported in `initialize` and `workspace_info`.
+pub const SERVER_NAME: &str = "codespace";
+
+/// Tool names, in the order `tools/list` returns them.
+pub mod tool {
+    pub const WORKSPACE_INFO: &str = "workspace_info";
+    pub const READ: &str = "read";
+    pub const FIND: &str = "find";
+    pub const GREP: &str = "grep";
+    pub const VERSION: &str = "version";
+}
+
+/// The tools this server exposes, in `tools/list` order. Only implemented tools are listed:
+/// a tool that is not built yet is absent rather than answering with a stub.
+pub const LIVE_TOOLS: &[&str] =
+    &[tool::WORKSPACE_INFO, tool::READ, tool::FIND, tool::GREP, tool::VERSION];
+
+/// Version string of a missing file.
+pub const VERSION_ABSENT: &str = "absent";
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
+}

@@ -1,0 +1,24 @@
+//! Defaults and caps that are part of the contract (advertised by `workspace_info`).
+
+/// Default and maximum `read` window, in bytes.
+pub const DEFAULT_READ_LIMIT: u32 = 1024 * 1024;
+/// Default and maximum `find` page, in paths.
+pub const DEFAULT_FIND_LIMIT: u32 = 10_000;
+/// Default `grep` page, in matches.
+pub const DEFAULT_GREP_LIMIT: u32 = 200;
+/// Maximum `grep` page, in matches.
+pub const MAX_GREP_LIMIT: u32 = 2_000;
+/// Longest line text a `grep` match carries, in bytes (cut on a character boundary).
+pub const GREP_MAX_LINE_BYTES: usize = 512;
+/// Wall-clock budget of one `grep` call, in milliseconds; past it the result is `incomplete`.
+pub const GREP_TIME_BUDGET_MS: u64 = 10_000;
+/// Most files one `grep` call searches; past it the result is `incomplete`.
+pub const GREP_MAX_FILES: usize = 50_000;
+/// Most paths one `version` call takes.
+pub const MAX_VERSION_PATHS: usize = 1_000;
+/// Walk caps shared by `find` and `grep`.
+pub const MAX_WALK_DEPTH: usize = 64;
+pub const MAX_WALK_DIRECTORIES: usize = 10_000;
+pub const MAX_WALK_ENTRIES: usize = 50_000;
+/// Wall-clock budget of one walk, in milliseconds; past it the result is `incomplete`.
+pub const WALK_TIME_BUDGET_MS: u64 = 10_000;
