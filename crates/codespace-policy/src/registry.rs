@@ -152,7 +152,8 @@ impl Registry {
         let top = as_object(&doc, "(top level)")?;
         known_keys(top, "", &["environments", "workspaces"])?;
 
-        let mut environments = BTreeMap::from([(HOST_ENVIRONMENT_ID.to_owned(), EnvironmentKind::Host)]);
+        let mut environments =
+            BTreeMap::from([(HOST_ENVIRONMENT_ID.to_owned(), EnvironmentKind::Host)]);
         if let Some(envs) = top.get("environments") {
             for (id, env) in as_object(envs, "environments")? {
                 let key = format!("environments.{id}");
@@ -166,7 +167,9 @@ impl Registry {
                     other => {
                         return Err(err(
                             kind_key,
-                            format!("unknown kind {other:?} (expected \"host\" or \"linux-container\")"),
+                            format!(
+                                "unknown kind {other:?} (expected \"host\" or \"linux-container\")"
+                            ),
                         ));
                     }
                 };
@@ -221,12 +224,16 @@ fn parse_workspace(
     let profile = match optional_str(obj, "profile", key)? {
         None | Some("read-only") => Profile::ReadOnly,
         Some("workspace-write") => Profile::WorkspaceWrite,
-        Some(other) => return Err(bad_value(key, "profile", other, "\"read-only\" or \"workspace-write\"")),
+        Some(other) => {
+            return Err(bad_value(key, "profile", other, "\"read-only\" or \"workspace-write\""));
+        }
     };
     let network = match optional_str(obj, "network", key)? {
         None | Some("restricted") => Network::Restricted,
         Some("enabled") => Network::Enabled,
-        Some(other) => return Err(bad_value(key, "network", other, "\"restricted\" or \"enabled\"")),
+        Some(other) => {
+            return Err(bad_value(key, "network", other, "\"restricted\" or \"enabled\""));
+        }
     };
     let approvals = match optional_str(obj, "approvals", key)? {
         None | Some("off") => Approvals::Off,
@@ -238,11 +245,14 @@ fn parse_workspace(
         Some("off") => SandboxSetting::Off,
         Some(other) => return Err(bad_value(key, "sandbox", other, "\"on\" or \"off\"")),
     };
-    let environment = optional_str(obj, "environment", key)?.unwrap_or(HOST_ENVIRONMENT_ID).to_owned();
+    let environment =
+        optional_str(obj, "environment", key)?.unwrap_or(HOST_ENVIRONMENT_ID).to_owned();
     let Some(&environment_kind) = environments.get(&environment) else {
         return Err(err(
             format!("{key}.environment"),
-            format!("names environment {environment:?}, which is not registered under \"environments\""),
+            format!(
+                "names environment {environment:?}, which is not registered under \"environments\""
+            ),
         ));
     };
     Ok(Workspace {
@@ -259,7 +269,9 @@ fn parse_workspace(
 
 /// Refuses a root that lies inside (or equals) another root, comparing whole components so
 /// `/srv/app-evil` is not inside `/srv/app`.
-pub fn check_nesting<'a>(roots: impl IntoIterator<Item = (&'a str, &'a Path)>) -> Result<(), RegistryError> {
+pub fn check_nesting<'a>(
+    roots: impl IntoIterator<Item = (&'a str, &'a Path)>,
+) -> Result<(), RegistryError> {
     let roots: Vec<(&str, &Path)> = roots.into_iter().collect();
     for (i, (id, root)) in roots.iter().enumerate() {
         for (other_id, other) in roots.iter().skip(i + 1) {
@@ -294,7 +306,10 @@ fn normalize_root(key: &str, root: &Path) -> Result<PathBuf, RegistryError> {
             Component::Normal(part) => out.push(part),
             Component::CurDir => {}
             Component::ParentDir => {
-                return Err(err(key, format!("{} contains '..'; give the real path", root.display())));
+                return Err(err(
+                    key,
+                    format!("{} contains '..'; give the real path", root.display()),
+                ));
             }
             Component::Prefix(_) => return Err(err(key, "path prefixes are not supported")),
         }
@@ -317,20 +332,29 @@ fn check_id(key: &str, id: &str) -> Result<(), RegistryError> {
 }
 
 fn as_object<'a>(value: &'a Value, key: &str) -> Result<&'a Map<String, Value>, RegistryError> {
-    value.as_object().ok_or_else(|| err(key, format!("expected an object, found {}", kind_of(value))))
+    value
+        .as_object()
+        .ok_or_else(|| err(key, format!("expected an object, found {}", kind_of(value))))
 }
 
 fn known_keys(obj: &Map<String, Value>, key: &str, allowed: &[&str]) -> Result<(), RegistryError> {
     for k in obj.keys() {
         if !allowed.contains(&k.as_str()) {
             let path = if key.is_empty() { k.clone() } else { format!("{key}.{k}") };
-            return Err(err(path, format!("unknown key (expected one of: {})", allowed.join(", "))));
+            return Err(err(
+                path,
+                format!("unknown key (expected one of: {})", allowed.join(", ")),
+            ));
         }
     }
     Ok(())
 }
 
-fn required_str<'a>(obj: &'a Map<String, Value>, name: &str, key: &str) -> Result<&'a str, RegistryError> {
+fn required_str<'a>(
+    obj: &'a Map<String, Value>,
+    name: &str,
+    key: &str,
+) -> Result<&'a str, RegistryError> {
     match obj.get(name) {
         None => Err(err(key, "missing (required)")),
         Some(Value::String(s)) => Ok(s),
@@ -338,11 +362,18 @@ fn required_str<'a>(obj: &'a Map<String, Value>, name: &str, key: &str) -> Resul
     }
 }
 
-fn optional_str<'a>(obj: &'a Map<String, Value>, name: &str, key: &str) -> Result<Option<&'a str>, RegistryError> {
+fn optional_str<'a>(
+    obj: &'a Map<String, Value>,
+    name: &str,
+    key: &str,
+) -> Result<Option<&'a str>, RegistryError> {
     match obj.get(name) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(err(format!("{key}.{name}"), format!("expected a string, found {}", kind_of(other)))),
+        Some(other) => Err(err(
+            format!("{key}.{name}"),
+            format!("expected a string, found {}", kind_of(other)),
+        )),
     }
 }
 

@@ -24,7 +24,10 @@ fn full_example_loads_with_defaults() {
     assert_eq!(demo.profile, Profile::WorkspaceWrite);
     let ro = reg.get("ro").unwrap();
     assert_eq!(ro.root, std::path::Path::new("/abs/other"));
-    assert_eq!((ro.profile, ro.network, ro.approvals, ro.sandbox), (Profile::ReadOnly, Network::Restricted, Approvals::Off, SandboxSetting::On));
+    assert_eq!(
+        (ro.profile, ro.network, ro.approvals, ro.sandbox),
+        (Profile::ReadOnly, Network::Restricted, Approvals::Off, SandboxSetting::On)
+    );
     assert_eq!(ro.environment_kind, EnvironmentKind::Host);
     assert_eq!(reg.get("boxed").unwrap().environment_kind, EnvironmentKind::LinuxContainer);
 }
@@ -32,18 +35,54 @@ fn full_example_loads_with_defaults() {
 #[test]
 fn strict_failures_name_the_key() {
     let cases: &[(&str, &str, &str)] = &[
-        (r#"{"workspaces": {"a": {"root": "rel/path"}}}"#, "workspaces.a.root", "not an absolute path"),
+        (
+            r#"{"workspaces": {"a": {"root": "rel/path"}}}"#,
+            "workspaces.a.root",
+            "not an absolute path",
+        ),
         (r#"{"workspaces": {"a": {}}}"#, "workspaces.a.root", "missing"),
-        (r#"{"workspaces": {"a": {"root": "/x", "profile": "host-admin"}}}"#, "workspaces.a.profile", "unknown value"),
-        (r#"{"workspaces": {"a": {"root": "/x", "network": "open"}}}"#, "workspaces.a.network", "unknown value"),
-        (r#"{"workspaces": {"a": {"root": "/x", "approvals": "maybe"}}}"#, "workspaces.a.approvals", "unknown value"),
-        (r#"{"workspaces": {"a": {"root": "/x", "sandbox": "best-effort"}}}"#, "workspaces.a.sandbox", "unknown value"),
-        (r#"{"workspaces": {"a": {"root": "/x", "roots": "/y"}}}"#, "workspaces.a.roots", "unknown key"),
+        (
+            r#"{"workspaces": {"a": {"root": "/x", "profile": "host-admin"}}}"#,
+            "workspaces.a.profile",
+            "unknown value",
+        ),
+        (
+            r#"{"workspaces": {"a": {"root": "/x", "network": "open"}}}"#,
+            "workspaces.a.network",
+            "unknown value",
+        ),
+        (
+            r#"{"workspaces": {"a": {"root": "/x", "approvals": "maybe"}}}"#,
+            "workspaces.a.approvals",
+            "unknown value",
+        ),
+        (
+            r#"{"workspaces": {"a": {"root": "/x", "sandbox": "best-effort"}}}"#,
+            "workspaces.a.sandbox",
+            "unknown value",
+        ),
+        (
+            r#"{"workspaces": {"a": {"root": "/x", "roots": "/y"}}}"#,
+            "workspaces.a.roots",
+            "unknown key",
+        ),
         (r#"{"workspace": {}}"#, "workspace", "unknown key"),
-        (r#"{"workspaces": {"a": {"root": "/x", "environment": "nope"}}}"#, "workspaces.a.environment", "not registered"),
+        (
+            r#"{"workspaces": {"a": {"root": "/x", "environment": "nope"}}}"#,
+            "workspaces.a.environment",
+            "not registered",
+        ),
         (r#"{"environments": {"e": {"kind": "vm"}}}"#, "environments.e.kind", "unknown kind"),
-        (r#"{"workspaces": {"a": {"root": "/srv/app"}, "b": {"root": "/srv/app/sub"}}}"#, "workspaces.b.root", "inside"),
-        (r#"{"workspaces": {"a": {"root": "/srv/app"}, "b": {"root": "/srv/app"}}}"#, "workspaces.b.root", "inside"),
+        (
+            r#"{"workspaces": {"a": {"root": "/srv/app"}, "b": {"root": "/srv/app/sub"}}}"#,
+            "workspaces.b.root",
+            "inside",
+        ),
+        (
+            r#"{"workspaces": {"a": {"root": "/srv/app"}, "b": {"root": "/srv/app"}}}"#,
+            "workspaces.b.root",
+            "inside",
+        ),
         (r#"{"workspaces": {"a": {"root": "/"}}}"#, "workspaces.a.root", "filesystem root"),
         (r#"{"workspaces": {"a": {"root": "/x/../y"}}}"#, "workspaces.a.root", "'..'"),
         (r#"{"workspaces": {"a b": {"root": "/x"}}}"#, "workspaces.a b", "ids must be"),
@@ -60,7 +99,8 @@ fn strict_failures_name_the_key() {
 
 #[test]
 fn shared_string_prefix_is_not_nesting() {
-    parse(r#"{"workspaces": {"a": {"root": "/srv/app"}, "b": {"root": "/srv/app-evil"}}}"#).unwrap();
+    parse(r#"{"workspaces": {"a": {"root": "/srv/app"}, "b": {"root": "/srv/app-evil"}}}"#)
+        .unwrap();
 }
 
 #[test]

@@ -3,7 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Every refusal a tool can return. Serialized in `SCREAMING_SNAKE_CASE`.
+/// Every refusal the exposed tools can return. Serialized in `SCREAMING_SNAKE_CASE`. Codes
+/// of the reference contract that belong to tools not exposed yet (patches, processes) are
+/// added together with those tools, so the list never promises a refusal nothing returns.
 ///
 /// Each code documents what it means and what the caller should do next
 /// ([`ErrorCode::next_action`]); the README's error table is generated from the same text.
@@ -12,28 +14,14 @@ use serde::{Deserialize, Serialize};
 pub enum ErrorCode {
     Unauthorized,
     WorkspaceNotFound,
-    WorkspaceBusy,
-    ResourceQueueFull,
-    InvalidPatch,
-    InvalidCommand,
     InvalidPattern,
-    ProcessSpawnFailed,
     PathEscape,
     FileNotFound,
     PathNotDirectory,
     FileOperationFailed,
     SymlinkRejected,
     SpecialFileRejected,
-    AddFileExists,
-    MoveDestinationExists,
-    VersionConflict,
-    OperationKeyConflict,
-    OperationNotFound,
-    ProcessNotFound,
-    ProcessNotTty,
-    ProcessNotRunning,
     OutputLimit,
-    Timeout,
     Internal,
 }
 
@@ -42,28 +30,14 @@ impl ErrorCode {
     pub const ALL: &'static [ErrorCode] = &[
         ErrorCode::Unauthorized,
         ErrorCode::WorkspaceNotFound,
-        ErrorCode::WorkspaceBusy,
-        ErrorCode::ResourceQueueFull,
-        ErrorCode::InvalidPatch,
-        ErrorCode::InvalidCommand,
         ErrorCode::InvalidPattern,
-        ErrorCode::ProcessSpawnFailed,
         ErrorCode::PathEscape,
         ErrorCode::FileNotFound,
         ErrorCode::PathNotDirectory,
         ErrorCode::FileOperationFailed,
         ErrorCode::SymlinkRejected,
         ErrorCode::SpecialFileRejected,
-        ErrorCode::AddFileExists,
-        ErrorCode::MoveDestinationExists,
-        ErrorCode::VersionConflict,
-        ErrorCode::OperationKeyConflict,
-        ErrorCode::OperationNotFound,
-        ErrorCode::ProcessNotFound,
-        ErrorCode::ProcessNotTty,
-        ErrorCode::ProcessNotRunning,
         ErrorCode::OutputLimit,
-        ErrorCode::Timeout,
         ErrorCode::Internal,
     ];
 
@@ -72,28 +46,14 @@ impl ErrorCode {
         match self {
             ErrorCode::Unauthorized => "UNAUTHORIZED",
             ErrorCode::WorkspaceNotFound => "WORKSPACE_NOT_FOUND",
-            ErrorCode::WorkspaceBusy => "WORKSPACE_BUSY",
-            ErrorCode::ResourceQueueFull => "RESOURCE_QUEUE_FULL",
-            ErrorCode::InvalidPatch => "INVALID_PATCH",
-            ErrorCode::InvalidCommand => "INVALID_COMMAND",
             ErrorCode::InvalidPattern => "INVALID_PATTERN",
-            ErrorCode::ProcessSpawnFailed => "PROCESS_SPAWN_FAILED",
             ErrorCode::PathEscape => "PATH_ESCAPE",
             ErrorCode::FileNotFound => "FILE_NOT_FOUND",
             ErrorCode::PathNotDirectory => "PATH_NOT_DIRECTORY",
             ErrorCode::FileOperationFailed => "FILE_OPERATION_FAILED",
             ErrorCode::SymlinkRejected => "SYMLINK_REJECTED",
             ErrorCode::SpecialFileRejected => "SPECIAL_FILE_REJECTED",
-            ErrorCode::AddFileExists => "ADD_FILE_EXISTS",
-            ErrorCode::MoveDestinationExists => "MOVE_DESTINATION_EXISTS",
-            ErrorCode::VersionConflict => "VERSION_CONFLICT",
-            ErrorCode::OperationKeyConflict => "OPERATION_KEY_CONFLICT",
-            ErrorCode::OperationNotFound => "OPERATION_NOT_FOUND",
-            ErrorCode::ProcessNotFound => "PROCESS_NOT_FOUND",
-            ErrorCode::ProcessNotTty => "PROCESS_NOT_TTY",
-            ErrorCode::ProcessNotRunning => "PROCESS_NOT_RUNNING",
             ErrorCode::OutputLimit => "OUTPUT_LIMIT",
-            ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -105,36 +65,20 @@ impl ErrorCode {
                 "The operator's policy denies this action (read-only profile, or an environment whose backend is unavailable)."
             }
             ErrorCode::WorkspaceNotFound => "The workspace_id is not registered.",
-            ErrorCode::WorkspaceBusy => {
-                "A live process or another mutation holds the workspace's mutation lease."
-            }
-            ErrorCode::ResourceQueueFull => "Too many requests are already waiting for this workspace.",
-            ErrorCode::InvalidPatch => "The patch is not valid V4A, or it does not match the files.",
-            ErrorCode::InvalidCommand => "The command or its arguments are invalid.",
             ErrorCode::InvalidPattern => "The glob or regular expression does not parse.",
-            ErrorCode::ProcessSpawnFailed => "No process was started.",
             ErrorCode::PathEscape => {
                 "The path is absolute, empty, contains NUL, is too long, or leaves the workspace."
             }
             ErrorCode::FileNotFound => "The file does not exist.",
-            ErrorCode::PathNotDirectory => "A component of the path that must be a directory is not one.",
+            ErrorCode::PathNotDirectory => {
+                "A component of the path that must be a directory is not one."
+            }
             ErrorCode::FileOperationFailed => "Another filesystem error inside the workspace.",
             ErrorCode::SymlinkRejected => "The path or one of its ancestors is a symbolic link.",
             ErrorCode::SpecialFileRejected => {
                 "The path is not a regular file (directory, FIFO, socket or device)."
             }
-            ErrorCode::AddFileExists => "An Add File target already exists.",
-            ErrorCode::MoveDestinationExists => "A Move to destination already exists.",
-            ErrorCode::VersionConflict => "A file's current version differs from expected_versions.",
-            ErrorCode::OperationKeyConflict => {
-                "The operation_key was already used in this workspace for a different request."
-            }
-            ErrorCode::OperationNotFound => "No operation with that id or key.",
-            ErrorCode::ProcessNotFound => "No process with that id (never existed, or evicted).",
-            ErrorCode::ProcessNotTty => "The process has no terminal.",
-            ErrorCode::ProcessNotRunning => "The process has exited.",
             ErrorCode::OutputLimit => "A limit argument is 0 or above its cap.",
-            ErrorCode::Timeout => "The operation ran out of time.",
             ErrorCode::Internal => "An invariant of the server failed; this is a bug.",
         }
     }
@@ -143,33 +87,19 @@ impl ErrorCode {
     pub fn next_action(self) -> &'static str {
         match self {
             ErrorCode::Unauthorized => "Do not retry: no argument can escalate. Ask the operator.",
-            ErrorCode::WorkspaceNotFound => "Fix the id (workspace_info lists none; the operator knows them).",
-            ErrorCode::WorkspaceBusy => {
-                "Wait for the process to exit or terminate it, then retry with backoff. Reads still work."
+            ErrorCode::WorkspaceNotFound => {
+                "Fix the id (workspace_info lists none; the operator knows them)."
             }
-            ErrorCode::ResourceQueueFull => "Retry later with backoff.",
-            ErrorCode::InvalidPatch => "Read the files again and send a corrected patch.",
-            ErrorCode::InvalidCommand => "Fix the request.",
             ErrorCode::InvalidPattern => "Fix the pattern; the message names the parse error.",
-            ErrorCode::ProcessSpawnFailed => "Fix the command or environment; retrying is safe because nothing runs.",
-            ErrorCode::PathEscape => "Use a workspace-relative path that stays inside the workspace.",
+            ErrorCode::PathEscape => {
+                "Use a workspace-relative path that stays inside the workspace."
+            }
             ErrorCode::FileNotFound => "Check the path (find lists files).",
             ErrorCode::PathNotDirectory => "Check the path: a parent component is a file.",
             ErrorCode::FileOperationFailed => "Inspect the message; a retry may succeed.",
             ErrorCode::SymlinkRejected => "Use the real path; symbolic links are never followed.",
             ErrorCode::SpecialFileRejected => "Only regular files can be read or changed.",
-            ErrorCode::AddFileExists => "Read the file, then use Update File.",
-            ErrorCode::MoveDestinationExists => "Choose another destination or delete it first.",
-            ErrorCode::VersionConflict => "Read the file again and produce a new patch; never force the old one.",
-            ErrorCode::OperationKeyConflict => {
-                "Look up the earlier operation; use a new key only for a new logical change."
-            }
-            ErrorCode::OperationNotFound => "Check the id or key.",
-            ErrorCode::ProcessNotFound => "Do not invent or search for handles.",
-            ErrorCode::ProcessNotTty => "Resize applies only to processes started with tty: true.",
-            ErrorCode::ProcessNotRunning => "Read its output and status instead.",
             ErrorCode::OutputLimit => "Use a limit within the advertised cap.",
-            ErrorCode::Timeout => "Treat as interrupted; inspect partial effects before retrying.",
             ErrorCode::Internal => "Report it; do not treat it as busy.",
         }
     }
@@ -197,7 +127,13 @@ pub struct ErrorBody {
 
 impl ErrorBody {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ErrorBody { code, message: message.into(), path: None, operation_id: None, approval_id: None }
+        ErrorBody {
+            code,
+            message: message.into(),
+            path: None,
+            operation_id: None,
+            approval_id: None,
+        }
     }
 
     pub fn with_path(mut self, path: impl Into<String>) -> Self {
@@ -223,6 +159,9 @@ mod tests {
     #[test]
     fn optional_fields_are_omitted() {
         let body = ErrorBody::new(ErrorCode::PathEscape, "nope");
-        assert_eq!(serde_json::to_string(&body).unwrap(), r#"{"code":"PATH_ESCAPE","message":"nope"}"#);
+        assert_eq!(
+            serde_json::to_string(&body).unwrap(),
+            r#"{"code":"PATH_ESCAPE","message":"nope"}"#
+        );
     }
 }

@@ -1,0 +1,48 @@
+//! Rooted, no-follow, race-safe file I/O beneath a workspace root.
+//!
+//! This is the only crate in CodeSpace that touches workspace files. Everything goes
+//! through a [`Root`], which pins the canonicalised workspace root as an `O_PATH`
+//! directory descriptor when it is opened. Every later lookup is made relative to that
+//! descriptor with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+//! RESOLVE_NO_MAGICLINKS)` (per-component `O_NOFOLLOW` opens where the kernel lacks
+//! openat2), so the kernel resolves the whole path atomically and refuses any symlink, any
+//! escape and any magic link: a command that swaps directories for symlinks while a read
+//! or write is in flight cannot redirect it outside the root.
+//!
+//! **Architecture Invariant:** no function here follows a symlink (as a leaf or as an
+//! ancestor), opens a FIFO or device for reading, or takes a raw path string from a
+//! client: every path is a [`WorkspacePath`], validated lexically first and then resolved
+//! by the kernel beneath the root descriptor.
+//!
+//! **Architecture Invariant:** writes never go through an existing inode. They create a
+//! temporary file with `O_CREAT | O_EXCL` in the same (rooted) directory, `fsync` it and
+//! `renameat` it over the target, so a hard link planted to an outside file is replaced,
+//! never written through.
+//!
+//! The API is synchronous; async callers use `spawn_blocking`.
+//!
+//! # Layout
+//! - `path`: [`WorkspacePath`], the lexical validation.
+//! - `error`: [`FsError`] and the errno mapping.
+//! - `root`: [`Root`], descriptor pinning and the beneath-root resolver.
+//! - `read`: [`Root::open_file`], [`Root::read_window`], [`Root::version`].
+//! - `walk`: [`Root::walk`], the bounded no-follow listing.
+//! - `write`: [`Root::create_dirs`], [`Root::write_atomic`], [`Root::remove_file`].
+//! - `meta`: [`Root::metadata`], [`FileMeta`], [`FileKind`].
+
+mod error;
+mod meta;
+mod path;
+mod read;
+mod root;
+mod version;
+mod walk;
+mod write;
+
+pub use error::{FsError, PathEscapeReason};
+pub use meta::{FileKind, FileMeta};
+pub use path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, WorkspacePath};
+pub use read::Window;
+pub use root::Root;
+pub use version::{ParseVersionError, Version};
+pub use walk::{Walk, WalkLimits};

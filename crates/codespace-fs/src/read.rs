@@ -1,0 +1,141 @@
+//! Reading: [`Root::open_file`], [`Root::read_window`] and [`Root::version`].
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::OwnedFd;
+
+use rustix::fs::{Mode, OFlags, Stat};
+use sha2::{Digest, Sha256};
+
+use crate::error::{FsError, from_errno};
+use crate::meta::require_regular;
+use crate::path::WorkspacePath;
+use crate::root::Root;
+use crate::version::Version;
+
+/// Streaming buffer size: memory per read is this plus the window.
+const BUF_BYTES: usize = 64 * 1024;
+/// Upper bound on the up-front window allocation; a larger window grows as data arrives,
+/// so a huge `limit` on a file that then shrinks does not allocate for nothing.
+const MAX_PREALLOC: usize = 16 * 1024 * 1024;
+/// How often `open_file` starts over when the file is swapped between its two opens.
+const SWAP_RETRIES: usize = 4;
+
+/// A window of a file, with the size and version of the whole file read in the same pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    /// Bytes `[offset, offset + limit)` of the file (fewer at end of file; empty past it).
+    pub data: Vec<u8>,
+    /// Bytes read in total, i.e. the size of the content `version` is the hash of.
+    pub file_size: u64,
+    /// Version of the whole file (never [`Version::Absent`]).
+    pub version: Version,
+}
+
+impl Root {
+    /// Opens the regular file `p` for reading, beneath the root, following no symlink.
+    ///
+    /// The path is first opened `O_PATH` (which never blocks and has no side effects) and
+    /// `fstat`'ed: directories, symlinks and special files are refused there, so a FIFO is
+    /// never waited on and a device is never opened. Only then is it opened again
+    /// `O_RDONLY | O_NOCTTY | O_NONBLOCK` the same way, and the second descriptor must be
+    /// the same regular inode (`dev`, `ino`); if it was swapped in between, start over (a
+    /// few times), so the type check always describes the descriptor returned.
+    /// `O_NONBLOCK` is left set: it has no effect on regular-file reads.
+    pub fn open_file(&self, p: &WorkspacePath) -> Result<File, FsError> {
+        let path = p.as_str();
+        for _ in 0..SWAP_RETRIES {
+            let probe = self
+                .open_beneath(self.fd(), path, OFlags::PATH, Mode::empty())
+                .map_err(|errno| from_errno(errno, path, "open"))?;
+            let expected = fstat(&probe, path)?;
+            require_regular(&expected, path)?;
+            let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::NOFOLLOW;
+            let fd = self
+                .open_beneath(self.fd(), path, flags, Mode::empty())
+                .map_err(|errno| from_errno(errno, path, "open"))?;
+            let opened = fstat(&fd, path)?;
+            if (opened.st_dev, opened.st_ino) == (expected.st_dev, expected.st_ino) {
+                return Ok(File::from(fd));
+            }
+        }
+        Err(FsError::io(
+            path,
+            "open",
+            io::Error::other("the file kept being replaced while it was opened"),
+        ))
+    }
+
+    /// Reads `[offset, offset + limit)` of `p` and hashes the whole file, in one pass.
+    ///
+    /// Memory is the window plus one 64 KiB buffer, whatever the file size. An offset at
+    /// or beyond the end gives an empty window (with the size and version still filled).
+    pub fn read_window(
+        &self,
+        p: &WorkspacePath,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Window, FsError> {
+        let mut file = self.open_file(p)?;
+        let size_hint = file.metadata().map_or(0, |m| m.len());
+        let expected = usize::try_from(size_hint.saturating_sub(offset)).unwrap_or(usize::MAX);
+        let mut data = Vec::with_capacity(limit.min(expected).min(MAX_PREALLOC));
+        let end = offset.saturating_add(u64::try_from(limit).unwrap_or(u64::MAX));
+        let (file_size, version) = stream(&mut file, p.as_str(), |pos, chunk| {
+            // Keep the part of this chunk that overlaps the window.
+            let chunk_end = pos + chunk.len() as u64;
+            let start = pos.max(offset);
+            let stop = chunk_end.min(end);
+            if start < stop {
+                // Both differences are below chunk.len(), so they fit usize.
+                let from = usize::try_from(start - pos).unwrap_or(0);
+                let to = usize::try_from(stop - pos).unwrap_or(0);
+                data.extend_from_slice(&chunk[from..to]);
+            }
+        })?;
+        Ok(Window { data, file_size, version })
+    }
+
+    /// The version of the whole file `p`.
+    ///
+    /// [`Version::Absent`] when the leaf or an ancestor does not exist (`ENOENT`); every
+    /// other refusal (a symlink, a special file, a directory, a component that is a file)
+    /// is an error, so "absent" always means "nothing there".
+    pub fn version(&self, p: &WorkspacePath) -> Result<Version, FsError> {
+        let mut file = match self.open_file(p) {
+            Ok(file) => file,
+            Err(FsError::NotFound { .. }) => return Ok(Version::Absent),
+            Err(err) => return Err(err),
+        };
+        stream(&mut file, p.as_str(), |_, _| {}).map(|(_, version)| version)
+    }
+}
+
+/// Reads `file` to the end in fixed chunks, hashing everything and handing each chunk
+/// (with its file offset) to `keep`. Returns the byte count and the version.
+fn stream(
+    file: &mut File,
+    path: &str,
+    mut keep: impl FnMut(u64, &[u8]),
+) -> Result<(u64, Version), FsError> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; BUF_BYTES];
+    let mut pos = 0u64;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(FsError::io(path, "read", err)),
+        };
+        let chunk = &buf[..n];
+        hasher.update(chunk);
+        keep(pos, chunk);
+        pos += n as u64;
+    }
+    Ok((pos, Version::Sha256(hasher.finalize().into())))
+}
+
+fn fstat(fd: &OwnedFd, path: &str) -> Result<Stat, FsError> {
+    rustix::fs::fstat(fd).map_err(|errno| FsError::io(path, "stat", errno.into()))
+}

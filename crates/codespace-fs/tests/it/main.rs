@@ -1,0 +1,15 @@
+//! Integration tests for `codespace-fs`: real files, symlinks, FIFOs, sockets and devices
+//! under a temp dir. Case ids (P1..P9) refer to the security catalogue.
+
+// Helpers outside #[test] fns panic on setup failure by design, like the tests themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod paths;
+mod race;
+mod read;
+mod root;
+mod special;
+mod support;
+mod symlinks;
+mod walk;
+mod write;

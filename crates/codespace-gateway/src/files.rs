@@ -1,0 +1,177 @@
+//! `read`, `find`, `grep` and `version`: limits, pagination and result shaping over the
+//! runner's file operations.
+
+use std::time::{Duration, Instant};
+
+use codespace_policy::Action;
+use codespace_protocol::{
+    DEFAULT_FIND_LIMIT, DEFAULT_GREP_LIMIT, DEFAULT_READ_LIMIT, FindParams, FindResult,
+    GREP_MAX_FILES, GREP_MAX_LINE_BYTES, GREP_TIME_BUDGET_MS, GrepMatch, GrepParams, GrepResult,
+    MAX_GREP_LIMIT, MAX_VERSION_PATHS, MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES,
+    PathVersion, ReadParams, ReadResult, VersionParams, VersionResult, WALK_TIME_BUDGET_MS,
+};
+use codespace_runner::{GrepRequest, PathGlob, WalkLimits, WorkspacePath};
+use sha2::{Digest, Sha256};
+
+use crate::error::fs_body;
+use crate::{Gateway, GatewayError, blocking};
+
+/// Resolves an optional `limit` against its default and cap; 0 or above the cap is refused.
+fn limit(
+    what: &'static str,
+    value: Option<u64>,
+    default: u32,
+    max: u32,
+) -> Result<u64, GatewayError> {
+    let v = value.unwrap_or(u64::from(default));
+    if v == 0 || v > u64::from(max) {
+        return Err(GatewayError::OutputLimit { what, value: v, max: u64::from(max) });
+    }
+    Ok(v)
+}
+
+fn walk_limits(deadline: Instant) -> WalkLimits {
+    WalkLimits {
+        max_depth: MAX_WALK_DEPTH,
+        max_dirs: MAX_WALK_DIRECTORIES,
+        max_entries: MAX_WALK_ENTRIES,
+        deadline: Some(deadline),
+    }
+}
+
+impl Gateway {
+    pub async fn read(&self, p: ReadParams) -> Result<ReadResult, GatewayError> {
+        let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        let window = limit("limit", p.limit, DEFAULT_READ_LIMIT, DEFAULT_READ_LIMIT)?;
+        let offset = p.offset.unwrap_or(0);
+        let path = WorkspacePath::parse(&p.path)?;
+        blocking(move || {
+            // `window` is at most 1 MiB, so the cast cannot truncate.
+            let w = root.read_window(&path, offset, window as usize)?;
+            let byte_count = w.data.len() as u64;
+            let end = offset.saturating_add(byte_count);
+            let truncated = end < w.file_size;
+            let content = String::from_utf8_lossy(&w.data);
+            let content_lossy = matches!(content, std::borrow::Cow::Owned(_));
+            Ok(ReadResult {
+                path: path.as_str().to_owned(),
+                content: content.into_owned(),
+                version: w.version.to_string(),
+                truncated,
+                offset,
+                byte_count,
+                file_size: w.file_size,
+                next_offset: truncated.then_some(end),
+                content_lossy,
+            })
+        })
+        .await
+    }
+
+    pub async fn find(&self, p: FindParams) -> Result<FindResult, GatewayError> {
+        let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        let page = limit("limit", p.limit, DEFAULT_FIND_LIMIT, DEFAULT_FIND_LIMIT)?;
+        let offset = p.offset.unwrap_or(0);
+        let glob = p.glob.as_deref().map(PathGlob::new).transpose()?;
+        blocking(move || {
+            let deadline = Instant::now() + Duration::from_millis(WALK_TIME_BUDGET_MS);
+            let found = codespace_runner::find(&root, glob.as_ref(), &walk_limits(deadline))?;
+            let total = found.paths.len() as u64;
+            let listing_version = listing_version(&found.paths, found.incomplete);
+            let start = offset.min(total) as usize;
+            let end = offset.saturating_add(page).min(total) as usize;
+            let truncated = (end as u64) < total;
+            Ok(FindResult {
+                paths: found.paths[start..end].to_vec(),
+                truncated,
+                offset,
+                next_offset: truncated.then_some(end as u64),
+                total,
+                incomplete: found.incomplete,
+                listing_version,
+            })
+        })
+        .await
+    }
+
+    pub async fn grep(&self, p: GrepParams) -> Result<GrepResult, GatewayError> {
+        let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        let page = limit("limit", p.limit, DEFAULT_GREP_LIMIT, MAX_GREP_LIMIT)?;
+        let offset = p.offset.unwrap_or(0);
+        let glob = p.glob.as_deref().map(PathGlob::new).transpose()?;
+        blocking(move || {
+            let deadline = Instant::now() + Duration::from_millis(GREP_TIME_BUDGET_MS);
+            let req = GrepRequest {
+                pattern: &p.pattern,
+                case_insensitive: p.case_insensitive.unwrap_or(false),
+                glob: glob.as_ref(),
+                offset,
+                limit: page as usize,
+                max_line_bytes: GREP_MAX_LINE_BYTES,
+                max_files: GREP_MAX_FILES,
+                walk: walk_limits(deadline),
+                deadline,
+            };
+            let out = codespace_runner::grep(&root, &req)?;
+            let next = offset + out.matches.len() as u64;
+            Ok(GrepResult {
+                matches: out
+                    .matches
+                    .into_iter()
+                    .map(|m| GrepMatch {
+                        path: m.path,
+                        line: m.line,
+                        text: m.text,
+                        text_truncated: m.text_truncated,
+                    })
+                    .collect(),
+                truncated: out.has_more,
+                offset,
+                next_offset: out.has_more.then_some(next),
+                files_searched: out.files_searched,
+                binary_files_skipped: out.binary_files_skipped,
+                incomplete: out.incomplete,
+            })
+        })
+        .await
+    }
+
+    pub async fn version(&self, p: VersionParams) -> Result<VersionResult, GatewayError> {
+        let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        if p.paths.len() > MAX_VERSION_PATHS {
+            return Err(GatewayError::OutputLimit {
+                what: "paths",
+                value: p.paths.len() as u64,
+                max: MAX_VERSION_PATHS as u64,
+            });
+        }
+        blocking(move || {
+            let versions = p
+                .paths
+                .into_iter()
+                .map(|path| {
+                    let v = WorkspacePath::parse(&path).and_then(|wp| root.version(&wp));
+                    match v {
+                        Ok(v) => PathVersion { path, version: Some(v.to_string()), error: None },
+                        Err(e) => PathVersion { path, version: None, error: Some(fs_body(&e)) },
+                    }
+                })
+                .collect();
+            Ok(VersionResult { versions })
+        })
+        .await
+    }
+}
+
+/// Identifies one observed sorted set: equal sets give equal ids.
+fn listing_version(paths: &[String], incomplete: bool) -> String {
+    let mut h = Sha256::new();
+    for p in paths {
+        h.update(p.as_bytes());
+        h.update([0u8]);
+    }
+    h.update([u8::from(incomplete)]);
+    let digest = h.finalize();
+    let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("lv-{hex}")
+}

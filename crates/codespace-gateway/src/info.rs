@@ -1,0 +1,120 @@
+//! `workspace_info`: the effective contract of a workspace, telling the truth about what
+//! this server enforces.
+
+use codespace_policy::{Action, EnvironmentKind, allow};
+use codespace_protocol::{
+    Availability, DEFAULT_FIND_LIMIT, DEFAULT_READ_LIMIT, EnvironmentInfo, FileCapabilities,
+    FilesInfo, IsolationInfo, LIVE_TOOLS, MAX_GREP_LIMIT, MAX_VERSION_PATHS, MAX_WALK_DEPTH,
+    MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES, NetworkInfo, PermissionsInfo, ProcessInfo, SERVER_NAME,
+    WorkspaceExecutionInfo, WorkspaceInfo, WorkspaceInfoParams, tool,
+};
+
+use crate::{Gateway, GatewayError};
+
+/// What this host and build can enforce, as probed at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostFacts {
+    /// A command sandbox is built and usable in this process. No sandbox exists in this
+    /// version, so this is always false and commands would run unconfined.
+    pub command_sandbox: bool,
+}
+
+impl Gateway {
+    pub async fn workspace_info(
+        &self,
+        p: WorkspaceInfoParams,
+    ) -> Result<WorkspaceInfo, GatewayError> {
+        let id = p.workspace_id.filter(|s| !s.is_empty());
+        let mut info = WorkspaceInfo {
+            server: SERVER_NAME.to_owned(),
+            version: self.server_version.clone(),
+            internal_model_calls: false,
+            tools_exposed: LIVE_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
+            transports: vec!["stdio".to_owned(), "streamable-http".to_owned()],
+            workspace_id: id.clone(),
+            workspace_id_is_credential: false,
+            note: "Pass a workspace_id to see its effective contract. Workspaces are registered by the operator and cannot be listed.".to_owned(),
+            profile: None,
+            root: None,
+            execution: None,
+        };
+        let Some(id) = id else { return Ok(info) };
+        let reg = self.lookup(&id)?;
+        let ws = &reg.ws;
+        let host_env = matches!(ws.environment_kind, EnvironmentKind::Host);
+        let permitted = |a: Action| allow(ws, a).is_ok();
+        let can_read = host_env && permitted(Action::Read);
+        let tool_live = |name: &str| LIVE_TOOLS.contains(&name);
+        let sandboxed = self.host.command_sandbox && host_env;
+        info.note = format!(
+            "profile={} network={} approvals={} environment={} sandbox={}",
+            ws.profile.as_str(),
+            ws.network.as_str(),
+            ws.approvals.as_str(),
+            ws.environment_kind.as_str(),
+            ws.sandbox.as_str()
+        );
+        info.profile = Some(ws.profile.as_str().to_owned());
+        info.root = reg
+            .root
+            .as_ref()
+            .map(|r| r.path().display().to_string())
+            .or(Some(ws.root.display().to_string()));
+        info.execution = Some(WorkspaceExecutionInfo {
+            environment: EnvironmentInfo {
+                kind: ws.environment_kind.as_str().to_owned(),
+                client_selectable: false,
+                exec_supported: host_env,
+                file_read_supported: host_env,
+                file_write_supported: host_env,
+                unavailable_reason: (!host_env).then(|| {
+                    format!(
+                        "the {} backend is not available in this server",
+                        ws.environment_kind.as_str()
+                    )
+                }),
+            },
+            permissions: PermissionsInfo {
+                read: true,
+                write: ws.profile.can_write(),
+                exec: ws.profile.can_exec(),
+            },
+            files: FilesInfo {
+                read: Availability { available: can_read },
+                find: Availability { available: can_read },
+                grep: Availability { available: can_read && tool_live(tool::GREP) },
+                version: Availability { available: can_read && tool_live(tool::VERSION) },
+                patch: Availability {
+                    available: host_env && permitted(Action::Write) && tool_live("apply_patch"),
+                },
+                capabilities: FileCapabilities {
+                    read_range: true,
+                    find_pagination: true,
+                    read_max_bytes: u64::from(DEFAULT_READ_LIMIT),
+                    find_max_paths: u64::from(DEFAULT_FIND_LIMIT),
+                    grep_max_matches: u64::from(MAX_GREP_LIMIT),
+                    version_max_paths: MAX_VERSION_PATHS as u64,
+                    walk_max_depth: MAX_WALK_DEPTH as u64,
+                    walk_max_directories: MAX_WALK_DIRECTORIES as u64,
+                    walk_max_entries: MAX_WALK_ENTRIES as u64,
+                    symlinks_followed: false,
+                },
+            },
+            process: ProcessInfo {
+                available: host_env && permitted(Action::Exec) && tool_live("exec_command"),
+            },
+            isolation: IsolationInfo {
+                file_tools_workspace_scoped: true,
+                command_sandbox: if sandboxed { "linux-sandbox" } else { "none" }.to_owned(),
+                sandbox_setting: ws.sandbox.as_str().to_owned(),
+            },
+            network: NetworkInfo {
+                policy: ws.network.as_str().to_owned(),
+                enforcement: if sandboxed { "enforced" } else { "none" }.to_owned(),
+                client_may_escalate: false,
+            },
+            approvals: ws.approvals.as_str().to_owned(),
+        });
+        Ok(info)
+    }
+}

@@ -1,0 +1,101 @@
+//! Tool semantics of CodeSpace: look the workspace up, ask the policy, validate limits, run
+//! the operation on the runner (on a blocking thread), and shape the wire result.
+//!
+//! Architecture Invariant: every tool call enters through one `Gateway` method and leaves as
+//! a protocol result or a `GatewayError`; `GatewayError::to_body` is the only place that
+//! chooses an error code.
+
+mod error;
+mod files;
+mod info;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use codespace_policy::{Action, EnvironmentKind, Registry, Workspace, allow};
+use codespace_runner::Root;
+
+pub use error::GatewayError;
+pub use info::HostFacts;
+
+/// A registered workspace with its opened root (host environments only).
+#[derive(Debug)]
+struct Registered {
+    ws: Workspace,
+    root: Option<Arc<Root>>,
+}
+
+/// A workspace that failed to open at start.
+#[derive(Debug, thiserror::Error)]
+#[error("workspaces.{id}.root: {reason}")]
+pub struct StartError {
+    pub id: String,
+    pub reason: String,
+}
+
+/// The shared state behind every transport and session.
+#[derive(Debug)]
+pub struct Gateway {
+    workspaces: BTreeMap<String, Registered>,
+    host: HostFacts,
+    server_version: String,
+}
+
+impl Gateway {
+    /// Opens every host workspace's root. A root that cannot be opened fails the start.
+    pub fn new(
+        registry: &Registry,
+        host: HostFacts,
+        server_version: &str,
+    ) -> Result<Gateway, StartError> {
+        let mut workspaces = BTreeMap::new();
+        for ws in registry.workspaces() {
+            let root = match ws.environment_kind {
+                EnvironmentKind::Host => Some(Arc::new(
+                    Root::open(&ws.root)
+                        .map_err(|e| StartError { id: ws.id.clone(), reason: e.to_string() })?,
+                )),
+                // Never touched: its backend is unavailable and nothing falls back to the host.
+                EnvironmentKind::LinuxContainer => None,
+            };
+            workspaces.insert(ws.id.clone(), Registered { ws: ws.clone(), root });
+        }
+        // Canonical roots may nest even when the registered strings did not (a symlinked root).
+        let canonical: Vec<(String, std::path::PathBuf)> = workspaces
+            .values()
+            .filter_map(|r| {
+                r.root.as_ref().map(|root| (r.ws.id.clone(), root.path().to_path_buf()))
+            })
+            .collect();
+        codespace_policy::check_nesting(canonical.iter().map(|(id, p)| (id.as_str(), p.as_path())))
+            .map_err(|e| StartError { id: e.key.clone(), reason: e.reason.clone() })?;
+        Ok(Gateway { workspaces, host, server_version: server_version.to_owned() })
+    }
+
+    /// Canonical roots of the host workspaces (the server refuses a ledger inside one).
+    pub fn roots(&self) -> impl Iterator<Item = &std::path::Path> {
+        self.workspaces.values().filter_map(|r| r.root.as_deref().map(Root::path))
+    }
+
+    fn lookup(&self, id: &str) -> Result<&Registered, GatewayError> {
+        self.workspaces.get(id).ok_or_else(|| GatewayError::WorkspaceNotFound { id: id.to_owned() })
+    }
+
+    /// The opened root of a workspace the policy lets the caller `action`.
+    fn authorized_root(&self, id: &str, action: Action) -> Result<Arc<Root>, GatewayError> {
+        let reg = self.lookup(id)?;
+        allow(&reg.ws, action).map_err(GatewayError::Denied)?;
+        reg.root
+            .clone()
+            .ok_or_else(|| GatewayError::Internal(format!("workspace {id:?} has no opened root")))
+    }
+}
+
+/// Runs blocking filesystem work off the async executor.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, GatewayError> + Send + 'static,
+) -> Result<T, GatewayError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| GatewayError::Internal(format!("file task failed: {e}")))?
+}

@@ -1,0 +1,479 @@
+//! Simulating a parsed patch over an in-memory overlay of the caller's tree, with the product's
+//! refusals, and reporting the net change of every affected file.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::{Operation, PlanError};
+use crate::model::{Hunk, Patch, UpdateChunk};
+use crate::path::{ancestors, normalise};
+use crate::update::{ChunkFailure, apply_chunks};
+
+/// What the caller's filesystem says is at a path. The caller validates paths: symlinks,
+/// special files and escapes are the caller's errors, returned from `lookup`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    File(Vec<u8>),
+    Absent,
+    Directory,
+}
+
+/// The net effect of a patch: one change per affected file, in first-touched order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Plan {
+    pub changes: Vec<PlannedChange>,
+}
+
+/// The net change of one file path (normalised, `/`-separated, relative to the root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedChange {
+    pub path: String,
+    pub kind: ChangeKind,
+    /// Content before the patch; `None` = absent.
+    pub before: Option<Vec<u8>>,
+    /// Content after the patch; `None` = deleted.
+    pub after: Option<Vec<u8>>,
+    /// For [`ChangeKind::Move`]: the source, which has its own [`ChangeKind::Delete`] entry.
+    pub move_from: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChangeKind {
+    /// Created (`before` is `None`).
+    Add,
+    /// Changed in place (both `before` and `after` are set; they may be equal).
+    Update,
+    /// Removed (`after` is `None`).
+    Delete,
+    /// Written as the destination of a `*** Move to:` whose source is deleted by this patch.
+    Move,
+}
+
+/// Simulates `patch` in order over the tree `lookup` describes and returns the net changes.
+///
+/// All checks happen here, so a caller that writes only after `plan` succeeded never writes a
+/// refused patch. Paths are normalised lexically first (`./a//b` → `a/b`; `..` pops a
+/// segment); absolute paths, NUL, and `..` above the root are [`PlanError::InvalidPath`].
+///
+/// `lookup` receives normalised paths and is called at most once per distinct path: for the
+/// file each operation reads, deletes or creates, and, for a created file (Add, Move
+/// destination), for its ancestor directories from the outermost down. A path whose state
+/// follows from an earlier answer (beneath an absent directory) is not looked up.
+///
+/// Product rules on top of Codex: Add or Move onto any existing path is refused; a path that is
+/// a file at any point of the patch (in the tree or created by it) cannot be used as a
+/// directory in the same patch, so the changes never depend on their write order.
+pub fn plan<E>(
+    patch: &Patch,
+    lookup: impl FnMut(&str) -> Result<Entry, E>,
+) -> Result<Plan, PlanError<E>> {
+    if patch.hunks.is_empty() {
+        return Err(PlanError::NoOperations);
+    }
+    let mut overlay = Overlay { lookup, slots: HashMap::new(), order: Vec::new() };
+    for hunk in &patch.hunks {
+        overlay.apply(hunk)?;
+    }
+    Ok(overlay.finish())
+}
+
+/// One path's state: as the caller reported it, and as the patch has left it so far.
+struct Slot {
+    base: Entry,
+    current: Entry,
+    /// The path is or was a file during this patch; it may never serve as a directory.
+    ever_file: bool,
+    /// The original source of the content, when the file was last written by a move.
+    moved_from: Option<String>,
+    touched: bool,
+}
+
+struct Overlay<F> {
+    lookup: F,
+    slots: HashMap<String, Slot>,
+    /// Paths touched by operations, in first-touched order.
+    order: Vec<String>,
+}
+
+fn norm<E>(op: Operation, path: &str, line: usize) -> Result<String, PlanError<E>> {
+    normalise(path).map_err(|reason| PlanError::InvalidPath {
+        op,
+        path: path.to_string(),
+        line,
+        reason,
+    })
+}
+
+impl<F, E> Overlay<F>
+where
+    F: FnMut(&str) -> Result<Entry, E>,
+{
+    fn apply(&mut self, hunk: &Hunk) -> Result<(), PlanError<E>> {
+        match hunk {
+            Hunk::Add { path, contents, line } => {
+                let p = norm(Operation::Add, path, *line)?;
+                self.create(Operation::Add, &p, *line, None)?;
+                self.write(&p, contents.as_bytes().to_vec(), None);
+            }
+            Hunk::Delete { path, line } => {
+                let p = norm(Operation::Delete, path, *line)?;
+                self.resolve_existing(Operation::Delete, &p, *line)?;
+                self.require_file(Operation::Delete, &p, *line)?;
+                if let Some(s) = self.slots.get_mut(&p) {
+                    s.current = Entry::Absent;
+                    s.moved_from = None;
+                }
+            }
+            Hunk::Update { path, move_to, chunks, line } => {
+                let p = norm(Operation::Update, path, *line)?;
+                let dest = match move_to {
+                    Some(d) => Some(norm(Operation::MoveTo, d, *line)?),
+                    None => None,
+                };
+                self.resolve_existing(Operation::Update, &p, *line)?;
+                let new = self.updated_content(&p, chunks, *line)?;
+                match dest {
+                    None => {
+                        if let Some(s) = self.slots.get_mut(&p) {
+                            s.current = Entry::File(new);
+                        }
+                    }
+                    Some(d) => {
+                        self.create(Operation::MoveTo, &d, *line, Some(&p))?;
+                        let mut origin = Some(p.clone());
+                        if let Some(s) = self.slots.get_mut(&p) {
+                            s.current = Entry::Absent;
+                            // A file moved twice still comes from its first source.
+                            origin = s.moved_from.take().or(origin);
+                        }
+                        self.write(&d, new, origin);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, path: &str, content: Vec<u8>, moved_from: Option<String>) {
+        if let Some(s) = self.slots.get_mut(path) {
+            s.current = Entry::File(content);
+            s.ever_file = true;
+            s.moved_from = moved_from;
+        }
+    }
+
+    fn updated_content(
+        &self,
+        path: &str,
+        chunks: &[UpdateChunk],
+        line: usize,
+    ) -> Result<Vec<u8>, PlanError<E>> {
+        let bytes = self.require_file(Operation::Update, path, line)?;
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| PlanError::NotUtf8 { path: path.to_string(), line })?;
+        apply_chunks(text, chunks).map(String::into_bytes).map_err(|failure| match failure {
+            ChunkFailure::Context { chunk } => PlanError::ContextNotFound {
+                path: path.to_string(),
+                chunk: chunk + 1,
+                line: chunks[chunk].line,
+                context: chunks[chunk].context.clone().unwrap_or_default(),
+            },
+            ChunkFailure::Lines { chunk } => PlanError::LinesNotFound {
+                path: path.to_string(),
+                chunk: chunk + 1,
+                line: chunks[chunk].line,
+                expected: chunks[chunk].old_lines().into_iter().map(str::to_string).collect(),
+                end_of_file: chunks[chunk].end_of_file,
+            },
+        })
+    }
+
+    /// The current content of `path`, which must be a file now.
+    fn require_file(&self, op: Operation, path: &str, line: usize) -> Result<&[u8], PlanError<E>> {
+        match self.slots.get(path).map(|s| &s.current) {
+            Some(Entry::File(bytes)) => Ok(bytes),
+            Some(Entry::Directory) => Err(PlanError::NotAFile { op, path: path.to_string(), line }),
+            Some(Entry::Absent) | None => {
+                Err(PlanError::FileNotFound { op, path: path.to_string(), line })
+            }
+        }
+    }
+
+    /// Makes sure `path` has a slot, asking `lookup` unless an earlier answer decides it.
+    fn ensure(
+        &mut self,
+        op: Operation,
+        path: &str,
+        line: usize,
+        absent_above: bool,
+    ) -> Result<(), PlanError<E>> {
+        if self.slots.contains_key(path) {
+            return Ok(());
+        }
+        let base = if absent_above {
+            Entry::Absent
+        } else {
+            (self.lookup)(path).map_err(|source| PlanError::Lookup {
+                op,
+                path: path.to_string(),
+                line,
+                source,
+            })?
+        };
+        let ever_file = matches!(base, Entry::File(_));
+        self.slots.insert(
+            path.to_string(),
+            Slot { current: base.clone(), base, ever_file, moved_from: None, touched: false },
+        );
+        Ok(())
+    }
+
+    fn touch(&mut self, path: &str) {
+        if let Some(s) = self.slots.get_mut(path)
+            && !s.touched
+        {
+            s.touched = true;
+            self.order.push(path.to_string());
+        }
+    }
+
+    /// Resolves a path that an operation reads or deletes. Its ancestors are only consulted
+    /// when already known: if one is or was a file, the path cannot be under it.
+    fn resolve_existing(
+        &mut self,
+        op: Operation,
+        path: &str,
+        line: usize,
+    ) -> Result<(), PlanError<E>> {
+        if !self.slots.contains_key(path) {
+            let mut absent_above = false;
+            for anc in ancestors(path) {
+                if let Some(s) = self.slots.get(anc) {
+                    if s.ever_file {
+                        return Err(conflict(op, path, anc, line));
+                    }
+                    absent_above |= !matches!(s.base, Entry::Directory);
+                }
+            }
+            self.ensure(op, path, line, absent_above)?;
+        }
+        self.touch(path);
+        Ok(())
+    }
+
+    /// Checks that a file may be created at `path` (Add, or the destination of a move from
+    /// `from`), and records its missing ancestors as directories the write will create.
+    fn create(
+        &mut self,
+        op: Operation,
+        path: &str,
+        line: usize,
+        from: Option<&str>,
+    ) -> Result<(), PlanError<E>> {
+        let mut absent_above = false;
+        for anc in ancestors(path) {
+            self.ensure(op, anc, line, absent_above)?;
+            if let Some(s) = self.slots.get(anc) {
+                if s.ever_file {
+                    return Err(conflict(op, path, anc, line));
+                }
+                absent_above |= !matches!(s.base, Entry::Directory);
+            }
+        }
+        self.ensure(op, path, line, absent_above)?;
+        self.touch(path);
+        let directory = match self.slots.get(path).map(|s| &s.current) {
+            Some(Entry::Absent) | None => None,
+            Some(Entry::File(_)) => Some(false),
+            Some(Entry::Directory) => Some(true),
+        };
+        if let Some(directory) = directory {
+            let path = path.to_string();
+            return Err(match from {
+                None => PlanError::AddFileExists { path, line, directory },
+                Some(from) => PlanError::MoveDestinationExists {
+                    path,
+                    from: from.to_string(),
+                    line,
+                    directory,
+                },
+            });
+        }
+        for anc in ancestors(path) {
+            if let Some(s) = self.slots.get_mut(anc) {
+                s.current = Entry::Directory;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Plan {
+        // Sources whose net effect is a deletion: only those make a destination a Move.
+        let deleted: HashSet<String> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| matches!(s.base, Entry::File(_)) && matches!(s.current, Entry::Absent))
+            .map(|(p, _)| p.clone())
+            .collect();
+        let mut changes = Vec::new();
+        for path in self.order {
+            let Some(slot) = self.slots.remove(&path) else { continue };
+            let before = match slot.base {
+                Entry::File(b) => Some(b),
+                Entry::Absent | Entry::Directory => None,
+            };
+            let after = match slot.current {
+                Entry::File(b) => Some(b),
+                Entry::Absent | Entry::Directory => None,
+            };
+            let move_from = slot.moved_from.filter(|o| after.is_some() && deleted.contains(o));
+            let kind = match (&before, &after, &move_from) {
+                (None, None, _) => continue, // created and removed again, or never a file
+                (_, Some(_), Some(_)) => ChangeKind::Move,
+                (None, Some(_), None) => ChangeKind::Add,
+                (Some(_), None, _) => ChangeKind::Delete,
+                (Some(_), Some(_), None) => ChangeKind::Update,
+            };
+            changes.push(PlannedChange { path, kind, before, after, move_from });
+        }
+        Plan { changes }
+    }
+}
+
+fn conflict<E>(op: Operation, path: &str, ancestor: &str, line: usize) -> PlanError<E> {
+    PlanError::PathConflict { op, path: path.to_string(), ancestor: ancestor.to_string(), line }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::parse;
+    use std::collections::BTreeMap;
+    use std::convert::Infallible;
+
+    /// Plans `patch` over `files` (directories implied by file paths) and counts lookups.
+    fn run(
+        files: &[(&str, &str)],
+        patch: &str,
+    ) -> (Result<Plan, PlanError<Infallible>>, Vec<String>) {
+        let files: BTreeMap<String, Vec<u8>> =
+            files.iter().map(|(p, c)| (p.to_string(), c.as_bytes().to_vec())).collect();
+        let mut asked = Vec::new();
+        let patch = parse(patch).unwrap();
+        let result = plan(&patch, |p| {
+            asked.push(p.to_string());
+            Ok(if let Some(c) = files.get(p) {
+                Entry::File(c.clone())
+            } else if files.keys().any(|k| k.starts_with(&format!("{p}/"))) {
+                Entry::Directory
+            } else {
+                Entry::Absent
+            })
+        });
+        (result, asked)
+    }
+
+    fn wrap(body: &str) -> String {
+        format!("*** Begin Patch\n{body}*** End Patch\n")
+    }
+
+    #[test]
+    fn lookups_are_once_per_path_and_skip_what_is_implied() {
+        let (r, asked) = run(
+            &[("src/a.rs", "x\n")],
+            &wrap(
+                "*** Add File: src/new/deep/f.rs\n+1\n*** Update File: ./src/a.rs\n-x\n+y\n*** Update File: src//a.rs\n-y\n+z\n",
+            ),
+        );
+        let plan = r.unwrap();
+        assert_eq!(asked, vec!["src", "src/new", "src/a.rs"]);
+        assert_eq!(plan.changes.len(), 2);
+        assert_eq!(plan.changes[0].path, "src/new/deep/f.rs");
+        assert_eq!(plan.changes[1].after.as_deref(), Some(&b"z\n"[..]));
+    }
+
+    #[test]
+    fn move_then_move_keeps_first_source() {
+        let (r, _) = run(
+            &[("a", "1\n")],
+            &wrap(
+                "*** Update File: a\n*** Move to: b\n 1\n*** Update File: b\n*** Move to: c\n-1\n+2\n",
+            ),
+        );
+        let c = r.unwrap().changes;
+        assert_eq!(c.len(), 2);
+        assert_eq!((c[0].path.as_str(), c[0].kind), ("a", ChangeKind::Delete));
+        assert_eq!(
+            (c[1].path.as_str(), c[1].kind, c[1].move_from.as_deref()),
+            ("c", ChangeKind::Move, Some("a"))
+        );
+    }
+
+    #[test]
+    fn add_then_move_is_an_add() {
+        let (r, _) =
+            run(&[], &wrap("*** Add File: a\n+1\n*** Update File: a\n*** Move to: b\n 1\n"));
+        let c = r.unwrap().changes;
+        assert_eq!(c.len(), 1);
+        assert_eq!(
+            (c[0].path.as_str(), c[0].kind, c[0].move_from.as_deref()),
+            ("b", ChangeKind::Add, None)
+        );
+    }
+
+    #[test]
+    fn add_then_delete_is_nothing() {
+        let (r, _) = run(&[], &wrap("*** Add File: a\n+1\n*** Delete File: a\n"));
+        assert_eq!(r.unwrap().changes, vec![]);
+    }
+
+    #[test]
+    fn invalid_paths() {
+        for p in ["/etc/x", "../x", "a/../../x", "."] {
+            let (r, asked) = run(&[], &wrap(&format!("*** Add File: {p}\n+1\n")));
+            assert_eq!(r.unwrap_err().kind(), ErrorKind::InvalidPath, "{p}");
+            assert!(asked.is_empty());
+        }
+    }
+
+    #[test]
+    fn move_onto_itself_is_refused() {
+        let (r, _) = run(&[("a", "1\n")], &wrap("*** Update File: a\n*** Move to: ./a\n 1\n"));
+        assert_eq!(r.unwrap_err().kind(), ErrorKind::MoveDestinationExists);
+    }
+
+    #[test]
+    fn move_into_itself_is_a_conflict() {
+        let (r, _) = run(&[("a", "1\n")], &wrap("*** Update File: a\n*** Move to: a/b\n 1\n"));
+        assert_eq!(r.unwrap_err().kind(), ErrorKind::PathConflict);
+    }
+
+    #[test]
+    fn add_onto_directory_and_delete_directory() {
+        let (r, _) = run(&[("d/f", "1\n")], &wrap("*** Add File: d\n+1\n"));
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::AddFileExists);
+        assert!(e.to_string().contains("a directory already exists"), "{e}");
+        let (r, _) = run(&[("d/f", "1\n")], &wrap("*** Update File: d\n-1\n"));
+        assert_eq!(r.unwrap_err().kind(), ErrorKind::NotAFile);
+    }
+
+    #[test]
+    fn update_of_binary_file_is_refused_but_delete_works() {
+        let patch = parse(&wrap("*** Update File: b\n-x\n")).unwrap();
+        let r = plan(&patch, |_| Ok::<_, Infallible>(Entry::File(vec![0xff, b'\n'])));
+        assert_eq!(r.unwrap_err().kind(), ErrorKind::NotUtf8);
+        let patch = parse(&wrap("*** Delete File: b\n")).unwrap();
+        let r = plan(&patch, |_| Ok::<_, Infallible>(Entry::File(vec![0xff, b'\n'])));
+        assert_eq!(r.unwrap().changes[0].kind, ChangeKind::Delete);
+    }
+
+    #[test]
+    fn lookup_errors_pass_through() {
+        let patch = parse(&wrap("*** Delete File: link\n")).unwrap();
+        let r: Result<Plan, PlanError<&str>> = plan(&patch, |_| Err("symlink rejected"));
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Lookup);
+        assert_eq!(e.to_string(), "Delete File 'link' (patch line 2): symlink rejected");
+    }
+}

@@ -1,0 +1,11 @@
+//! Integration tests: the shared V4A conformance scenarios, the product's own rules, and
+//! robustness (fuzz corpus replay and deterministic mutations).
+
+// Helpers outside #[test] fns panic on setup failure by design, like the tests themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod conformance;
+mod fuzz_tree;
+mod product;
+mod robustness;
+mod support;

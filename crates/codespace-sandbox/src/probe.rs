@@ -1,0 +1,134 @@
+//! Probes of kernel features, each asked of the kernel directly rather than inferred from
+//! version numbers or configuration files.
+#![allow(unsafe_code)]
+
+use serde::Serialize;
+
+/// What this kernel offers, as probed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HostProbe {
+    /// Landlock ABI version, or None when Landlock is unavailable or disabled.
+    pub landlock_abi: Option<u32>,
+    /// seccomp filters can be installed (the kernel has CONFIG_SECCOMP_FILTER).
+    pub seccomp_filter: bool,
+    /// A child could create a user namespace together with a network namespace.
+    pub user_and_network_namespaces: bool,
+    /// openat2(2) with RESOLVE_BENEATH works.
+    pub openat2: bool,
+}
+
+/// Runs every probe. Cheap (one short-lived child process); call it once at start.
+pub fn probe() -> HostProbe {
+    HostProbe {
+        landlock_abi: landlock_abi(),
+        seccomp_filter: seccomp_filter(),
+        user_and_network_namespaces: namespaces(),
+        openat2: openat2(),
+    }
+}
+
+const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+
+fn landlock_abi() -> Option<u32> {
+    // SAFETY: landlock_create_ruleset with a NULL attribute, size 0 and the VERSION flag only
+    // returns the ABI number (or -1); it creates no descriptor and touches no memory.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    u32::try_from(v).ok().filter(|v| *v > 0)
+}
+
+fn seccomp_filter() -> bool {
+    // SAFETY: PR_GET_SECCOMP reads this thread's seccomp mode; it has no side effects.
+    let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
+    if mode < 0 {
+        return false;
+    }
+    // A NULL filter pointer makes SECCOMP_SET_MODE_FILTER fail with EFAULT when filters are
+    // supported, and with EINVAL when they are not; no filter is ever installed.
+    // SAFETY: the call is made with a NULL program and so cannot change the process.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            0u32,
+            std::ptr::null::<libc::c_void>(),
+        )
+    };
+    r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EFAULT)
+}
+
+fn namespaces() -> bool {
+    // SAFETY: fork in a process that may have other threads; the child only calls the
+    // async-signal-safe unshare and _exit, so it never touches locks held by other threads.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        -1 => false,
+        0 => {
+            // SAFETY: in the child: unshare and _exit are async-signal-safe.
+            unsafe {
+                let ok = libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0;
+                libc::_exit(if ok { 0 } else { 1 });
+            }
+        }
+        child => {
+            let mut status = 0;
+            // SAFETY: waits for the child forked above; status is a valid out pointer.
+            let r = unsafe { libc::waitpid(child, &mut status, 0) };
+            r == child && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+        }
+    }
+}
+
+fn openat2() -> bool {
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    const RESOLVE_BENEATH: u64 = 0x08;
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_BENEATH,
+    };
+    // SAFETY: openat2 on "." relative to the working directory, with a valid open_how of the declared size;
+    // the returned descriptor is closed right away.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c".".as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: fd was just returned by openat2 and is owned here.
+    unsafe { libc::close(fd as libc::c_int) };
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn probe_runs_and_openat2_matches_kernel() {
+        let p = super::probe();
+        // Every supported kernel (5.6+) has openat2; the file tools depend on it.
+        assert!(p.openat2, "{p:?}");
+        if std::env::var("CODESPACE_REQUIRE_SANDBOX").as_deref() == Ok("1") {
+            assert!(
+                p.landlock_abi.is_some() && p.seccomp_filter && p.user_and_network_namespaces,
+                "{p:?}"
+            );
+        }
+    }
+}

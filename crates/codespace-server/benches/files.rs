@@ -1,0 +1,229 @@
+//! File-tool benchmark: a 20,000-file tree in 2,000 directories, measured through the real
+//! server over stdio, each figure printed as a ratio against a floor measured in the same run:
+//! `find **/*.rs` vs a bare `ignore` walk, `grep` of a fixed string vs `rg`, `read` of 4 KiB
+//! and 1 MiB vs the client's `ping`, and server memory while reading 1 MiB windows of a 2 GiB
+//! file.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
+use rmcp::service::RunningService;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+const NEEDLE: &str = "codespace_bench_needle";
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn build_tree(root: &Path) {
+    for d in 0..2000 {
+        let dir = root.join(format!("m{:02}/d{d:04}", d % 40));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..10 {
+            let ext = if f % 2 == 0 { "rs" } else { "txt" };
+            let mut body = String::with_capacity(2048);
+            for line in 0..40 {
+                body.push_str(&format!("fn item_{d}_{f}_{line}() {{ let value = {line}; }}\n"));
+            }
+            if (d * 10 + f) % 97 == 0 {
+                body.push_str(&format!("// {NEEDLE}\n"));
+            }
+            std::fs::write(dir.join(format!("f{f}.{ext}")), body).unwrap();
+        }
+    }
+}
+
+fn bare_walk(root: &Path) -> usize {
+    let glob = globset::GlobBuilder::new("**/*.rs")
+        .literal_separator(true)
+        .build()
+        .unwrap()
+        .compile_matcher();
+    let mut n = 0;
+    let walker = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .hidden(false)
+        .follow_links(false)
+        .max_depth(Some(64))
+        .build();
+    let mut paths = Vec::new();
+    for entry in walker.flatten() {
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            let rel = entry.path().strip_prefix(root).unwrap();
+            if glob.is_match(rel) {
+                paths.push(rel.to_path_buf());
+                n += 1;
+            }
+        }
+    }
+    paths.sort();
+    n
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> Value {
+    let Value::Object(map) = args else { unreachable!() };
+    let r = client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(map))
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);
+    r.structured_content.unwrap()
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn binary() -> PathBuf {
+    // The bench profile builds the bin beside the bench executable.
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let bin = dir.join("codespace");
+    assert!(bin.exists(), "{} missing: run `cargo bench -p codespace-server`", bin.display());
+    bin
+}
+
+#[tokio::main]
+async fn main() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let t = Instant::now();
+    build_tree(&ws);
+    std::fs::write(ws.join("4k.txt"), vec![b'x'; 4096]).unwrap();
+    std::fs::write(ws.join("1m.txt"), vec![b'y'; 1 << 20]).unwrap();
+    let big = tmp.path().join("big");
+    std::fs::create_dir(&big).unwrap();
+    std::fs::File::create(big.join("2g.bin")).unwrap().set_len(2 << 30).unwrap();
+    println!("tree: 20,000 files in 2,000 directories built in {:?}", t.elapsed());
+    let config = tmp.path().join("reg.json");
+    std::fs::write(
+        &config,
+        json!({"workspaces": {"b": {"root": ws.display().to_string()}, "big": {"root": big.display().to_string()}}}).to_string(),
+    )
+    .unwrap();
+    let state = tmp.path().join("state");
+    let transport = TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
+        c.args(["serve", "--config"])
+            .arg(&config)
+            .env("XDG_STATE_HOME", &state)
+            .env("RUST_LOG", "error");
+    }))
+    .unwrap();
+    let pid = transport.id().unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let rounds = 15;
+
+    // find vs bare walk
+    let expected = bare_walk(&ws);
+    let mut walk = Vec::new();
+    let mut find = Vec::new();
+    for _ in 0..rounds {
+        let t = Instant::now();
+        assert_eq!(bare_walk(&ws), expected);
+        walk.push(t.elapsed());
+        let t = Instant::now();
+        let r = call(&client, "find", json!({"workspace_id": "b", "glob": "**/*.rs"})).await;
+        find.push(t.elapsed());
+        assert_eq!(r["total"].as_u64().unwrap() as usize, expected);
+    }
+    let (walk, find) = (median(walk), median(find));
+    println!(
+        "find **/*.rs ({expected} paths): server {find:?} vs bare ignore walk {walk:?}: {:.2}x (target <= 1.5x)",
+        find.as_secs_f64() / walk.as_secs_f64()
+    );
+
+    // grep vs rg
+    let mut grep = Vec::new();
+    let mut rg = Vec::new();
+    let rg_ok = Command::new("rg").arg("--version").output().is_ok_and(|o| o.status.success());
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let r =
+            call(&client, "grep", json!({"workspace_id": "b", "pattern": NEEDLE, "limit": 2000}))
+                .await;
+        grep.push(t.elapsed());
+        assert!(!r["matches"].as_array().unwrap().is_empty());
+        if rg_ok {
+            let t = Instant::now();
+            let out = Command::new("rg")
+                .args(["-F", "-n", "--no-ignore", "--hidden", NEEDLE])
+                .arg(&ws)
+                .output()
+                .unwrap();
+            rg.push(t.elapsed());
+            assert!(out.status.success());
+        }
+    }
+    let grep = median(grep);
+    if rg_ok {
+        let rg = median(rg);
+        println!(
+            "grep fixed string: server {grep:?} vs rg {rg:?}: {:.2}x (target <= 2x)",
+            grep.as_secs_f64() / rg.as_secs_f64()
+        );
+    } else {
+        println!(
+            "grep fixed string: server {grep:?}; rg not installed (apt-get install ripgrep) so no ratio"
+        );
+    }
+
+    // read vs ping
+    let mut ping = Vec::new();
+    let mut r4k = Vec::new();
+    let mut r1m = Vec::new();
+    for _ in 0..200 {
+        let t = Instant::now();
+        client.send_request(ClientRequest::PingRequest(PingRequest::default())).await.unwrap();
+        ping.push(t.elapsed());
+        let t = Instant::now();
+        call(&client, "read", json!({"workspace_id": "b", "path": "4k.txt"})).await;
+        r4k.push(t.elapsed());
+    }
+    for _ in 0..30 {
+        let t = Instant::now();
+        call(&client, "read", json!({"workspace_id": "b", "path": "1m.txt"})).await;
+        r1m.push(t.elapsed());
+    }
+    let (ping, r4k, r1m) = (median(ping), median(r4k), median(r1m));
+    println!(
+        "read 4 KiB: {r4k:?} vs ping {ping:?}: {:.2}x (target <= 1.5x)",
+        r4k.as_secs_f64() / ping.as_secs_f64()
+    );
+    println!(
+        "read 1 MiB: {r1m:?} vs ping {ping:?}: {:.1}x",
+        r1m.as_secs_f64() / ping.as_secs_f64()
+    );
+
+    // memory while reading 1 MiB windows of a 2 GiB file
+    let before = rss_kib(pid);
+    let mut peak = before;
+    let t = Instant::now();
+    for i in 0..16u64 {
+        let offset = i * (128 << 20);
+        call(&client, "read", json!({"workspace_id": "big", "path": "2g.bin", "offset": offset}))
+            .await;
+        peak = peak.max(rss_kib(pid));
+    }
+    println!(
+        "2 GiB file, 16 windows of 1 MiB (each hashes the whole file): RSS {before} KiB before, peak {peak} KiB ({:+} KiB, {:.2}x) in {:?}",
+        peak as i64 - before as i64,
+        peak as f64 / before as f64,
+        t.elapsed()
+    );
+    client.cancel().await.unwrap();
+}

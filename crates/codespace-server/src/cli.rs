@@ -1,0 +1,78 @@
+//! Command-line interface: `serve`, `doctor`, `help`, `--version`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "codespace",
+    version,
+    about = "A model-free MCP server: deterministic, observable, policy-checked tools on registered workspaces.",
+    disable_help_subcommand = false
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve MCP on stdio (default) or Streamable HTTP (`--http`).
+    Serve(ServeArgs),
+    /// Print what this host can enforce and the effective registry.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RegistryArgs {
+    /// Workspace registry (JSON). Without it, the current directory is workspace `default`.
+    #[arg(long, env = "CODESPACE_CONFIG", value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// Zero-config only: make workspace `default` workspace-write instead of read-only.
+    #[arg(long)]
+    pub(crate) write: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+    /// Serve Streamable HTTP at /mcp instead of stdio.
+    #[arg(long)]
+    pub(crate) http: bool,
+    /// HTTP bind host.
+    #[arg(long, env = "CODESPACE_HTTP_HOST", default_value = "127.0.0.1")]
+    pub(crate) host: String,
+    /// HTTP bind port (0 picks a free port; the bound address is printed on stderr).
+    #[arg(long, env = "CODESPACE_HTTP_PORT", default_value_t = 8787)]
+    pub(crate) port: u16,
+    /// Bearer token required on every HTTP request.
+    #[arg(long, env = "CODESPACE_HTTP_TOKEN", hide_env_values = true, conflicts_with_all = ["token_file", "no_auth"])]
+    pub(crate) token: Option<String>,
+    /// Read the bearer token from this file (first line, trimmed).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_auth")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// Accept HTTP requests without a token (loopback binds only).
+    #[arg(long)]
+    pub(crate) no_auth: bool,
+    /// Extra accepted Host header value (repeatable); loopback names are always accepted.
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    pub(crate) allowed_hosts: Vec<String>,
+    /// Accepted Origin header value, exact match (repeatable); loopback origins on the bound
+    /// port are always accepted.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub(crate) allowed_origins: Vec<String>,
+    /// Operation ledger (SQLite) path, or `:memory:`. Default: in the state directory.
+    #[arg(long, env = "CODESPACE_OPERATIONS_DB", value_name = "PATH")]
+    pub(crate) operations_db: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DoctorArgs {
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}

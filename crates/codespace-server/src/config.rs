@@ -1,0 +1,179 @@
+//! Turns command-line arguments and the environment into a validated configuration: the
+//! registry, the state directory, the ledger path and the HTTP token.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use codespace_policy::Registry;
+use rand::RngCore;
+
+use crate::cli::RegistryArgs;
+
+/// A configuration error: which flag, key or file, and why. Exits with status 2.
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn usage(msg: impl Into<String>) -> UsageError {
+    UsageError(msg.into())
+}
+
+/// Loads the registry from `--config`, or builds the zero-config one from the working
+/// directory.
+pub(crate) fn load_registry(args: &RegistryArgs) -> Result<(Registry, String), UsageError> {
+    match &args.config {
+        Some(path) => {
+            if args.write {
+                return Err(usage(
+                    "--write applies only to the zero-config workspace; set \"profile\" in the --config file instead",
+                ));
+            }
+            let text = fs::read_to_string(path)
+                .map_err(|e| usage(format!("--config {}: cannot read: {e}", path.display())))?;
+            let registry = Registry::parse(&text).map_err(|e| {
+                usage(format!("--config {}: key {}: {}", path.display(), e.key, e.reason))
+            })?;
+            Ok((registry, path.display().to_string()))
+        }
+        None => {
+            let cwd = std::env::current_dir().map_err(|e| {
+                usage(format!("cannot read the current directory for workspace \"default\": {e}"))
+            })?;
+            let registry = Registry::zero_config(cwd, args.write).map_err(|e| {
+                usage(format!("zero-config workspace: key {}: {}", e.key, e.reason))
+            })?;
+            Ok((registry, "(zero-config: current directory)".to_owned()))
+        }
+    }
+}
+
+/// `$XDG_STATE_HOME/codespace`, else `~/.local/state/codespace`; created 0700.
+pub(crate) fn state_dir() -> Result<PathBuf, UsageError> {
+    let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        Some(v) if Path::new(&v).is_absolute() => PathBuf::from(v),
+        Some(_) => return Err(usage("XDG_STATE_HOME must be an absolute path")),
+        None => {
+            let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).ok_or_else(|| {
+                usage("neither XDG_STATE_HOME nor HOME is set: cannot place the state directory")
+            })?;
+            PathBuf::from(home).join(".local").join("state")
+        }
+    };
+    let dir = base.join("codespace");
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| usage(format!("state directory {}: {e}", dir.display())))?;
+    Ok(dir)
+}
+
+/// The ledger location: `:memory:`, or a file outside every workspace root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LedgerPath {
+    Memory,
+    File(PathBuf),
+}
+
+pub(crate) fn ledger_path<'a>(
+    flag: Option<&str>,
+    state_dir: &Path,
+    roots: impl Iterator<Item = &'a Path>,
+) -> Result<LedgerPath, UsageError> {
+    let path = match flag {
+        Some(":memory:") => return Ok(LedgerPath::Memory),
+        Some("") => return Err(usage("--operations-db: empty path")),
+        Some(p) => {
+            let p = PathBuf::from(p);
+            if p.is_absolute() {
+                p
+            } else {
+                std::env::current_dir()
+                    .map_err(|e| usage(format!("--operations-db: current directory: {e}")))?
+                    .join(p)
+            }
+        }
+        None => state_dir.join("operations.sqlite3"),
+    };
+    // Compare against canonical roots: the parent exists or can be created, the file may not.
+    let parent = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+    let canonical_parent = fs::canonicalize(&parent).unwrap_or(parent);
+    let name = path.file_name().map(PathBuf::from).unwrap_or_default();
+    let resolved = canonical_parent.join(name);
+    for root in roots {
+        if resolved.starts_with(root) {
+            return Err(usage(format!(
+                "--operations-db {}: the ledger must not lie inside the workspace root {} (a command could rewrite it)",
+                path.display(),
+                root.display()
+            )));
+        }
+    }
+    Ok(LedgerPath::File(resolved))
+}
+
+/// Where the HTTP bearer token comes from.
+pub(crate) enum TokenSource {
+    Given,
+    File(PathBuf),
+    Generated(PathBuf),
+    None,
+}
+
+/// The token to require, and where it came from. A generated token is written to a 0600
+/// file in the state directory; its path (never the token) is reported.
+pub(crate) fn resolve_token(
+    token: Option<&str>,
+    token_file: Option<&Path>,
+    no_auth: bool,
+    state_dir: &Path,
+) -> Result<(Option<String>, TokenSource), UsageError> {
+    if no_auth {
+        return Ok((None, TokenSource::None));
+    }
+    if let Some(t) = token {
+        let t = t.trim();
+        if t.is_empty() {
+            return Err(usage(
+                "--token / CODESPACE_HTTP_TOKEN is empty; give a token or use --no-auth on loopback",
+            ));
+        }
+        return Ok((Some(t.to_owned()), TokenSource::Given));
+    }
+    if let Some(path) = token_file {
+        let text = fs::read_to_string(path)
+            .map_err(|e| usage(format!("--token-file {}: cannot read: {e}", path.display())))?;
+        let t = text.lines().next().unwrap_or("").trim().to_owned();
+        if t.is_empty() {
+            return Err(usage(format!("--token-file {}: the file is empty", path.display())));
+        }
+        return Ok((Some(t), TokenSource::File(path.to_path_buf())));
+    }
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    let t: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let path = state_dir.join("http-token");
+    write_secret(&path, &t).map_err(|e| {
+        usage(format!("cannot write the generated token to {}: {e}", path.display()))
+    })?;
+    Ok((Some(t), TokenSource::Generated(path)))
+}
+
+fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {
+    // Replace rather than rewrite: O_CREAT|O_EXCL never follows a pre-planted link.
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+    f.write_all(secret.as_bytes())?;
+    f.write_all(b"\n")?;
+    f.sync_all()?;
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o600))?;
+    fs::rename(&tmp, path)
+}

@@ -1,0 +1,68 @@
+//! `codespace doctor`: what this host can enforce, and the effective registry.
+
+use codespace_policy::Registry;
+use codespace_sandbox::HostProbe;
+use serde_json::json;
+
+pub(crate) fn report(probe: &HostProbe, registry: &Registry, source: &str, json: bool) -> String {
+    let workspaces: Vec<serde_json::Value> = registry
+        .workspaces()
+        .map(|w| {
+            json!({
+                "id": w.id, "root": w.root.display().to_string(), "profile": w.profile.as_str(),
+                "network": w.network.as_str(), "approvals": w.approvals.as_str(),
+                "environment": w.environment, "environment_kind": w.environment_kind.as_str(),
+                "sandbox": w.sandbox.as_str(),
+            })
+        })
+        .collect();
+    // No command sandbox is built into this version: commands would run unconfined, and the
+    // report says so instead of implying enforcement from the kernel probes.
+    let enforcement = json!({
+        "file_tools": "openat2 beneath the workspace root, no symlinks followed",
+        "command_sandbox": "none (not built into this version)",
+        "network": "not enforced",
+    });
+    if json {
+        let doc = json!({
+            "server": codespace_protocol::SERVER_NAME,
+            "version": env!("CARGO_PKG_VERSION"),
+            "host": probe,
+            "enforcement": enforcement,
+            "registry": { "source": source, "workspaces": workspaces },
+        });
+        return format!("{doc:#}\n");
+    }
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    let mut s = format!("codespace {}\n\nhost:\n", env!("CARGO_PKG_VERSION"));
+    s += &format!(
+        "  landlock ABI:                 {}\n",
+        probe.landlock_abi.map_or("unavailable".to_owned(), |v| v.to_string())
+    );
+    s += &format!("  seccomp filters:              {}\n", yes_no(probe.seccomp_filter));
+    s +=
+        &format!("  user + network namespaces:    {}\n", yes_no(probe.user_and_network_namespaces));
+    s += &format!("  openat2 (RESOLVE_BENEATH):    {}\n", yes_no(probe.openat2));
+    s += "\nenforced by this server:\n";
+    s += "  file tools:      openat2 beneath the workspace root, no symlinks followed\n";
+    s += "  command sandbox: none (not built into this version)\n";
+    s += "  network policy:  not enforced\n";
+    s += &format!("\nregistry ({source}):\n");
+    if registry.is_empty() {
+        s += "  (no workspaces)\n";
+    }
+    for w in registry.workspaces() {
+        s += &format!(
+            "  {}: root={} profile={} network={} approvals={} environment={} ({}) sandbox={}\n",
+            w.id,
+            w.root.display(),
+            w.profile.as_str(),
+            w.network.as_str(),
+            w.approvals.as_str(),
+            w.environment,
+            w.environment_kind.as_str(),
+            w.sandbox.as_str()
+        );
+    }
+    s
+}

@@ -1,0 +1,160 @@
+//! Streamable HTTP at `/mcp`, behind guards that run before any MCP dispatch: Host allowlist
+//! and Origin allowlist (403), bearer token in constant time (401), body cap (413).
+//! Every other path is 404.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::CodeSpace;
+
+/// Largest request body accepted, in bytes.
+pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// What the guards let through.
+pub(crate) struct Guard {
+    hosts: HashSet<String>,
+    origins: HashSet<String>,
+    /// SHA-256 of the token: comparing digests keeps the comparison constant-time whatever
+    /// the lengths are.
+    token_digest: Option<[u8; 32]>,
+}
+
+impl Guard {
+    pub(crate) fn new(
+        bind_host: &str,
+        port: u16,
+        extra_hosts: &[String],
+        extra_origins: &[String],
+        token: Option<&str>,
+    ) -> Guard {
+        let mut names: Vec<String> =
+            ["localhost", "127.0.0.1", "[::1]"].iter().map(|h| (*h).to_owned()).collect();
+        if !matches!(bind_host, "0.0.0.0" | "::" | "[::]") {
+            names.push(bracket_v6(bind_host));
+        }
+        let mut hosts = HashSet::new();
+        for h in extra_hosts {
+            if h.contains(':') && !h.starts_with('[') {
+                // NAME:PORT given: exactly that.
+                hosts.insert(h.to_ascii_lowercase());
+            } else {
+                names.push(h.clone());
+            }
+        }
+        for h in names {
+            let h = h.to_ascii_lowercase();
+            hosts.insert(format!("{h}:{port}"));
+            hosts.insert(h);
+        }
+        let mut origins: HashSet<String> = ["localhost", "127.0.0.1", "[::1]"]
+            .iter()
+            .map(|h| format!("http://{h}:{port}"))
+            .collect();
+        origins.extend(extra_origins.iter().map(|o| o.trim_end_matches('/').to_ascii_lowercase()));
+        Guard { hosts, origins, token_digest: token.map(|t| Sha256::digest(t.as_bytes()).into()) }
+    }
+
+    fn check(&self, headers: &HeaderMap) -> Result<(), Box<Response>> {
+        let host =
+            headers.get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_ascii_lowercase);
+        if !host.is_some_and(|h| self.hosts.contains(&h)) {
+            return Err(Box::new(refuse(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "Host header is not allowed",
+            )));
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let ok = origin.to_str().is_ok_and(|o| self.origins.contains(&o.to_ascii_lowercase()));
+            if !ok {
+                return Err(Box::new(refuse(
+                    StatusCode::FORBIDDEN,
+                    "forbidden",
+                    "Origin is not allowed",
+                )));
+            }
+        }
+        if let Some(expected) = &self.token_digest {
+            let given = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split_once(' '))
+                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                .map(|(_, t)| Sha256::digest(t.trim().as_bytes()));
+            let ok = given.is_some_and(|g| bool::from(g.as_slice().ct_eq(expected.as_slice())));
+            if !ok {
+                let mut r = refuse(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "a valid bearer token is required",
+                );
+                r.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                return Err(Box::new(r));
+            }
+        }
+        let declared = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+            return Err(Box::new(refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "request bodies are limited to 4 MiB",
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn bracket_v6(host: &str) -> String {
+    if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.to_owned() }
+}
+
+fn refuse(status: StatusCode, error: &str, reason: &str) -> Response {
+    let body = serde_json::json!({ "error": error, "reason": reason }).to_string();
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+async fn check_request(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
+    match guard.check(req.headers()) {
+        Ok(()) => next.run(req).await,
+        Err(refusal) => *refusal,
+    }
+}
+
+async fn not_found() -> Response {
+    refuse(StatusCode::NOT_FOUND, "not_found", "the MCP endpoint is /mcp")
+}
+
+/// The whole HTTP application.
+pub(crate) fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationToken) -> Router {
+    // Host and Origin are enforced by `guard` (with the operator's extra names), so rmcp's
+    // own fixed loopback list is turned off rather than kept as a second, narrower list.
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .with_cancellation_token(shutdown);
+    let service: StreamableHttpService<CodeSpace, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    Router::new()
+        .route_service("/mcp", service)
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(Arc::new(guard), check_request))
+}

@@ -1,0 +1,26 @@
+//! The agent-facing contract sent as `instructions` in the `initialize` result.
+
+use codespace_protocol::ErrorCode;
+
+const CONTRACT: &str = "\
+CodeSpace gives you deterministic file tools on workspaces an operator registered. It never calls a model and never decides for you.
+
+Paths: always workspace-relative and '/'-separated (e.g. src/main.rs). Absolute, empty, NUL-containing or escaping ('..' above the root) paths are refused with PATH_ESCAPE. Symbolic links are never followed, as the file or as any ancestor (SYMLINK_REJECTED); FIFOs, sockets, devices and directories are not readable files (SPECIAL_FILE_REJECTED).
+
+Versions: a file's version is sha256:<hex> of its whole content, or 'absent' when it does not exist. `read` returns it with every window; `version` returns it for up to 1000 paths in one cheap call. Use versions to know whether a file changed since you read it.
+
+Windows and pages: `read` returns at most `limit` bytes (default and cap 1048576) from `offset`; when `truncated` is true, continue with `next_offset`. `content_lossy: true` means the bytes were not valid UTF-8 there (a window may also split a character): do not reconstruct the file from such content. `find` (glob over paths: * and ? stay within one path component, ** crosses components, [..] classes, {a,b} alternatives; regular files only, sorted) and `grep` (regex per line, optional glob, case_insensitive; binary files skipped; long lines cut with text_truncated) return pages: continue with `next_offset` while `truncated` is true. If `listing_version` changes between find pages, the tree changed: restart at offset 0. `incomplete: true` means a cap (depth 64, 10000 directories, 50000 entries, or time) cut the walk or search short: narrow the glob rather than trusting the list to be complete. A `limit` of 0 or above its cap is refused with OUTPUT_LIMIT.
+
+Policy: `workspace_info` with a workspace_id tells you the workspace's profile, whether each tool family is available, and what is actually enforced (command_sandbox, network enforcement). Missing enforcement is not permission. workspace_id selects a workspace; it is not a credential, and no argument you send can widen the operator's policy (unknown arguments are ignored and grant nothing).
+
+Errors: a refused call returns isError: true with a JSON body {code, message, path?}. Codes and what to do next:
+";
+
+/// The full instructions text, with one line per error code.
+pub(crate) fn text() -> String {
+    let mut s = String::from(CONTRACT);
+    for code in ErrorCode::ALL {
+        s.push_str(&format!("- {}: {} {}\n", code.as_str(), code.meaning(), code.next_action()));
+    }
+    s
+}

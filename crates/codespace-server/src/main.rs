@@ -1,0 +1,209 @@
+//! The `codespace` binary: parses the command line, builds the gateway, and serves MCP on
+//! stdio or Streamable HTTP. Logs go to stderr; stdout belongs to the stdio transport.
+
+mod cli;
+mod config;
+mod doctor;
+mod http;
+mod instructions;
+mod mcp;
+mod tools;
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use codespace_gateway::{Gateway, HostFacts};
+use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{Cli, Command, ServeArgs};
+use crate::config::{TokenSource, UsageError};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let result = match cli.command {
+        Command::Doctor(args) => doctor(args),
+        Command::Serve(args) => serve(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(e)) => {
+            eprintln!("codespace: {e}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Runtime(e)) => {
+            eprintln!("codespace: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+enum Failure {
+    /// Bad flags, environment or registry: exit status 2.
+    Usage(UsageError),
+    /// Failure while serving: exit status 1.
+    Runtime(String),
+}
+
+impl From<UsageError> for Failure {
+    fn from(e: UsageError) -> Self {
+        Failure::Usage(e)
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+fn doctor(args: cli::DoctorArgs) -> Result<(), Failure> {
+    let (registry, source) = config::load_registry(&args.registry)?;
+    let probe = codespace_sandbox::probe();
+    let text = doctor::report(&probe, &registry, &source, args.json);
+    std::io::stdout()
+        .write_all(text.as_bytes())
+        .map_err(|e| Failure::Runtime(format!("stdout: {e}")))
+}
+
+fn serve(args: ServeArgs) -> Result<(), Failure> {
+    let (registry, _source) = config::load_registry(&args.registry)?;
+    let gateway =
+        Gateway::new(&registry, HostFacts { command_sandbox: false }, env!("CARGO_PKG_VERSION"))
+            .map_err(|e| UsageError(format!("{}: {e}", config_name(&args))))?;
+    let state_dir = config::state_dir()?;
+    // Validated now so a bad ledger location fails at start; the ledger itself is opened by
+    // the patch tools, which this version does not expose yet.
+    let _ledger = config::ledger_path(args.operations_db.as_deref(), &state_dir, gateway.roots())?;
+    if args.http && args.no_auth && !is_loopback(&args.host) {
+        return Err(UsageError(format!(
+            "--no-auth is accepted only on a loopback bind, not --host {}",
+            args.host
+        ))
+        .into());
+    }
+    for o in &args.allowed_origins {
+        if o.contains('*') || o == "null" {
+            return Err(UsageError(format!("--allowed-origin {o}: origins are matched exactly; wildcards and \"null\" are refused")).into());
+        }
+    }
+    let gateway = Arc::new(gateway);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
+    if args.http {
+        let (token, source) = config::resolve_token(
+            args.token.as_deref(),
+            args.token_file.as_deref(),
+            args.no_auth,
+            &state_dir,
+        )?;
+        runtime.block_on(serve_http(gateway, args, token, source))
+    } else {
+        runtime.block_on(serve_stdio(gateway))
+    }
+}
+
+fn config_name(args: &ServeArgs) -> String {
+    args.registry
+        .config
+        .as_ref()
+        .map_or("zero-config".to_owned(), |p| format!("--config {}", p.display()))
+}
+
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+async fn serve_stdio(gateway: Arc<Gateway>) -> Result<(), Failure> {
+    let handler = mcp::CodeSpace::new(gateway);
+    let service = handler
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| Failure::Runtime(format!("stdio initialize failed: {e}")))?;
+    let ct = service.cancellation_token();
+    tokio::select! {
+        r = service.waiting() => { r.map_err(|e| Failure::Runtime(format!("stdio transport: {e}")))?; }
+        () = shutdown_signal() => { ct.cancel(); }
+    }
+    Ok(())
+}
+
+async fn serve_http(
+    gateway: Arc<Gateway>,
+    args: ServeArgs,
+    token: Option<String>,
+    source: TokenSource,
+) -> Result<(), Failure> {
+    let addr_text = format!("{}:{}", bracketed(&args.host), args.port);
+    let listener = tokio::net::TcpListener::bind(&addr_text)
+        .await
+        .map_err(|e| Failure::Runtime(format!("--host/--port {addr_text}: cannot bind: {e}")))?;
+    let local: SocketAddr =
+        listener.local_addr().map_err(|e| Failure::Runtime(format!("local address: {e}")))?;
+    let guard = http::Guard::new(
+        &args.host,
+        local.port(),
+        &args.allowed_hosts,
+        &args.allowed_origins,
+        token.as_deref(),
+    );
+    let shutdown = CancellationToken::new();
+    let app = http::router(mcp::CodeSpace::new(gateway), guard, shutdown.clone());
+    match source {
+        TokenSource::Generated(path) => {
+            eprintln!("bearer token generated and written to {} (mode 0600)", path.display());
+        }
+        TokenSource::File(path) => eprintln!("bearer token read from {}", path.display()),
+        TokenSource::Given => eprintln!("bearer token given by --token / CODESPACE_HTTP_TOKEN"),
+        TokenSource::None => eprintln!("warning: --no-auth: HTTP requests are not authenticated"),
+    }
+    if !is_loopback(&args.host) {
+        eprintln!(
+            "warning: listening on a non-loopback address ({}); every request still needs the token",
+            args.host
+        );
+    }
+    eprintln!("listening on http://{}:{}/mcp", bracketed(&local.ip().to_string()), local.port());
+    let stop = shutdown.clone();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            stop.cancel();
+        })
+        .await
+        .map_err(|e| Failure::Runtime(format!("http server: {e}")))
+}
+
+fn bracketed(host: &str) -> String {
+    if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.to_owned() }
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) =
+        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+    else {
+        // Without signal handlers the process still ends on EOF or by the default action.
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}

@@ -1,0 +1,51 @@
+//! The tool catalog: names, descriptions, input and output schemas, annotations.
+
+use std::sync::Arc;
+
+use codespace_protocol::{
+    FindParams, FindResult, GrepParams, GrepResult, ReadParams, ReadResult, VersionParams,
+    VersionResult, WorkspaceInfo, WorkspaceInfoParams, tool,
+};
+use rmcp::handler::server::common::{schema_for_output, schema_for_type};
+use rmcp::model::{Tool, ToolAnnotations};
+use rmcp::schemars::JsonSchema;
+
+fn spec<P: JsonSchema + 'static, R: JsonSchema + 'static>(
+    name: &'static str,
+    description: &'static str,
+) -> Tool {
+    let mut annotations = ToolAnnotations::new();
+    annotations.read_only_hint = Some(true);
+    annotations.destructive_hint = Some(false);
+    annotations.idempotent_hint = Some(true);
+    annotations.open_world_hint = Some(false);
+    Tool::new(name, description, schema_for_type::<P>())
+        .with_raw_output_schema(schema_for_output::<R>())
+        .with_annotations(annotations)
+}
+
+/// Every live tool, in `LIVE_TOOLS` order.
+pub(crate) fn catalog() -> Arc<Vec<Tool>> {
+    Arc::new(vec![
+        spec::<WorkspaceInfoParams, WorkspaceInfo>(
+            tool::WORKSPACE_INFO,
+            "Server identity; with workspace_id, that workspace's effective contract: profile, which tools are available, limits, and what is actually enforced.",
+        ),
+        spec::<ReadParams, ReadResult>(
+            tool::READ,
+            "Read a byte window of one regular file (offset, limit up to 1 MiB) with the sha256 version of the whole file. Continue with next_offset while truncated.",
+        ),
+        spec::<FindParams, FindResult>(
+            tool::FIND,
+            "List regular files whose workspace-relative path matches a glob (* and ? within a component, ** across, [..], {a,b}), sorted, paginated. Symlinks are never followed.",
+        ),
+        spec::<GrepParams, GrepResult>(
+            tool::GREP,
+            "Search file contents line by line with a regular expression (optional glob filter, case_insensitive). Results {path, line, text} in path then line order, paginated; binary files skipped; long lines cut.",
+        ),
+        spec::<VersionParams, VersionResult>(
+            tool::VERSION,
+            "Versions (sha256 of the whole file, or absent) of up to 1000 workspace-relative paths in one call; a refused path gets its own error.",
+        ),
+    ])
+}

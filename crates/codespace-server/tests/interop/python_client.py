@@ -1,0 +1,58 @@
+"""Drives a running or spawned `codespace` with the official Python MCP SDK.
+
+Usage: python_client.py stdio BIN CONFIG | python_client.py http URL
+Exits non-zero (with a message) on the first failed expectation.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import Client, StdioServerParameters
+
+EXPECTED_TOOLS = ["workspace_info", "read", "find", "grep", "version"]
+
+
+def check(cond, msg):
+    if not cond:
+        print(f"FAIL: {msg}", file=sys.stderr)
+        sys.exit(1)
+
+
+async def exercise(target, mode):
+    async with Client(target, mode=mode) as client:
+        tools = await client.list_tools()
+        names = [t.name for t in tools.tools]
+        check(names == EXPECTED_TOOLS, f"[{mode}] tools {names}")
+        for t in tools.tools:
+            check(t.output_schema is not None, f"[{mode}] {t.name} has an outputSchema")
+
+        r = await client.call_tool("read", {"workspace_id": "py", "path": "hello.txt"})
+        check(not r.is_error, f"[{mode}] read succeeded: {r}")
+        check(r.structured_content["content"] == "hello from python\n", f"[{mode}] content {r.structured_content}")
+        check(r.structured_content["version"].startswith("sha256:"), f"[{mode}] version")
+
+        f = await client.call_tool("find", {"workspace_id": "py", "glob": "**/*.txt"})
+        check(f.structured_content["paths"] == ["hello.txt", "sub/deep.txt"], f"[{mode}] find {f.structured_content}")
+
+        g = await client.call_tool("grep", {"workspace_id": "py", "pattern": "deep"})
+        check([m["path"] for m in g.structured_content["matches"]] == ["sub/deep.txt"], f"[{mode}] grep")
+
+        e = await client.call_tool("read", {"workspace_id": "py", "path": "../escape"})
+        check(e.is_error, f"[{mode}] escape refused")
+        body = json.loads(e.content[0].text)
+        check(body["code"] == "PATH_ESCAPE", f"[{mode}] error body {body}")
+    print(f"ok: {mode}")
+
+
+async def main():
+    kind = sys.argv[1]
+    if kind == "stdio":
+        target = StdioServerParameters(command=sys.argv[2], args=["serve", "--config", sys.argv[3]])
+    else:
+        target = sys.argv[2]
+    for mode in ("auto", "legacy"):
+        await exercise(target, mode)
+
+
+asyncio.run(main())

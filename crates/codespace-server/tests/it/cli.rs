@@ -1,0 +1,178 @@
+//! The command line: version, help, usage errors naming the flag or key (exit 2), doctor.
+
+use serde_json::{Value, json};
+
+use crate::support::Env;
+
+#[test]
+fn version_and_help() {
+    let env = Env::new();
+    let v = env.command().arg("--version").output().unwrap();
+    assert!(v.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&v.stdout).trim(),
+        format!("codespace {}", env!("CARGO_PKG_VERSION"))
+    );
+    let h = env.command().arg("help").output().unwrap();
+    assert!(h.status.success());
+    let text = String::from_utf8_lossy(&h.stdout);
+    assert!(text.contains("serve") && text.contains("doctor"), "{text}");
+    let sh = env.command().args(["help", "serve"]).output().unwrap();
+    let text = String::from_utf8_lossy(&sh.stdout);
+    for flag in [
+        "--config",
+        "--write",
+        "--http",
+        "--host",
+        "--port",
+        "--token",
+        "--token-file",
+        "--no-auth",
+        "--allowed-host",
+        "--allowed-origin",
+        "--operations-db",
+    ] {
+        assert!(text.contains(flag), "help serve lacks {flag}");
+    }
+}
+
+#[test]
+fn usage_errors_name_the_flag_or_key_and_exit_2() {
+    let mut env = Env::new();
+    env.workspace("ok", json!({}));
+    let good = env.config();
+    let bad_cfg = env.path().join("bad.json");
+    let inside_db = env.path().join("ws/ok/ledger.db");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["serve".into(), "--bogus".into()], "--bogus"),
+        (vec!["serve".into(), "--port".into(), "99999".into()], "--port"),
+        (vec!["serve".into(), "--config".into(), "/nonexistent/reg.json".into()], "--config"),
+        (
+            vec!["serve".into(), "--config".into(), good.display().to_string(), "--write".into()],
+            "--write",
+        ),
+        (
+            vec!["serve".into(), "--config".into(), bad_cfg.display().to_string()],
+            "workspaces.w.profile",
+        ),
+        (
+            vec![
+                "serve".into(),
+                "--config".into(),
+                good.display().to_string(),
+                "--operations-db".into(),
+                inside_db.display().to_string(),
+            ],
+            "--operations-db",
+        ),
+        (vec!["frobnicate".into()], "frobnicate"),
+    ];
+    std::fs::write(&bad_cfg, r#"{"workspaces": {"w": {"root": "/tmp", "profile": "host-admin"}}}"#)
+        .unwrap();
+    for (args, needle) in cases {
+        let out = env.command().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: stderr should name {needle}: {err}");
+    }
+    // The file name is named with the key.
+    let out =
+        env.command().args(["serve", "--config", bad_cfg.to_str().unwrap()]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.json"));
+    // A root that does not exist fails the start with its key.
+    let missing = env.path().join("missing.json");
+    std::fs::write(
+        &missing,
+        r#"{"workspaces": {"gone": {"root": "/nonexistent/codespace/root"}}}"#,
+    )
+    .unwrap();
+    let out =
+        env.command().args(["serve", "--config", missing.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("workspaces.gone.root"));
+    // CODESPACE_CONFIG is the same as --config.
+    let out = env.command().env("CODESPACE_CONFIG", &bad_cfg).args(["serve"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn doctor_reports_host_and_registry() {
+    let mut env = Env::new();
+    env.workspace("demo", json!({"profile": "workspace-write"}));
+    let out =
+        env.command().args(["doctor", "--json", "--config"]).arg(env.config()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["server"], "codespace");
+    for key in ["landlock_abi", "seccomp_filter", "user_and_network_namespaces", "openat2"] {
+        assert!(doc["host"].get(key).is_some(), "doctor lacks {key}");
+    }
+    assert_eq!(doc["host"]["openat2"], true);
+    assert_eq!(doc["registry"]["workspaces"][0]["id"], "demo");
+    assert_eq!(doc["registry"]["workspaces"][0]["profile"], "workspace-write");
+    let text = env.command().args(["doctor", "--config"]).arg(env.config()).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("landlock ABI")
+            && text.contains("demo:")
+            && text.contains("command sandbox: none"),
+        "{text}"
+    );
+    // Zero-config doctor shows the default workspace.
+    let zero = env.command().current_dir(env.path()).args(["doctor", "--json"]).output().unwrap();
+    let doc: Value = serde_json::from_slice(&zero.stdout).unwrap();
+    assert_eq!(doc["registry"]["workspaces"][0]["id"], "default");
+    assert_eq!(doc["registry"]["workspaces"][0]["profile"], "read-only");
+}
+
+#[test]
+fn stdio_survives_malformed_frames() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut env = Env::new();
+    let root = env.workspace("ro", json!({}));
+    std::fs::write(root.join("a.txt"), "ok").unwrap();
+    let mut child = env
+        .command()
+        .args(["serve", "--config"])
+        .arg(env.config())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |line: &str| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"codespace\""), "{line}");
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send("{this is not json");
+    send(
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"workspace_id":"ro","path":"a.txt"}}}"#,
+    );
+    // Whatever the server says about the bad line, the next request is answered in sync.
+    let mut answered = false;
+    for _ in 0..4 {
+        line.clear();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let v: Value = serde_json::from_str(&line).expect("every stdout line is JSON");
+        if v["id"] == 7 {
+            assert_eq!(v["result"]["structuredContent"]["content"], "ok");
+            answered = true;
+            break;
+        }
+    }
+    assert!(answered, "the call after a malformed frame must be answered");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "stdin EOF ends the server cleanly");
+}

@@ -1,0 +1,231 @@
+//! Streamable HTTP: the same tools as stdio through a real rmcp client; Host and Origin
+//! guards (T1, T2), exposure rules (T3), bearer tokens (T4), bad input (B1-B4), 404s.
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::json;
+
+use crate::support::{Env, call};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+fn env_with_file() -> Env {
+    let mut env = Env::new();
+    let root = env.workspace("ro", json!({}));
+    std::fs::write(root.join("a.txt"), "over http").unwrap();
+    env
+}
+
+#[tokio::test]
+async fn tools_over_http_match_stdio() {
+    let env = env_with_file();
+    let server = env.http(&["--token", "s3cret-token"]);
+    let client = server.client(Some("s3cret-token")).await;
+    let http_tools = client.list_all_tools().await.unwrap();
+    let r = call(&client, "read", json!({"workspace_id": "ro", "path": "a.txt"})).await.unwrap();
+    assert_eq!(r["content"], "over http");
+    let e = call(&client, "read", json!({"workspace_id": "ro", "path": "../x"})).await.unwrap_err();
+    assert_eq!(e["code"], "PATH_ESCAPE");
+    client.cancel().await.unwrap();
+
+    let stdio = env.stdio().await;
+    let stdio_tools = stdio.list_all_tools().await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&http_tools).unwrap(),
+        serde_json::to_value(&stdio_tools).unwrap()
+    );
+    stdio.cancel().await.unwrap();
+}
+
+#[test]
+fn t1_t2_host_and_origin_allowlists() {
+    let env = env_with_file();
+    let server = env.http(&[
+        "--no-auth",
+        "--allowed-host",
+        "codespace.internal",
+        "--allowed-origin",
+        "https://app.example",
+    ]);
+    let port = server.addr.rsplit(':').next().unwrap().to_owned();
+    let post = |host: &str, origin: Option<&str>| {
+        let mut headers = vec![];
+        let origin_line;
+        if let Some(o) = origin {
+            origin_line = format!("Origin: {o}");
+            headers.push(origin_line.as_str());
+        }
+        let req = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n{}\r\n{INIT}",
+            INIT.len(),
+            headers.iter().map(|h| format!("{h}\r\n")).collect::<String>()
+        );
+        server.raw(req.as_bytes())
+    };
+    for host in [
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        "localhost".to_owned(),
+        "codespace.internal".to_owned(),
+        format!("codespace.internal:{port}"),
+    ] {
+        let r = post(&host, None);
+        assert_eq!(r.status, 200, "Host {host}: {r:?}");
+    }
+    for host in [
+        "evil.example".to_owned(),
+        format!("evil.example:{port}"),
+        format!("localhost.evil.com:{port}"),
+        "127.0.0.1.nip.io".to_owned(),
+    ] {
+        let r = post(&host, None);
+        assert_eq!(r.status, 403, "Host {host}: {r:?}");
+        assert!(!r.body.contains("jsonrpc"), "refused before dispatch");
+    }
+    let host = format!("127.0.0.1:{port}");
+    for origin in [
+        format!("http://localhost:{port}"),
+        format!("http://127.0.0.1:{port}"),
+        "https://app.example".to_owned(),
+    ] {
+        assert_eq!(post(&host, Some(&origin)).status, 200, "Origin {origin}");
+    }
+    for origin in [
+        "http://evil.example",
+        "null",
+        "http://localhost.evil.com",
+        "http://localhost:1",
+        "https://app.example.evil",
+        &format!("https://localhost:{port}"),
+    ] {
+        let r = post(&host, Some(origin));
+        assert_eq!(r.status, 403, "Origin {origin}: {r:?}");
+    }
+    // No wildcard CORS is ever sent.
+    let r = post(&host, Some(&format!("http://localhost:{port}")));
+    assert!(r.header("access-control-allow-origin").is_none_or(|v| v != "*"));
+}
+
+#[test]
+fn t3_exposure_rules() {
+    let env = env_with_file();
+    // --no-auth is refused off loopback, and wildcard origins are refused.
+    for args in [
+        vec!["serve", "--http", "--port", "0", "--no-auth", "--host", "0.0.0.0"],
+        vec!["serve", "--http", "--port", "0", "--no-auth", "--allowed-origin", "*"],
+        vec!["serve", "--http", "--port", "0", "--no-auth", "--allowed-origin", "null"],
+    ] {
+        let out = env.command().args(&args).arg("--config").arg(env.config()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--no-auth") || err.contains("--allowed-origin"), "{err}");
+    }
+    // Without a token, one is generated into a 0600 file whose path (not the token) is printed.
+    let server = env.http(&[]);
+    let token_path = env.state().join("codespace/http-token");
+    let token = std::fs::read_to_string(&token_path).unwrap().trim().to_owned();
+    assert_eq!(token.len(), 64);
+    assert_eq!(std::fs::metadata(&token_path).unwrap().permissions().mode() & 0o777, 0o600);
+    let stderr = server.stderr.join("\n");
+    assert!(stderr.contains(&token_path.display().to_string()), "{stderr}");
+    assert!(!stderr.contains(&token), "the token never reaches stderr");
+    assert!(server.addr.starts_with("127.0.0.1:"), "default bind is loopback");
+    let ok = server.post("/mcp", &[&format!("Authorization: Bearer {token}")], INIT);
+    assert_eq!(ok.status, 200);
+}
+
+#[test]
+fn t4_bearer_token_rules() {
+    let env = env_with_file();
+    let token = "correct-horse-battery-staple";
+    let server = env.http(&["--token", token]);
+    let cases = [
+        None,
+        Some("Bearer wrong"),
+        Some("Bearer correct-horse-battery-stapl"),
+        Some("Bearer correct-horse-battery-staple-and-more"),
+        Some("Basic Y29ycmVjdA=="),
+        Some("correct-horse-battery-staple"),
+    ];
+    for auth in cases {
+        let header;
+        let headers: Vec<&str> = match auth {
+            Some(a) => {
+                header = format!("Authorization: {a}");
+                vec![header.as_str()]
+            }
+            None => vec![],
+        };
+        let r = server.post("/mcp", &headers, INIT);
+        assert_eq!(r.status, 401, "{auth:?}: {r:?}");
+        assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+        assert!(!r.body.contains(token));
+    }
+    let q = server.post(&format!("/mcp?token={token}"), &[], INIT);
+    assert_eq!(q.status, 401, "the query string is never a credential");
+    let ok = server.post("/mcp", &[&format!("Authorization: Bearer {token}")], INIT);
+    assert_eq!(ok.status, 200, "{ok:?}");
+    let ok = server.post("/mcp", &[&format!("authorization: bearer {token}")], INIT);
+    assert_eq!(ok.status, 200, "scheme is case-insensitive");
+
+    // --token-file works the same and the token stays out of the logs.
+    let file = env.path().join("tok");
+    std::fs::write(&file, format!("{token}\n")).unwrap();
+    let server2 = env.http(&["--token-file", file.to_str().unwrap()]);
+    assert_eq!(
+        server2.post("/mcp", &[&format!("Authorization: Bearer {token}")], INIT).status,
+        200
+    );
+    assert!(!server2.stderr.join("\n").contains(token));
+}
+
+#[test]
+fn b1_b4_bad_input_is_refused_and_the_server_survives() {
+    let env = env_with_file();
+    let server = env.http(&["--no-auth"]);
+    // B1: declared too large, and chunked too large.
+    let big = server.raw(
+        format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\nConnection: close\r\n\r\n{{", server.addr).as_bytes(),
+    );
+    assert_eq!(big.status, 413, "{big:?}");
+    let mut chunked = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        server.addr
+    )
+    .into_bytes();
+    let chunk = vec![b' '; 1 << 20];
+    for _ in 0..5 {
+        chunked.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        chunked.extend_from_slice(&chunk);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let r = server.raw(&chunked);
+    assert_eq!(r.status, 413, "{:?}", (r.status, &r.body));
+    // B2: deep nesting is refused without a crash.
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let r = server.post("/mcp", &[], &deep);
+    assert!((400..500).contains(&r.status), "{:?}", (r.status, &r.body[..r.body.len().min(200)]));
+    // B3: invalid JSON, a batch, a wrong jsonrpc version.
+    for body in [
+        "{not json",
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+        r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+    ] {
+        let r = server.post("/mcp", &[], body);
+        assert!((400..500).contains(&r.status) || r.body.contains("error"), "{body}: {r:?}");
+    }
+    // B4: a call without a session, and an unsupported protocol version header.
+    let call_body = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"workspace_id":"ro","path":"a.txt"}}}"#;
+    let r = server.post("/mcp", &[], call_body);
+    assert!((400..500).contains(&r.status), "{r:?}");
+    assert!(!r.body.contains("over http"));
+    let r = server.post("/mcp", &["MCP-Protocol-Version: 1999-01-01"], INIT);
+    assert!((400..500).contains(&r.status) || r.body.contains("error"), "{r:?}");
+    // Other paths are 404; the server still answers afterwards.
+    for path in ["/", "/mcp/extra", "/inbox", "/.well-known/oauth-authorization-server"] {
+        let r = server.post(path, &[], INIT);
+        assert_eq!(r.status, 404, "{path}");
+    }
+    assert_eq!(server.post("/mcp", &[], INIT).status, 200);
+}

@@ -1,0 +1,12 @@
+//! End-to-end tests: the real `codespace` binary spoken to over stdio and HTTP.
+#![allow(unreachable_pub)] // test-local items; the lint is for library APIs
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on setup failure by design
+
+mod cli;
+mod contract;
+mod docs;
+mod files;
+mod http;
+mod interop;
+mod paths;
+mod support;

@@ -1,0 +1,269 @@
+//! Test support: temporary workspaces and registries, the real `codespace` binary over stdio
+//! (rmcp client) and over HTTP (rmcp client and a raw HTTP/1.1 client).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+pub type Client = RunningService<RoleClient, ()>;
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_codespace")
+}
+
+/// A scratch area holding workspaces, a registry file and a private state directory.
+pub struct Env {
+    pub dir: TempDir,
+    workspaces: BTreeMap<String, Value>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::Builder::new().prefix("codespace-e2e-").tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+        std::fs::write(dir.path().join("outside/secret.txt"), "TOP-SECRET\n").unwrap();
+        Env { dir, workspaces: BTreeMap::new() }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Adds a workspace directory `id` with `entry` (its registry object minus the root).
+    pub fn workspace(&mut self, id: &str, mut entry: Value) -> PathBuf {
+        let root = self.path().join("ws").join(id);
+        std::fs::create_dir_all(&root).unwrap();
+        entry["root"] = json!(root.display().to_string());
+        self.workspaces.insert(id.to_owned(), entry);
+        root
+    }
+
+    pub fn raw_workspace(&mut self, id: &str, entry: Value) {
+        self.workspaces.insert(id.to_owned(), entry);
+    }
+
+    /// Writes the registry (with a `box` linux-container environment) and returns its path.
+    pub fn config(&self) -> PathBuf {
+        let doc = json!({
+            "environments": {"box": {"kind": "linux-container"}},
+            "workspaces": self.workspaces,
+        });
+        let path = self.path().join("registry.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+        path
+    }
+
+    pub fn state(&self) -> PathBuf {
+        self.path().join("state")
+    }
+
+    /// A `codespace` command with a private state directory and no inherited config.
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(bin());
+        c.env("XDG_STATE_HOME", self.state())
+            .env_remove("CODESPACE_CONFIG")
+            .env_remove("CODESPACE_HTTP_TOKEN")
+            .env_remove("CODESPACE_HTTP_HOST")
+            .env_remove("CODESPACE_HTTP_PORT")
+            .env_remove("CODESPACE_OPERATIONS_DB")
+            .env("RUST_LOG", "warn");
+        c
+    }
+
+    /// Starts `codespace serve --config <registry>` over stdio with an rmcp client.
+    pub async fn stdio(&self) -> Client {
+        let config = self.config();
+        let state = self.state();
+        let transport =
+            TokioChildProcess::new(tokio::process::Command::new(bin()).configure(|c| {
+                c.arg("serve")
+                    .arg("--config")
+                    .arg(&config)
+                    .env("XDG_STATE_HOME", &state)
+                    .env("RUST_LOG", "warn")
+                    .stderr(Stdio::inherit());
+            }))
+            .unwrap();
+        ().serve(transport).await.expect("stdio initialize")
+    }
+
+    /// Starts `codespace serve --http --port 0` with `extra` flags; waits for the address.
+    pub fn http(&self, extra: &[&str]) -> HttpServer {
+        let mut cmd = self.command();
+        cmd.arg("serve").arg("--http").arg("--port").arg("0").arg("--config").arg(self.config());
+        cmd.args(extra).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        HttpServer::start(cmd)
+    }
+}
+
+pub struct HttpServer {
+    pub child: Child,
+    pub addr: String,
+    /// Every stderr line up to and including the `listening on` line.
+    pub stderr: Vec<String>,
+}
+
+impl HttpServer {
+    #[allow(clippy::zombie_processes)] // the child moves into HttpServer, whose Drop reaps it
+    pub fn start(mut cmd: Command) -> HttpServer {
+        let mut child = cmd.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut lines = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no listening line; stderr: {lines:?}"));
+            lines.push(line.clone());
+            if let Some(rest) = line.strip_prefix("listening on http://") {
+                let addr = rest.strip_suffix("/mcp").unwrap().to_owned();
+                return HttpServer { child, addr, stderr: lines };
+            }
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    pub async fn client(&self, token: Option<&str>) -> Client {
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url());
+        if let Some(t) = token {
+            config = config.auth_header(t.to_owned());
+        }
+        ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("http initialize")
+    }
+
+    /// Sends raw bytes and returns (status, lowercase headers, body).
+    pub fn raw(&self, request: &[u8]) -> RawResponse {
+        raw_http(&self.addr, request)
+    }
+
+    /// A JSON POST to `path` with the given extra header lines.
+    pub fn post(&self, path: &str, headers: &[&str], body: &str) -> RawResponse {
+        let mut req = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+            self.addr,
+            body.len()
+        );
+        for h in headers {
+            req.push_str(h);
+            req.push_str("\r\n");
+        }
+        req.push_str("\r\n");
+        req.push_str(body);
+        self.raw(req.as_bytes())
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug)]
+pub struct RawResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+pub fn raw_http(addr: &str, request: &[u8]) -> RawResponse {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    // The server may answer (413) before the whole body is sent and close; a write error
+    // then is expected, the response is what counts.
+    let _ = s.write_all(request);
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    parse_response(&buf)
+}
+
+fn parse_response(buf: &[u8]) -> RawResponse {
+    let text = String::from_utf8_lossy(buf);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    RawResponse { status, headers, body: body.to_owned() }
+}
+
+/// Calls a tool; Ok(structuredContent) on success, Err(ErrorBody JSON) on a refusal.
+pub async fn call(client: &Client, name: &str, args: Value) -> Result<Value, Value> {
+    let r =
+        try_call(client, name, args).await.unwrap_or_else(|e| panic!("{name}: protocol error {e}"));
+    tool_outcome(r)
+}
+
+pub async fn try_call(
+    client: &Client,
+    name: &str,
+    args: Value,
+) -> Result<CallToolResult, rmcp::ServiceError> {
+    let Value::Object(map) = args else { panic!("arguments must be an object") };
+    client.call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(map)).await
+}
+
+pub fn tool_outcome(r: CallToolResult) -> Result<Value, Value> {
+    let text =
+        r.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
+    let text_json: Value = serde_json::from_str(&text).expect("tool text is JSON");
+    if r.is_error == Some(true) {
+        assert!(r.structured_content.is_none(), "refusals carry only the ErrorBody text");
+        Err(text_json)
+    } else {
+        let structured = r.structured_content.expect("success carries structuredContent");
+        assert_eq!(structured, text_json, "text copy equals structuredContent");
+        Ok(structured)
+    }
+}
+
+/// Asserts a refusal with `code` and returns its body.
+pub async fn refused(client: &Client, name: &str, args: Value, code: &str) -> Value {
+    match call(client, name, args.clone()).await {
+        Ok(v) => panic!("{name} {args}: expected {code}, got success {v}"),
+        Err(body) => {
+            assert_eq!(body["code"], code, "{name} {args}: {body}");
+            assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+            body
+        }
+    }
+}
