@@ -21,6 +21,8 @@ use crate::root::Root;
 /// How many temp names are tried before giving up (each collision means someone else
 /// created that exact name; more than a couple means something is wrong).
 const TEMP_ATTEMPTS: u32 = 16;
+/// Names of temp files start with this; crash recovery removes leftovers by it.
+const TEMP_PREFIX: &str = ".codespace-tmp.";
 /// Distinguishes temp files made by one process in the same nanosecond.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -137,6 +139,61 @@ impl Root {
         rustix::fs::fsync(&parent).map_err(|e| from_errno(e, path, "sync directory"))
     }
 
+    /// Removes the empty directory `p` (`unlinkat(AT_REMOVEDIR)` in its parent opened
+    /// beneath the root). Used to undo directories a failed patch created. Refuses a
+    /// symlink or anything that is not a directory; a non-empty directory is an error.
+    pub fn remove_empty_dir(&self, p: &WorkspacePath) -> Result<(), FsError> {
+        let path = p.as_str();
+        let name = p.file_name();
+        let parent = self.open_parent(p, OFlags::RDONLY)?;
+        let st = rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| from_errno(e, path, "stat"))?;
+        if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Directory {
+            return Err(FsError::NotDirectory { path: path.to_owned() });
+        }
+        rustix::fs::unlinkat(&parent, name, AtFlags::REMOVEDIR)
+            .map_err(|e| from_errno(e, path, "remove directory"))?;
+        rustix::fs::fsync(&parent).map_err(|e| from_errno(e, path, "sync directory"))
+    }
+
+    /// Removes the temp files an interrupted [`Root::write_atomic`] left in the directory
+    /// that holds `p` (crash recovery). Only regular files with the temp prefix are removed;
+    /// returns how many.
+    pub fn remove_stale_temp_files(&self, p: &WorkspacePath) -> Result<usize, FsError> {
+        let path = p.as_str();
+        let parent = match self.open_parent(p, OFlags::RDONLY) {
+            Ok(fd) => fd,
+            Err(FsError::NotFound { .. }) => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        let dir = rustix::fs::Dir::read_from(&parent)
+            .map_err(|e| from_errno(e, path, "read directory"))?;
+        let mut stale = Vec::new();
+        for entry in dir {
+            let entry = entry.map_err(|e| from_errno(e, path, "read directory"))?;
+            let name = entry.file_name().to_bytes();
+            if name.starts_with(TEMP_PREFIX.as_bytes()) {
+                stale.push(entry.file_name().to_owned());
+            }
+        }
+        let mut removed = 0;
+        for name in stale {
+            let Ok(st) = rustix::fs::statat(&parent, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
+            else {
+                continue;
+            };
+            if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+                && rustix::fs::unlinkat(&parent, name.as_c_str(), AtFlags::empty()).is_ok()
+            {
+                removed += 1;
+            }
+        }
+        if removed > 0 {
+            rustix::fs::fsync(&parent).map_err(|e| from_errno(e, path, "sync directory"))?;
+        }
+        Ok(removed)
+    }
+
     /// Creates a fresh temp file in `parent` (`O_CREAT | O_EXCL`, so it is new and ours).
     fn create_temp(
         &self,
@@ -164,7 +221,7 @@ fn temp_name() -> String {
     let pid = rustix::process::getpid().as_raw_nonzero();
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    format!(".codespace-tmp.{pid}.{n}.{nanos:08x}")
+    format!("{TEMP_PREFIX}{pid}.{n}.{nanos:08x}")
 }
 
 /// Gives the new file the old one's owner, so a server running as root does not take

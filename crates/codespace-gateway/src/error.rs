@@ -3,7 +3,10 @@
 
 use codespace_policy::Denial;
 use codespace_protocol::{ErrorBody, ErrorCode};
-use codespace_runner::{FsError, RunnerError};
+use codespace_runner::{FsError, LookupError, PatchErrorKind, PlanError, PlanFailure, RunnerError};
+use codespace_store::StoreError;
+
+use crate::lease::LeaseError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
@@ -11,12 +14,45 @@ pub enum GatewayError {
     WorkspaceNotFound { id: String },
     #[error("{0}")]
     Denied(Denial),
+    #[error(
+        "this workspace has approvals=confirm, and this server has no confirmation holds yet: the change is refused rather than applied unconfirmed"
+    )]
+    ConfirmationUnavailable,
     #[error(transparent)]
     Runner(#[from] RunnerError),
     #[error("{what} must be between 1 and {max}, got {value}")]
     OutputLimit { what: &'static str, value: u64, max: u64 },
+    #[error(transparent)]
+    Patch(#[from] PlanFailure),
+    #[error("expected_versions[{path:?}] = {value:?} is not a version (sha256:<64 hex> or absent)")]
+    BadExpectedVersion { path: String, value: String },
+    #[error("{path:?} is {actual}, expected_versions says {expected}: nothing was written")]
+    VersionConflict { path: String, expected: String, actual: String },
+    #[error(
+        "operation_key was already used in this workspace for a different request (operation {operation_id})"
+    )]
+    KeyConflict { operation_id: String },
+    #[error("{0}")]
+    OperationNotFound(String),
+    #[error(transparent)]
+    Lease(LeaseError),
+    #[error("operation ledger: {0}")]
+    Ledger(Box<StoreError>),
+    #[error(
+        "operation {operation_id} ran (outcome {status}) but the ledger could not record its result: {source}"
+    )]
+    LedgerAfterRun { operation_id: String, status: String, source: Box<StoreError> },
+    /// A refusal recorded earlier in the ledger, returned again as it was.
+    #[error("{}", .0.message)]
+    Recorded(Box<ErrorBody>),
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl From<StoreError> for GatewayError {
+    fn from(e: StoreError) -> Self {
+        GatewayError::Ledger(Box::new(e))
+    }
 }
 
 impl From<FsError> for GatewayError {
@@ -29,17 +65,66 @@ impl GatewayError {
     /// The wire form of this error. Exhaustive by design: a new variant must choose its code.
     pub fn to_body(&self) -> ErrorBody {
         let message = self.to_string();
-        match self {
-            GatewayError::WorkspaceNotFound { .. } => {
-                ErrorBody::new(ErrorCode::WorkspaceNotFound, message)
+        let code = match self {
+            GatewayError::WorkspaceNotFound { .. } => ErrorCode::WorkspaceNotFound,
+            GatewayError::Denied(_) | GatewayError::ConfirmationUnavailable => {
+                ErrorCode::Unauthorized
             }
-            GatewayError::Denied(_) => ErrorBody::new(ErrorCode::Unauthorized, message),
-            GatewayError::OutputLimit { .. } => ErrorBody::new(ErrorCode::OutputLimit, message),
-            GatewayError::Internal(_) => ErrorBody::new(ErrorCode::Internal, message),
+            GatewayError::OutputLimit { .. } => ErrorCode::OutputLimit,
+            GatewayError::Internal(_) => ErrorCode::Internal,
             GatewayError::Runner(
                 RunnerError::InvalidGlob { .. } | RunnerError::InvalidRegex { .. },
-            ) => ErrorBody::new(ErrorCode::InvalidPattern, message),
-            GatewayError::Runner(RunnerError::Fs(fs)) => fs_body(fs),
+            ) => ErrorCode::InvalidPattern,
+            GatewayError::Runner(RunnerError::Fs(fs)) => return fs_body(fs),
+            GatewayError::Patch(PlanFailure::Parse(_)) => ErrorCode::InvalidPatch,
+            GatewayError::Patch(PlanFailure::Plan(PlanError::Lookup {
+                source: LookupError::Fs(fs),
+                ..
+            })) => {
+                let mut body = fs_body(fs);
+                body.message = message;
+                return body;
+            }
+            GatewayError::Patch(PlanFailure::Plan(e)) => match e.kind() {
+                PatchErrorKind::InvalidPatch
+                | PatchErrorKind::ContextMismatch
+                | PatchErrorKind::NotUtf8 => ErrorCode::InvalidPatch,
+                PatchErrorKind::InvalidPath => ErrorCode::PathEscape,
+                PatchErrorKind::AddFileExists => ErrorCode::AddFileExists,
+                PatchErrorKind::MoveDestinationExists => ErrorCode::MoveDestinationExists,
+                PatchErrorKind::FileNotFound => ErrorCode::FileNotFound,
+                PatchErrorKind::NotAFile => ErrorCode::SpecialFileRejected,
+                PatchErrorKind::PathConflict => ErrorCode::PathNotDirectory,
+                // The only other lookup failure: a file above the patch size cap.
+                PatchErrorKind::Lookup => ErrorCode::OutputLimit,
+            },
+            GatewayError::BadExpectedVersion { .. } => ErrorCode::InvalidPatch,
+            GatewayError::VersionConflict { .. } => ErrorCode::VersionConflict,
+            GatewayError::KeyConflict { .. } => ErrorCode::OperationKeyConflict,
+            GatewayError::OperationNotFound(_) => ErrorCode::OperationNotFound,
+            GatewayError::Lease(LeaseError::QueueFull) => ErrorCode::ResourceQueueFull,
+            GatewayError::Lease(LeaseError::Busy) => ErrorCode::WorkspaceBusy,
+            GatewayError::Ledger(_) | GatewayError::LedgerAfterRun { .. } => ErrorCode::LedgerError,
+            GatewayError::Recorded(body) => return (**body).clone(),
+        };
+        let mut body = ErrorBody::new(code, message);
+        body.path = self.path().map(str::to_owned);
+        match self {
+            GatewayError::KeyConflict { operation_id }
+            | GatewayError::LedgerAfterRun { operation_id, .. } => {
+                body.operation_id = Some(operation_id.clone());
+            }
+            _ => {}
+        }
+        body
+    }
+
+    fn path(&self) -> Option<&str> {
+        match self {
+            GatewayError::Patch(PlanFailure::Plan(e)) => e.path(),
+            GatewayError::VersionConflict { path, .. }
+            | GatewayError::BadExpectedVersion { path, .. } => Some(path),
+            _ => None,
         }
     }
 }

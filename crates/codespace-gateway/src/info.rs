@@ -1,7 +1,7 @@
 //! `workspace_info`: the effective contract of a workspace, telling the truth about what
 //! this server enforces.
 
-use codespace_policy::{Action, EnvironmentKind, allow};
+use codespace_policy::{Action, Approvals, EnvironmentKind, allow};
 use codespace_protocol::{
     Availability, DEFAULT_FIND_LIMIT, DEFAULT_READ_LIMIT, EnvironmentInfo, FileCapabilities,
     FilesInfo, IsolationInfo, LIVE_TOOLS, MAX_GREP_LIMIT, MAX_VERSION_PATHS, MAX_WALK_DEPTH,
@@ -84,8 +84,12 @@ impl Gateway {
                 find: Availability { available: can_read },
                 grep: Availability { available: can_read && tool_live(tool::GREP) },
                 version: Availability { available: can_read && tool_live(tool::VERSION) },
+                // A confirm workspace refuses patches until confirmation holds exist.
                 patch: Availability {
-                    available: host_env && permitted(Action::Write) && tool_live("apply_patch"),
+                    available: host_env
+                        && permitted(Action::Write)
+                        && ws.approvals == Approvals::Off
+                        && tool_live(tool::APPLY_PATCH),
                 },
                 capabilities: FileCapabilities {
                     read_range: true,

@@ -8,6 +8,8 @@
 mod error;
 mod files;
 mod info;
+mod lease;
+mod patch;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,8 +17,10 @@ use std::sync::Arc;
 use codespace_policy::{Action, EnvironmentKind, Registry, Workspace, allow};
 use codespace_runner::Root;
 
+pub use codespace_store::Store;
 pub use error::GatewayError;
 pub use info::HostFacts;
+pub use lease::{LeaseError, Leases, MAX_WAITERS};
 
 /// A registered workspace with its opened root (host environments only).
 #[derive(Debug)]
@@ -34,11 +38,12 @@ pub struct StartError {
 }
 
 /// The shared state behind every transport and session.
-#[derive(Debug)]
 pub struct Gateway {
     workspaces: BTreeMap<String, Registered>,
     host: HostFacts,
     server_version: String,
+    store: Arc<Store>,
+    leases: Arc<Leases>,
 }
 
 impl Gateway {
@@ -47,6 +52,7 @@ impl Gateway {
         registry: &Registry,
         host: HostFacts,
         server_version: &str,
+        store: Arc<Store>,
     ) -> Result<Gateway, StartError> {
         let mut workspaces = BTreeMap::new();
         for ws in registry.workspaces() {
@@ -69,7 +75,13 @@ impl Gateway {
             .collect();
         codespace_policy::check_nesting(canonical.iter().map(|(id, p)| (id.as_str(), p.as_path())))
             .map_err(|e| StartError { id: e.key.clone(), reason: e.reason.clone() })?;
-        Ok(Gateway { workspaces, host, server_version: server_version.to_owned() })
+        Ok(Gateway {
+            workspaces,
+            host,
+            server_version: server_version.to_owned(),
+            store,
+            leases: Arc::new(Leases::default()),
+        })
     }
 
     /// Canonical roots of the host workspaces (the server refuses a ledger inside one).

@@ -22,6 +22,15 @@ pub enum ErrorCode {
     SymlinkRejected,
     SpecialFileRejected,
     OutputLimit,
+    WorkspaceBusy,
+    ResourceQueueFull,
+    InvalidPatch,
+    AddFileExists,
+    MoveDestinationExists,
+    VersionConflict,
+    OperationKeyConflict,
+    OperationNotFound,
+    LedgerError,
     Internal,
 }
 
@@ -38,6 +47,15 @@ impl ErrorCode {
         ErrorCode::SymlinkRejected,
         ErrorCode::SpecialFileRejected,
         ErrorCode::OutputLimit,
+        ErrorCode::WorkspaceBusy,
+        ErrorCode::ResourceQueueFull,
+        ErrorCode::InvalidPatch,
+        ErrorCode::AddFileExists,
+        ErrorCode::MoveDestinationExists,
+        ErrorCode::VersionConflict,
+        ErrorCode::OperationKeyConflict,
+        ErrorCode::OperationNotFound,
+        ErrorCode::LedgerError,
         ErrorCode::Internal,
     ];
 
@@ -54,6 +72,15 @@ impl ErrorCode {
             ErrorCode::SymlinkRejected => "SYMLINK_REJECTED",
             ErrorCode::SpecialFileRejected => "SPECIAL_FILE_REJECTED",
             ErrorCode::OutputLimit => "OUTPUT_LIMIT",
+            ErrorCode::WorkspaceBusy => "WORKSPACE_BUSY",
+            ErrorCode::ResourceQueueFull => "RESOURCE_QUEUE_FULL",
+            ErrorCode::InvalidPatch => "INVALID_PATCH",
+            ErrorCode::AddFileExists => "ADD_FILE_EXISTS",
+            ErrorCode::MoveDestinationExists => "MOVE_DESTINATION_EXISTS",
+            ErrorCode::VersionConflict => "VERSION_CONFLICT",
+            ErrorCode::OperationKeyConflict => "OPERATION_KEY_CONFLICT",
+            ErrorCode::OperationNotFound => "OPERATION_NOT_FOUND",
+            ErrorCode::LedgerError => "LEDGER_ERROR",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -79,6 +106,27 @@ impl ErrorCode {
                 "The path is not a regular file (directory, FIFO, socket or device)."
             }
             ErrorCode::OutputLimit => "A limit argument is 0 or above its cap.",
+            ErrorCode::WorkspaceBusy => {
+                "Another mutation or a live process holds the workspace's mutation lease."
+            }
+            ErrorCode::ResourceQueueFull => {
+                "64 requests are already waiting for this workspace's lease."
+            }
+            ErrorCode::InvalidPatch => {
+                "The patch is not valid V4A, or its context does not match the file; the message names the file, chunk and line."
+            }
+            ErrorCode::AddFileExists => "An Add File target already exists.",
+            ErrorCode::MoveDestinationExists => "A Move to destination already exists.",
+            ErrorCode::VersionConflict => {
+                "A file's current version differs from expected_versions; nothing was written."
+            }
+            ErrorCode::OperationKeyConflict => {
+                "The operation_key was already used in this workspace for a different request."
+            }
+            ErrorCode::OperationNotFound => {
+                "No operation with that id (or key in that workspace), or not exactly one of id and key was given."
+            }
+            ErrorCode::LedgerError => "The operation ledger could not be read or written.",
             ErrorCode::Internal => "An invariant of the server failed; this is a bug.",
         }
     }
@@ -100,6 +148,25 @@ impl ErrorCode {
             ErrorCode::SymlinkRejected => "Use the real path; symbolic links are never followed.",
             ErrorCode::SpecialFileRejected => "Only regular files can be read or changed.",
             ErrorCode::OutputLimit => "Use a limit within the advertised cap.",
+            ErrorCode::WorkspaceBusy => {
+                "Wait for it to finish, then retry with backoff. Reads still work."
+            }
+            ErrorCode::ResourceQueueFull => "Retry later with backoff.",
+            ErrorCode::InvalidPatch => "Read the file again and send a corrected patch.",
+            ErrorCode::AddFileExists => "Read the file, then use Update File.",
+            ErrorCode::MoveDestinationExists => {
+                "Pick another destination, or delete it in a separate step first."
+            }
+            ErrorCode::VersionConflict => {
+                "Read the file again and produce a new patch; never force the old one."
+            }
+            ErrorCode::OperationKeyConflict => {
+                "Look up the earlier operation; use a new key only for a new logical change."
+            }
+            ErrorCode::OperationNotFound => "Check the id, or the key and workspace_id.",
+            ErrorCode::LedgerError => {
+                "Do not retry under a new key: check operation_status and the files once the operator has fixed the ledger."
+            }
             ErrorCode::Internal => "Report it; do not treat it as busy.",
         }
     }

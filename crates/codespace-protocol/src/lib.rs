@@ -8,11 +8,13 @@ mod error;
 mod files;
 mod info;
 mod limits;
+mod patch;
 
 pub use error::{ErrorBody, ErrorCode};
 pub use files::*;
 pub use info::*;
 pub use limits::*;
+pub use patch::*;
 
 /// Server name reported in `initialize` and `workspace_info`.
 pub const SERVER_NAME: &str = "codespace";
@@ -24,12 +26,21 @@ pub mod tool {
     pub const FIND: &str = "find";
     pub const GREP: &str = "grep";
     pub const VERSION: &str = "version";
+    pub const APPLY_PATCH: &str = "apply_patch";
+    pub const OPERATION_STATUS: &str = "operation_status";
 }
 
 /// The tools this server exposes, in `tools/list` order. Only implemented tools are listed:
 /// a tool that is not built yet is absent rather than answering with a stub.
-pub const LIVE_TOOLS: &[&str] =
-    &[tool::WORKSPACE_INFO, tool::READ, tool::FIND, tool::GREP, tool::VERSION];
+pub const LIVE_TOOLS: &[&str] = &[
+    tool::WORKSPACE_INFO,
+    tool::READ,
+    tool::FIND,
+    tool::GREP,
+    tool::VERSION,
+    tool::APPLY_PATCH,
+    tool::OPERATION_STATUS,
+];
 
 /// Version string of a missing file.
 pub const VERSION_ABSENT: &str = "absent";

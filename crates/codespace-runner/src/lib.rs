@@ -1,17 +1,23 @@
 //! The execution layer below the gateway: file operations over a rooted workspace
-//! (read windows, versions, glob listing, regex search). Process supervision and the patch
-//! transaction will live here too.
+//! (read windows, versions, glob listing, regex search) and the all-or-nothing patch
+//! transaction. Process supervision will live here too.
 //!
 //! Architecture Invariant: every byte of a workspace file is reached through
 //! `codespace_fs::Root`; this crate never opens a workspace path itself.
 
 mod files;
 mod glob;
+mod patch;
 mod search;
 
 pub use codespace_fs::{FsError, Root, Version, Walk, WalkLimits, Window, WorkspacePath};
+pub use codespace_patch::{ChangeKind, ErrorKind as PatchErrorKind, PatchError, PlanError};
 pub use files::{FindOutcome, find};
 pub use glob::PathGlob;
+pub use patch::{
+    ApplyOutcome, Classification, LookupError, MAX_PATCH_FILE_BYTES, PatchFs, PlanFailure,
+    PlannedWrite, apply, classify, prepare,
+};
 pub use search::{GrepOutcome, GrepRequest, LineMatch, grep};
 
 /// Why a runner file operation failed.

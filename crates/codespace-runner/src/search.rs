@@ -3,6 +3,8 @@
 //! cap or at a deadline, and says so.
 
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use codespace_fs::{FsError, Root, WalkLimits, WorkspacePath};
@@ -50,18 +52,24 @@ pub struct GrepOutcome {
     pub incomplete: bool,
 }
 
+/// Files searched ahead of the in-order consumer, at most: bounds wasted work past the page
+/// end and the matches held in memory.
+const RUN_AHEAD: usize = 64;
+
 pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(req.case_insensitive)
         .line_terminator(Some(b'\n'))
         .build(req.pattern)
         .map_err(|e| RunnerError::InvalidRegex { reason: e.to_string() })?;
-    let mut searcher = SearcherBuilder::new()
-        .line_number(true)
-        .binary_detection(BinaryDetection::quit(b'\0'))
-        .build();
-
     let walk = root.walk(&req.walk)?;
+    let files: Vec<&str> = walk
+        .files
+        .iter()
+        .map(String::as_str)
+        .filter(|p| req.glob.is_none_or(|g| g.is_match(p)))
+        .collect();
+    let wanted = req.offset.saturating_add(req.limit as u64);
     let mut out = GrepOutcome {
         matches: Vec::new(),
         has_more: false,
@@ -69,98 +77,212 @@ pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerErr
         binary_files_skipped: 0,
         incomplete: walk.incomplete,
     };
-    // Matches seen so far, across files, including the skipped ones before `offset`.
-    let mut seen: u64 = 0;
-    let wanted = req.offset.saturating_add(req.limit as u64);
 
-    for path in walk.files.iter().filter(|p| req.glob.is_none_or(|g| g.is_match(p))) {
-        if Instant::now() >= req.deadline || out.files_searched as usize >= req.max_files {
-            out.incomplete = true;
-            break;
+    // Files are searched in parallel but consumed strictly in walk order, so pages are
+    // deterministic; workers stay at most RUN_AHEAD files ahead of the consumer.
+    let shared = Shared {
+        next: AtomicUsize::new(0),
+        state: Mutex::new(State {
+            results: (0..files.len()).map(|_| None).collect(),
+            consumed: 0,
+            stop: false,
+        }),
+        changed: Condvar::new(),
+    };
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+    let mut failure = None;
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let (shared, files, matcher) = (&shared, &files, matcher.clone());
+            scope.spawn(move || worker(root, req, files, &matcher, shared, wanted));
         }
-        let Ok(wp) = WorkspacePath::parse(path) else { continue };
-        let file = match root.open_file(&wp) {
-            Ok(f) => f,
-            // The tree changed under the walk (removed, replaced by a link or a FIFO): the
-            // file is no longer a searchable regular file, so it has no matches.
-            Err(
-                FsError::NotFound { .. }
-                | FsError::SymlinkRejected { .. }
-                | FsError::SpecialFileRejected { .. }
-                | FsError::IsDirectory { .. }
-                | FsError::NotDirectory { .. },
-            ) => continue,
-            Err(e) => return Err(e.into()),
-        };
-        out.files_searched += 1;
-        let mut sink = FileSink {
-            path,
-            req,
-            seen_before: seen,
-            wanted,
-            found: Vec::new(),
-            count: 0,
-            binary: false,
-            full: false,
-        };
-        let reader = DeadlineReader { inner: file, deadline: req.deadline };
-        match searcher.search_reader(&matcher, reader, &mut sink) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::TimedOut => out.incomplete = true,
-            // A read error on one file (it was truncated, the disk failed) ends that file's
-            // search only; the matches found before it stay valid.
-            Err(_) => {}
+        // Matches seen so far, across files, including the skipped ones before `offset`.
+        let mut seen: u64 = 0;
+        for i in 0..files.len() {
+            let result = {
+                let mut st = shared.lock();
+                loop {
+                    if let Some(r) = st.results[i].take() {
+                        st.consumed = i + 1;
+                        break r;
+                    }
+                    st = shared.changed.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+            };
+            shared.changed.notify_all();
+            match result {
+                FileResult::Skipped => {}
+                FileResult::OverBudget => {
+                    out.incomplete = true;
+                    break;
+                }
+                FileResult::Failed(e) => {
+                    failure = Some(e);
+                    break;
+                }
+                FileResult::Binary => {
+                    out.files_searched += 1;
+                    out.binary_files_skipped += 1;
+                }
+                FileResult::Searched { matches, count, timed_out } => {
+                    out.files_searched += 1;
+                    let skip = req.offset.saturating_sub(seen).min(count) as usize;
+                    let room = (wanted - seen.max(req.offset).min(wanted)) as usize;
+                    out.matches.extend(matches.into_iter().skip(skip).take(room));
+                    seen = seen.saturating_add(count);
+                    if seen > wanted {
+                        out.has_more = true;
+                        break;
+                    }
+                    if timed_out {
+                        out.incomplete = true;
+                        break;
+                    }
+                }
+            }
         }
-        if sink.binary {
-            out.binary_files_skipped += 1;
-            continue;
-        }
-        seen += sink.count;
-        let full = sink.full;
-        out.matches.append(&mut sink.found);
-        if full {
-            out.has_more = true;
-            break;
-        }
-        if out.incomplete {
-            break;
-        }
+        shared.lock().stop = true;
+        shared.changed.notify_all();
+    });
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(out),
     }
-    Ok(out)
+}
+
+enum FileResult {
+    /// Not a searchable regular file any more (removed, replaced by a link or a FIFO).
+    Skipped,
+    Binary,
+    /// The file cap or the deadline was reached before this file.
+    OverBudget,
+    Failed(RunnerError),
+    /// Up to `wanted + 1` matches of this file, and how many it had (capped the same way).
+    Searched {
+        matches: Vec<LineMatch>,
+        count: u64,
+        timed_out: bool,
+    },
+}
+
+struct State {
+    results: Vec<Option<FileResult>>,
+    consumed: usize,
+    stop: bool,
+}
+
+struct Shared {
+    next: AtomicUsize,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn worker(
+    root: &Root,
+    req: &GrepRequest<'_>,
+    files: &[&str],
+    matcher: &grep_regex::RegexMatcher,
+    shared: &Shared,
+    wanted: u64,
+) {
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(b'\0'))
+        .build();
+    loop {
+        let i = shared.next.fetch_add(1, Ordering::Relaxed);
+        if i >= files.len() {
+            return;
+        }
+        {
+            let mut st = shared.lock();
+            while !st.stop && i >= st.consumed + RUN_AHEAD {
+                st = shared.changed.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+            if st.stop {
+                return;
+            }
+        }
+        let result = if Instant::now() >= req.deadline || i >= req.max_files {
+            FileResult::OverBudget
+        } else {
+            search_one(root, req, files[i], matcher, &mut searcher, wanted)
+        };
+        shared.lock().results[i] = Some(result);
+        shared.changed.notify_all();
+    }
+}
+
+fn search_one(
+    root: &Root,
+    req: &GrepRequest<'_>,
+    path: &str,
+    matcher: &grep_regex::RegexMatcher,
+    searcher: &mut Searcher,
+    wanted: u64,
+) -> FileResult {
+    let Ok(wp) = WorkspacePath::parse(path) else { return FileResult::Skipped };
+    let file = match root.open_file(&wp) {
+        Ok(f) => f,
+        // The tree changed under the walk: the file is no longer a searchable regular file.
+        Err(
+            FsError::NotFound { .. }
+            | FsError::SymlinkRejected { .. }
+            | FsError::SpecialFileRejected { .. }
+            | FsError::IsDirectory { .. }
+            | FsError::NotDirectory { .. },
+        ) => return FileResult::Skipped,
+        Err(e) => return FileResult::Failed(e.into()),
+    };
+    let mut sink = FileSink {
+        path,
+        max_line_bytes: req.max_line_bytes,
+        cap: wanted + 1,
+        found: Vec::new(),
+        binary: false,
+    };
+    let reader = DeadlineReader { inner: file, deadline: req.deadline };
+    let timed_out = match searcher.search_reader(matcher, reader, &mut sink) {
+        Ok(()) => false,
+        Err(e) if e.kind() == io::ErrorKind::TimedOut => true,
+        // A read error on one file (truncated under us, a failing disk) ends that file's
+        // search only; the matches found before it stay valid.
+        Err(_) => false,
+    };
+    if sink.binary {
+        return FileResult::Binary;
+    }
+    let count = sink.found.len() as u64;
+    FileResult::Searched { matches: sink.found, count, timed_out }
 }
 
 struct FileSink<'a> {
     path: &'a str,
-    req: &'a GrepRequest<'a>,
-    seen_before: u64,
-    /// `offset + limit`: one more match than this means another page exists.
-    wanted: u64,
+    max_line_bytes: usize,
+    /// `offset + limit + 1`: no file needs to report more (one more proves another page).
+    cap: u64,
     found: Vec<LineMatch>,
-    count: u64,
     binary: bool,
-    full: bool,
 }
 
 impl Sink for FileSink<'_> {
     type Error = io::Error;
 
     fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
-        let index = self.seen_before + self.count;
-        if index >= self.wanted {
-            self.full = true;
-            return Ok(false);
-        }
-        self.count += 1;
-        if index >= self.req.offset {
-            let (text, text_truncated) = line_text(mat.bytes(), self.req.max_line_bytes);
-            self.found.push(LineMatch {
-                path: self.path.to_owned(),
-                line: mat.line_number().unwrap_or(0),
-                text,
-                text_truncated,
-            });
-        }
-        Ok(true)
+        let (text, text_truncated) = line_text(mat.bytes(), self.max_line_bytes);
+        self.found.push(LineMatch {
+            path: self.path.to_owned(),
+            line: mat.line_number().unwrap_or(0),
+            text,
+            text_truncated,
+        });
+        Ok((self.found.len() as u64) < self.cap)
     }
 
     fn binary_data(&mut self, _searcher: &Searcher, _offset: u64) -> Result<bool, io::Error> {
@@ -202,6 +324,62 @@ impl<R: Read> Read for DeadlineReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn request<'a>(pattern: &'a str, offset: u64, limit: usize) -> GrepRequest<'a> {
+        GrepRequest {
+            pattern,
+            case_insensitive: false,
+            glob: None,
+            offset,
+            limit,
+            max_line_bytes: 512,
+            max_files: 50_000,
+            walk: WalkLimits::default(),
+            deadline: Instant::now() + std::time::Duration::from_secs(60),
+        }
+    }
+
+    #[test]
+    fn parallel_pages_are_ordered_and_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        for d in 0..20 {
+            std::fs::create_dir(dir.path().join(format!("d{d:02}"))).unwrap();
+            for f in 0..25 {
+                let body =
+                    if (d + f) % 3 == 0 { "hit one\nmiss\nhit two\nhit three\n" } else { "miss\n" };
+                std::fs::write(dir.path().join(format!("d{d:02}/f{f:02}.txt")), body).unwrap();
+            }
+        }
+        std::fs::write(dir.path().join("d05/bin.dat"), b"hit\0binary").unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let all = grep(&root, &request("hit", 0, 2000)).unwrap();
+        assert!(!all.has_more);
+        assert_eq!(all.binary_files_skipped, 1);
+        let expected_files = (0..20)
+            .flat_map(|d| (0..25).map(move |f| (d, f)))
+            .filter(|(d, f)| (d + f) % 3 == 0)
+            .count();
+        assert_eq!(all.matches.len(), expected_files * 3);
+        let mut sorted = all.matches.clone();
+        sorted.sort_by(|a, b| (a.path.as_bytes(), a.line).cmp(&(b.path.as_bytes(), b.line)));
+        assert_eq!(sorted, all.matches, "walk order, then line order");
+        for limit in [7usize, 64, 500] {
+            let mut paged = Vec::new();
+            let mut offset = 0u64;
+            loop {
+                let page = grep(&root, &request("hit", offset, limit)).unwrap();
+                assert!(page.matches.len() <= limit);
+                offset += page.matches.len() as u64;
+                paged.extend(page.matches);
+                if !page.has_more {
+                    break;
+                }
+            }
+            assert_eq!(paged, all.matches, "limit {limit}");
+        }
+        let past = grep(&root, &request("hit", 10_000, 10)).unwrap();
+        assert!(past.matches.is_empty() && !past.has_more);
+    }
 
     #[test]
     fn line_text_cuts_on_char_boundary() {

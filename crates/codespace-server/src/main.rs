@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use codespace_gateway::{Gateway, HostFacts};
+use codespace_gateway::{Gateway, HostFacts, Store};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
@@ -76,13 +76,34 @@ fn doctor(args: cli::DoctorArgs) -> Result<(), Failure> {
 
 fn serve(args: ServeArgs) -> Result<(), Failure> {
     let (registry, _source) = config::load_registry(&args.registry)?;
-    let gateway =
-        Gateway::new(&registry, HostFacts { command_sandbox: false }, env!("CARGO_PKG_VERSION"))
-            .map_err(|e| UsageError(format!("{}: {e}", config_name(&args))))?;
     let state_dir = config::state_dir()?;
-    // Validated now so a bad ledger location fails at start; the ledger itself is opened by
-    // the patch tools, which this version does not expose yet.
-    let _ledger = config::ledger_path(args.operations_db.as_deref(), &state_dir, gateway.roots())?;
+    let roots: Vec<std::path::PathBuf> = registry
+        .workspaces()
+        .map(|w| std::fs::canonicalize(&w.root).unwrap_or_else(|_| w.root.clone()))
+        .collect();
+    let ledger = config::ledger_path(
+        args.operations_db.as_deref(),
+        &state_dir,
+        roots.iter().map(|p| p.as_path()),
+    )?;
+    let store = match &ledger {
+        config::LedgerPath::Memory => Store::open_in_memory(),
+        config::LedgerPath::File(path) => Store::open(path),
+    }
+    .map_err(|e| UsageError(format!("--operations-db: {e}")))?;
+    let gateway = Gateway::new(
+        &registry,
+        HostFacts { command_sandbox: false },
+        env!("CARGO_PKG_VERSION"),
+        Arc::new(store),
+    )
+    .map_err(|e| UsageError(format!("{}: {e}", config_name(&args))))?;
+    // Operations a crash left unfinished are classified from the disk before serving.
+    let recovered =
+        gateway.recover().map_err(|e| Failure::Runtime(format!("ledger recovery: {e}")))?;
+    if !recovered.is_empty() {
+        tracing::info!(count = recovered.len(), "classified interrupted operations");
+    }
     if args.http && args.no_auth && !is_loopback(&args.host) {
         return Err(UsageError(format!(
             "--no-auth is accepted only on a loopback bind, not --host {}",

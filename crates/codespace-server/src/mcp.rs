@@ -96,6 +96,8 @@ impl ServerHandler for CodeSpace {
             tool::FIND => respond(g.find(decode(name, args)?).await),
             tool::GREP => respond(g.grep(decode(name, args)?).await),
             tool::VERSION => respond(g.version(decode(name, args)?).await),
+            tool::APPLY_PATCH => respond(g.apply_patch(decode(name, args)?).await),
+            tool::OPERATION_STATUS => respond(g.operation_status(decode(name, args)?).await),
             other => Err(McpError::invalid_params(format!("tool not found: {other}"), None)),
         }
     }

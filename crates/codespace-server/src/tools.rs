@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use codespace_protocol::{
-    FindParams, FindResult, GrepParams, GrepResult, ReadParams, ReadResult, VersionParams,
+    ApplyPatchParams, ApplyPatchResult, FindParams, FindResult, GrepParams, GrepResult,
+    OperationStatusParams, OperationStatusResult, ReadParams, ReadResult, VersionParams,
     VersionResult, WorkspaceInfo, WorkspaceInfoParams, tool,
 };
 use rmcp::handler::server::common::{schema_for_output, schema_for_type};
@@ -14,9 +15,18 @@ fn spec<P: JsonSchema + 'static, R: JsonSchema + 'static>(
     name: &'static str,
     description: &'static str,
 ) -> Tool {
+    spec_with::<P, R>(name, description, true)
+}
+
+fn spec_with<P: JsonSchema + 'static, R: JsonSchema + 'static>(
+    name: &'static str,
+    description: &'static str,
+    read_only: bool,
+) -> Tool {
     let mut annotations = ToolAnnotations::new();
-    annotations.read_only_hint = Some(true);
-    annotations.destructive_hint = Some(false);
+    annotations.read_only_hint = Some(read_only);
+    annotations.destructive_hint = Some(!read_only);
+    // A replay by operation_key never applies twice; reads are idempotent anyway.
     annotations.idempotent_hint = Some(true);
     annotations.open_world_hint = Some(false);
     Tool::new(name, description, schema_for_type::<P>())
@@ -46,6 +56,15 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
         spec::<VersionParams, VersionResult>(
             tool::VERSION,
             "Versions (sha256 of the whole file, or absent) of up to 1000 workspace-relative paths in one call; a refused path gets its own error.",
+        ),
+        spec_with::<ApplyPatchParams, ApplyPatchResult>(
+            tool::APPLY_PATCH,
+            "Apply a V4A patch (*** Begin Patch ... *** End Patch) all-or-nothing: expected_versions guard, check_only preview, operation_key replay (scoped to the workspace). Every outcome is recorded in a durable ledger.",
+            false,
+        ),
+        spec::<OperationStatusParams, OperationStatusResult>(
+            tool::OPERATION_STATUS,
+            "Look up a recorded patch operation by operation_id, or by operation_key with workspace_id: status, changes, events (minted, planned, finished, recovered). Never re-runs anything.",
         ),
     ])
 }

@@ -10,7 +10,7 @@ import sys
 
 from mcp import Client, StdioServerParameters
 
-EXPECTED_TOOLS = ["workspace_info", "read", "find", "grep", "version"]
+EXPECTED_TOOLS = ["workspace_info", "read", "find", "grep", "version", "apply_patch", "operation_status"]
 
 
 def check(cond, msg):

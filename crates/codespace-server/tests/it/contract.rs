@@ -5,7 +5,8 @@ use serde_json::json;
 
 use crate::support::{Env, call, refused, try_call};
 
-const LIVE_TOOLS: &[&str] = &["workspace_info", "read", "find", "grep", "version"];
+const LIVE_TOOLS: &[&str] =
+    &["workspace_info", "read", "find", "grep", "version", "apply_patch", "operation_status"];
 
 #[tokio::test]
 async fn initialize_reports_identity_instructions_and_tools() {
@@ -81,6 +82,7 @@ async fn workspace_info_tells_the_truth() {
         "ww",
         json!({"profile": "workspace-write", "network": "enabled", "approvals": "confirm"}),
     );
+    env.workspace("plain", json!({"profile": "workspace-write"}));
     env.raw_workspace(
         "boxed",
         json!({"root": "/nonexistent/container/root", "environment": "box"}),
@@ -118,12 +120,19 @@ async fn workspace_info_tells_the_truth() {
     let ww = call(&client, "workspace_info", json!({"workspace_id": "ww"})).await.unwrap();
     let ex = &ww["execution"];
     assert_eq!(ex["permissions"], json!({"read": true, "write": true, "exec": true}));
-    // The tools are not built yet: the contract says so rather than promising them.
+    // approvals=confirm: patches are refused until confirmation holds exist, and it says so.
     assert_eq!(ex["files"]["patch"]["available"], false);
     assert_eq!(ex["process"]["available"], false);
     assert_eq!(ex["network"]["policy"], "enabled");
     assert_eq!(ex["network"]["enforcement"], "none");
     assert_eq!(ex["approvals"], "confirm");
+
+    let plain = call(&client, "workspace_info", json!({"workspace_id": "plain"})).await.unwrap();
+    assert_eq!(plain["execution"]["files"]["patch"]["available"], true);
+    assert_eq!(
+        plain["execution"]["process"]["available"], false,
+        "the process tools are not built yet"
+    );
 
     let boxed = call(&client, "workspace_info", json!({"workspace_id": "boxed"})).await.unwrap();
     let env_info = &boxed["execution"]["environment"];

@@ -8,5 +8,6 @@ mod docs;
 mod files;
 mod http;
 mod interop;
+mod patch;
 mod paths;
 mod support;

@@ -1,0 +1,271 @@
+//! The per-workspace mutation lease: one holder at a time, and an in-memory FIFO of at most
+//! 64 waiters. A waiter whose caller gave up (its future was dropped) leaves the queue; a
+//! grant that reached a caller who already left is passed on. A holder may be a request (a
+//! patch) or, once the process tools exist, a live process; a process holder fails every
+//! waiter with `WORKSPACE_BUSY` rather than keeping them queued.
+//!
+//! Reads never touch the lease.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::oneshot;
+
+/// Most callers that may wait for one workspace.
+pub const MAX_WAITERS: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum LeaseError {
+    /// The queue already holds `MAX_WAITERS` waiters.
+    #[error("{MAX_WAITERS} requests are already waiting for this workspace")]
+    QueueFull,
+    /// The lease is held by a live process (or passed to one while waiting).
+    #[error("a live process holds this workspace's mutation lease")]
+    Busy,
+}
+
+#[derive(Default)]
+struct Slot {
+    held: Option<Holder>,
+    waiters: VecDeque<(u64, oneshot::Sender<Result<(), LeaseError>>)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Holder {
+    Request,
+    Process,
+}
+
+/// All workspaces' leases.
+#[derive(Default)]
+pub struct Leases {
+    slots: Mutex<HashMap<String, Slot>>,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+impl Leases {
+    fn slots(&self) -> MutexGuard<'_, HashMap<String, Slot>> {
+        // A panic while holding this lock leaves plain data; keep serving.
+        self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits (FIFO) for the workspace's lease. Cancel-safe: dropping the future leaves the
+    /// queue, and a grant that raced with the drop is released again.
+    pub async fn acquire(self: &Arc<Self>, workspace: &str) -> Result<Lease, LeaseError> {
+        let rx = {
+            let mut slots = self.slots();
+            let slot = slots.entry(workspace.to_owned()).or_default();
+            match slot.held {
+                None if slot.waiters.is_empty() => {
+                    slot.held = Some(Holder::Request);
+                    return Ok(Lease {
+                        leases: self.clone(),
+                        workspace: workspace.to_owned(),
+                        active: true,
+                    });
+                }
+                Some(Holder::Process) => return Err(LeaseError::Busy),
+                _ => {}
+            }
+            if slot.waiters.len() >= MAX_WAITERS {
+                return Err(LeaseError::QueueFull);
+            }
+            let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let (tx, rx) = oneshot::channel();
+            slot.waiters.push_back((id, tx));
+            Waiting { leases: self.clone(), workspace: workspace.to_owned(), id, rx: Some(rx) }
+        };
+        rx.wait().await
+    }
+
+    /// Waiters currently queued for `workspace`.
+    pub fn waiting(&self, workspace: &str) -> usize {
+        self.slots().get(workspace).map_or(0, |s| s.waiters.len())
+    }
+
+    fn release(&self, workspace: &str) {
+        let mut slots = self.slots();
+        let Some(slot) = slots.get_mut(workspace) else { return };
+        slot.held = None;
+        // Hand over to the first waiter still listening.
+        while let Some((_, tx)) = slot.waiters.pop_front() {
+            slot.held = Some(Holder::Request);
+            if tx.send(Ok(())).is_ok() {
+                return;
+            }
+            slot.held = None;
+        }
+        slots.remove(workspace);
+    }
+
+    /// Turns a request lease into a process lease: every waiter fails with `Busy`.
+    #[allow(dead_code)] // used by the process tools
+    fn to_process(&self, workspace: &str) {
+        let mut slots = self.slots();
+        if let Some(slot) = slots.get_mut(workspace) {
+            slot.held = Some(Holder::Process);
+            for (_, tx) in slot.waiters.drain(..) {
+                let _ = tx.send(Err(LeaseError::Busy));
+            }
+        }
+    }
+
+    fn forget_waiter(&self, workspace: &str, id: u64) {
+        let mut slots = self.slots();
+        if let Some(slot) = slots.get_mut(workspace) {
+            slot.waiters.retain(|(w, _)| *w != id);
+        }
+    }
+}
+
+/// A queued waiter; dropping it leaves the queue.
+struct Waiting {
+    leases: Arc<Leases>,
+    workspace: String,
+    id: u64,
+    rx: Option<oneshot::Receiver<Result<(), LeaseError>>>,
+}
+
+impl Waiting {
+    async fn wait(mut self) -> Result<Lease, LeaseError> {
+        let Some(rx) = self.rx.as_mut() else { return Err(LeaseError::Busy) };
+        let granted = rx.await;
+        self.rx = None;
+        match granted {
+            Ok(Ok(())) => Ok(Lease {
+                leases: self.leases.clone(),
+                workspace: self.workspace.clone(),
+                active: true,
+            }),
+            Ok(Err(e)) => Err(e),
+            // The sender vanished without an answer: only when the slot was torn down.
+            Err(_) => Err(LeaseError::Busy),
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let Some(mut rx) = self.rx.take() else { return };
+        self.leases.forget_waiter(&self.workspace, self.id);
+        // A grant sent just before the drop belongs to nobody now: pass it on.
+        if let Ok(Ok(())) = rx.try_recv() {
+            self.leases.release(&self.workspace);
+        }
+    }
+}
+
+/// The held lease; dropping it releases the workspace to the next waiter.
+pub struct Lease {
+    leases: Arc<Leases>,
+    workspace: String,
+    active: bool,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if self.active {
+            self.leases.release(&self.workspace);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn fifo_order_and_release() {
+        let leases = Arc::new(Leases::default());
+        let first = leases.acquire("w").await.unwrap();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for i in 0..5 {
+            let (l, o) = (leases.clone(), order.clone());
+            tasks.push(tokio::spawn(async move {
+                let _lease = l.acquire("w").await.unwrap();
+                o.lock().unwrap().push(i);
+            }));
+            // Let each task enqueue before the next, to fix the FIFO order.
+            while leases.waiting("w") <= i {
+                tokio::task::yield_now().await;
+            }
+        }
+        drop(first);
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3, 4]);
+        // Other workspaces never wait.
+        let _a = leases.acquire("a").await.unwrap();
+        let _b = leases.acquire("b").await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn queue_is_bounded() {
+        let leases = Arc::new(Leases::default());
+        let _held = leases.acquire("w").await.unwrap();
+        let mut tasks = Vec::new();
+        for _ in 0..MAX_WAITERS {
+            let l = leases.clone();
+            tasks.push(tokio::spawn(async move { l.acquire("w").await.map(drop) }));
+        }
+        while leases.waiting("w") < MAX_WAITERS {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(leases.acquire("w").await.err(), Some(LeaseError::QueueFull));
+        for t in &tasks {
+            t.abort();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_waiter_that_gives_up_leaves_the_queue() {
+        let leases = Arc::new(Leases::default());
+        let held = leases.acquire("w").await.unwrap();
+        let gave_up = tokio::time::timeout(Duration::from_millis(20), leases.acquire("w")).await;
+        assert!(gave_up.is_err());
+        assert_eq!(leases.waiting("w"), 0);
+        drop(held);
+        // The lease is free, not stuck with the departed waiter.
+        let again = tokio::time::timeout(Duration::from_secs(1), leases.acquire("w")).await;
+        assert!(again.is_ok_and(|r| r.is_ok()));
+    }
+
+    #[tokio::test]
+    async fn a_grant_racing_a_drop_is_passed_on() {
+        let leases = Arc::new(Leases::default());
+        let held = leases.acquire("w").await.unwrap();
+        let l = leases.clone();
+        let waiter = tokio::spawn(async move { l.acquire("w").await.map(drop) });
+        while leases.waiting("w") < 1 {
+            tokio::task::yield_now().await;
+        }
+        let l2 = leases.clone();
+        let second = tokio::spawn(async move { l2.acquire("w").await.map(drop) });
+        while leases.waiting("w") < 2 {
+            tokio::task::yield_now().await;
+        }
+        waiter.abort();
+        drop(held);
+        assert!(tokio::time::timeout(Duration::from_secs(1), second).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_process_holder_fails_waiters_busy() {
+        let leases = Arc::new(Leases::default());
+        let held = leases.acquire("w").await.unwrap();
+        let l = leases.clone();
+        let waiter = tokio::spawn(async move { l.acquire("w").await.map(drop) });
+        while leases.waiting("w") < 1 {
+            tokio::task::yield_now().await;
+        }
+        leases.to_process("w");
+        assert_eq!(waiter.await.unwrap().err(), Some(LeaseError::Busy));
+        assert_eq!(leases.acquire("w").await.err(), Some(LeaseError::Busy));
+        drop(held);
+        assert!(leases.acquire("w").await.is_ok());
+    }
+}

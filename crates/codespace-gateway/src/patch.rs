@@ -1,0 +1,419 @@
+//! `apply_patch` and `operation_status`: lease, ledger, expected versions, plan, write,
+//! verify, finish; and the classification of operations a crash left unfinished.
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use codespace_policy::{Action, Approvals};
+use codespace_protocol::{
+    ApplyPatchParams, ApplyPatchResult, ChangeKind as WireKind, ErrorBody, FileChange,
+    OperationEvent, OperationStatusParams, OperationStatusResult, PatchStatus,
+};
+use codespace_runner::{
+    ApplyOutcome, ChangeKind, Classification, PlannedWrite, Root, Version, WorkspacePath,
+};
+use codespace_store::{Begin, OpStatus, OperationRecord, PlannedFile, Store};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::{Gateway, GatewayError, blocking};
+
+/// What the ledger keeps as an operation's result: the success or the refusal the caller got.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Recorded {
+    Result(ApplyPatchResult),
+    Error(ErrorBody),
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// `sha256:` of the canonical request: workspace, patch, expected versions, check_only. The
+/// key and work_id are not part of it: they name the request, they do not change it.
+fn fingerprint(p: &ApplyPatchParams) -> String {
+    let canonical = serde_json::json!({
+        "workspace_id": p.workspace_id,
+        "patch": p.patch,
+        "expected_versions": p.expected_versions,
+        "check_only": p.check_only.unwrap_or(false),
+    });
+    let digest = Sha256::digest(canonical.to_string().as_bytes());
+    format!("sha256:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+fn wire_kind(k: ChangeKind) -> WireKind {
+    match k {
+        ChangeKind::Add => WireKind::Add,
+        ChangeKind::Update => WireKind::Update,
+        ChangeKind::Delete => WireKind::Delete,
+        ChangeKind::Move => WireKind::Move,
+    }
+}
+
+fn wire_status(s: OpStatus) -> PatchStatus {
+    match s {
+        OpStatus::Applied => PatchStatus::Applied,
+        OpStatus::Checked => PatchStatus::Checked,
+        OpStatus::Rejected => PatchStatus::Rejected,
+        OpStatus::FailedRolledBack => PatchStatus::FailedRolledBack,
+        OpStatus::FailedPartial => PatchStatus::FailedPartial,
+        // Unfinished rows read as unknown: they may have executed.
+        OpStatus::Unknown | OpStatus::Pending | OpStatus::Applying => PatchStatus::Unknown,
+    }
+}
+
+fn store_status(s: PatchStatus) -> OpStatus {
+    match s {
+        PatchStatus::Applied => OpStatus::Applied,
+        PatchStatus::Checked => OpStatus::Checked,
+        PatchStatus::Rejected => OpStatus::Rejected,
+        PatchStatus::FailedRolledBack => OpStatus::FailedRolledBack,
+        PatchStatus::FailedPartial => OpStatus::FailedPartial,
+        PatchStatus::Unknown => OpStatus::Unknown,
+    }
+}
+
+fn changes_of(writes: &[PlannedWrite]) -> Vec<FileChange> {
+    writes
+        .iter()
+        .map(|w| FileChange {
+            path: w.path.as_str().to_owned(),
+            kind: wire_kind(w.kind),
+            move_from: w.move_from.clone(),
+            before_version: w.before_version().to_string(),
+            after_version: w.after_version().to_string(),
+        })
+        .collect()
+}
+
+fn changes_of_plan(plan: &[PlannedFile]) -> Vec<FileChange> {
+    plan.iter()
+        .map(|f| FileChange {
+            path: f.path.clone(),
+            kind: match f.kind.as_str() {
+                "add" => WireKind::Add,
+                "delete" => WireKind::Delete,
+                "move" => WireKind::Move,
+                _ => WireKind::Update,
+            },
+            move_from: f.move_from.clone(),
+            before_version: f.before_version.clone(),
+            after_version: f.after_version.clone(),
+        })
+        .collect()
+}
+
+fn kind_name(k: WireKind) -> &'static str {
+    match k {
+        WireKind::Add => "add",
+        WireKind::Update => "update",
+        WireKind::Delete => "delete",
+        WireKind::Move => "move",
+    }
+}
+
+impl Gateway {
+    pub async fn apply_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
+        let root = self.authorized_root(&p.workspace_id, Action::Write)?;
+        let reg = self.lookup(&p.workspace_id)?;
+        if reg.ws.approvals == Approvals::Confirm {
+            return Err(GatewayError::ConfirmationUnavailable);
+        }
+        let store = self.store.clone();
+        // A retry of a finished operation is answered from the ledger without queueing.
+        if let Some(key) = p.operation_key.clone() {
+            let (st, ws, fp) = (store.clone(), p.workspace_id.clone(), fingerprint(&p));
+            let done =
+                blocking(move || Ok(st.get_by_key(&ws, &key)?.filter(|r| r.finished_at.is_some())))
+                    .await?;
+            if let Some(rec) = done {
+                return if rec.fingerprint == fp {
+                    replay(rec)
+                } else {
+                    Err(GatewayError::KeyConflict { operation_id: rec.operation_id })
+                };
+            }
+        }
+        // Reads never wait on this; only mutations queue here, in arrival order.
+        let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
+        let result = blocking(move || transaction(&root, &store, p)).await;
+        drop(lease);
+        result
+    }
+
+    pub async fn operation_status(
+        &self,
+        p: OperationStatusParams,
+    ) -> Result<OperationStatusResult, GatewayError> {
+        let store = self.store.clone();
+        blocking(move || {
+            let record = match (p.operation_id.as_deref(), p.operation_key.as_deref()) {
+                (Some(id), None) => store.get(id)?,
+                (None, Some(key)) => {
+                    let ws = p.workspace_id.as_deref().filter(|w| !w.is_empty()).ok_or_else(|| {
+                        GatewayError::OperationNotFound("operation_key needs its workspace_id: keys are scoped to a workspace".to_owned())
+                    })?;
+                    store.get_by_key(ws, key)?
+                }
+                _ => {
+                    return Err(GatewayError::OperationNotFound(
+                        "give exactly one of operation_id, or operation_key with workspace_id".to_owned(),
+                    ));
+                }
+            };
+            let record = record.ok_or_else(|| GatewayError::OperationNotFound("no such operation".to_owned()))?;
+            Ok(status_of(record))
+        })
+        .await
+    }
+
+    /// Classifies every operation a crash left unfinished, from the disk. Run once at start,
+    /// before serving.
+    pub fn recover(&self) -> Result<Vec<(String, PatchStatus)>, GatewayError> {
+        let mut report = Vec::new();
+        for rec in self.store.unfinished()? {
+            let root = self.workspaces.get(&rec.workspace_id).and_then(|r| r.root.clone());
+            let (status, reason, unrestored) = classify_record(root.as_deref(), &rec);
+            let changes = changes_of_plan(&rec.plan);
+            let result = ApplyPatchResult {
+                status,
+                operation_id: rec.operation_id.clone(),
+                replayed: false,
+                files: changes.iter().map(|c| c.path.clone()).collect(),
+                changes,
+                unrestored,
+                failure: Some(reason.to_owned()),
+                work_id: None,
+            };
+            let json = serde_json::to_string(&Recorded::Result(result))
+                .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
+            self.store.recover(&rec.operation_id, store_status(status), &json, reason, now())?;
+            tracing::info!(operation_id = %rec.operation_id, status = ?status, "recovered an interrupted operation");
+            report.push((rec.operation_id, status));
+        }
+        Ok(report)
+    }
+}
+
+fn classify_record(
+    root: Option<&Root>,
+    rec: &OperationRecord,
+) -> (PatchStatus, &'static str, Vec<String>) {
+    match rec.status {
+        OpStatus::Pending => (
+            PatchStatus::Rejected,
+            "interrupted before the plan was recorded: nothing was written",
+            vec![],
+        ),
+        _ => {
+            let Some(root) = root else {
+                return (
+                    PatchStatus::Unknown,
+                    "interrupted; the workspace is no longer registered, so the disk cannot tell",
+                    vec![],
+                );
+            };
+            for f in &rec.plan {
+                if let Ok(p) = WorkspacePath::parse(&f.path) {
+                    let _ = root.remove_stale_temp_files(&p);
+                }
+            }
+            let triples: Vec<(String, String, String)> = rec
+                .plan
+                .iter()
+                .map(|f| (f.path.clone(), f.before_version.clone(), f.after_version.clone()))
+                .collect();
+            match codespace_runner::classify(root, &triples) {
+                Classification::AllAfter => (
+                    PatchStatus::Applied,
+                    "interrupted after writing: every file holds its planned content",
+                    vec![],
+                ),
+                Classification::AllBefore => (
+                    PatchStatus::Rejected,
+                    "interrupted before any write took effect: every file holds its old content",
+                    vec![],
+                ),
+                Classification::Mixed => {
+                    let changed = rec
+                        .plan
+                        .iter()
+                        .filter(|f| {
+                            WorkspacePath::parse(&f.path)
+                                .ok()
+                                .and_then(|p| root.version(&p).ok())
+                                .is_some_and(|v| v.to_string() != f.before_version)
+                        })
+                        .map(|f| f.path.clone())
+                        .collect();
+                    (
+                        PatchStatus::FailedPartial,
+                        "interrupted while writing: some files hold new content, some old",
+                        changed,
+                    )
+                }
+                Classification::Unknown => (
+                    PatchStatus::Unknown,
+                    "interrupted; a file holds neither its old nor its new content",
+                    vec![],
+                ),
+            }
+        }
+    }
+}
+
+fn status_of(rec: OperationRecord) -> OperationStatusResult {
+    let recorded: Option<Recorded> =
+        rec.result_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
+    let (changes, error) = match recorded {
+        Some(Recorded::Result(r)) => (r.changes, None),
+        Some(Recorded::Error(e)) => (changes_of_plan(&rec.plan), Some(e)),
+        None => (changes_of_plan(&rec.plan), None),
+    };
+    OperationStatusResult {
+        operation_id: rec.operation_id,
+        status: wire_status(rec.status),
+        replayed: false,
+        kind: "patch".to_owned(),
+        workspace_id: rec.workspace_id,
+        operation_key: rec.operation_key,
+        created_at: rec.created_at,
+        finished_at: rec.finished_at,
+        recovered: rec.events.iter().any(|e| e.name == "recovered"),
+        files: changes.iter().map(|c| c.path.clone()).collect(),
+        changes,
+        events: rec
+            .events
+            .into_iter()
+            .map(|e| OperationEvent { at: e.at, name: e.name, status: e.status, reason: e.reason })
+            .collect(),
+        error,
+    }
+}
+
+/// Everything after the lease: begin, check, plan, write, verify, finish.
+fn transaction(
+    root: &Root,
+    store: &Arc<Store>,
+    p: ApplyPatchParams,
+) -> Result<ApplyPatchResult, GatewayError> {
+    let fp = fingerprint(&p);
+    let op = match store.begin(&p.workspace_id, p.operation_key.as_deref(), &fp, now())? {
+        Begin::Fresh { operation_id } => operation_id,
+        Begin::Replayed(rec) => return replay(rec),
+        Begin::KeyConflict(rec) => {
+            return Err(GatewayError::KeyConflict { operation_id: rec.operation_id });
+        }
+    };
+    let outcome = run(root, store, &op, &p);
+    let (status, recorded, reason) = match &outcome {
+        Ok(r) => (store_status(r.status), Recorded::Result(r.clone()), r.failure.as_deref()),
+        Err(e) => {
+            let mut body = e.to_body();
+            body.operation_id = Some(op.clone());
+            (OpStatus::Rejected, Recorded::Error(body), None)
+        }
+    };
+    let json = serde_json::to_string(&recorded)
+        .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
+    store.finish(&op, status, &json, reason, now()).map_err(|e| GatewayError::LedgerAfterRun {
+        operation_id: op.clone(),
+        status: format!("{status:?}"),
+        source: Box::new(e),
+    })?;
+    match recorded {
+        Recorded::Result(r) => Ok(r),
+        Recorded::Error(body) => Err(GatewayError::Recorded(Box::new(body))),
+    }
+}
+
+fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayError> {
+    let recorded: Option<Recorded> =
+        rec.result_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
+    match recorded {
+        Some(Recorded::Result(mut r)) => {
+            r.replayed = true;
+            Ok(r)
+        }
+        Some(Recorded::Error(body)) => Err(GatewayError::Recorded(Box::new(body))),
+        // The first request with this key has not finished (or never will): say so.
+        None => Ok(ApplyPatchResult {
+            status: PatchStatus::Unknown,
+            operation_id: rec.operation_id,
+            replayed: true,
+            files: rec.plan.iter().map(|f| f.path.clone()).collect(),
+            changes: changes_of_plan(&rec.plan),
+            unrestored: vec![],
+            failure: Some("the first request with this key has not finished".to_owned()),
+            work_id: None,
+        }),
+    }
+}
+
+fn run(
+    root: &Root,
+    store: &Store,
+    op: &str,
+    p: &ApplyPatchParams,
+) -> Result<ApplyPatchResult, GatewayError> {
+    for (path, expected) in &p.expected_versions {
+        let wp = WorkspacePath::parse(path)?;
+        let want = Version::from_str(expected).map_err(|_| GatewayError::BadExpectedVersion {
+            path: path.clone(),
+            value: expected.clone(),
+        })?;
+        let now = root.version(&wp)?;
+        if now != want {
+            return Err(GatewayError::VersionConflict {
+                path: wp.as_str().to_owned(),
+                expected: want.to_string(),
+                actual: now.to_string(),
+            });
+        }
+    }
+    let writes = codespace_runner::prepare(root, &p.patch)?;
+    let changes = changes_of(&writes);
+    let mut result = ApplyPatchResult {
+        status: PatchStatus::Checked,
+        operation_id: op.to_owned(),
+        replayed: false,
+        files: changes.iter().map(|c| c.path.clone()).collect(),
+        changes,
+        unrestored: vec![],
+        failure: None,
+        work_id: p.work_id.clone(),
+    };
+    if p.check_only.unwrap_or(false) {
+        return Ok(result);
+    }
+    let plan: Vec<PlannedFile> = result
+        .changes
+        .iter()
+        .map(|c| PlannedFile {
+            path: c.path.clone(),
+            kind: kind_name(c.kind).to_owned(),
+            before_version: c.before_version.clone(),
+            after_version: c.after_version.clone(),
+            move_from: c.move_from.clone(),
+        })
+        .collect();
+    // Durable before the first write, so a crash from here on is classified from the disk.
+    store.record_plan(op, &plan, now())?;
+    match codespace_runner::apply(root, &writes) {
+        ApplyOutcome::Applied => result.status = PatchStatus::Applied,
+        ApplyOutcome::RolledBack { failure } => {
+            result.status = PatchStatus::FailedRolledBack;
+            result.failure = Some(failure);
+        }
+        ApplyOutcome::Partial { failure, unrestored } => {
+            result.status = PatchStatus::FailedPartial;
+            result.failure = Some(failure);
+            result.unrestored = unrestored;
+        }
+    }
+    Ok(result)
+}

@@ -1,0 +1,150 @@
+//! Parameters and results of `apply_patch` and `operation_status`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::is_false;
+
+/// Arguments of `apply_patch`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ApplyPatchParams {
+    /// Registered workspace id.
+    pub workspace_id: String,
+    /// V4A patch text (`*** Begin Patch` ... `*** End Patch`).
+    pub patch: String,
+    /// Path -> version (`sha256:<hex>` or `absent`) each file must have now; checked against
+    /// the disk before anything is written.
+    #[serde(default)]
+    pub expected_versions: BTreeMap<String, String>,
+    /// Idempotency key for this logical change, scoped to the workspace: a retry with the same
+    /// key and the same request returns the recorded result instead of applying again.
+    #[serde(default)]
+    pub operation_key: Option<String>,
+    /// Plan and check only; write nothing (status `checked`).
+    #[serde(default)]
+    pub check_only: Option<bool>,
+    /// Echoed back.
+    #[serde(default)]
+    pub work_id: Option<String>,
+}
+
+/// Outcome of a patch operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PatchStatus {
+    /// Every file now holds exactly the planned bytes.
+    Applied,
+    /// `check_only`: the patch applies; nothing was written.
+    Checked,
+    /// Refused before the first write (or recovered as not applied); nothing changed.
+    Rejected,
+    /// A write or the verification failed; every file was restored.
+    FailedRolledBack,
+    /// A write failed and some files could not be restored: see `unrestored`.
+    FailedPartial,
+    /// The outcome cannot be told from the disk; inspect the files.
+    Unknown,
+}
+
+/// Kind of one file change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    Add,
+    Update,
+    Delete,
+    Move,
+}
+
+/// One planned or applied file change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FileChange {
+    pub path: String,
+    pub kind: ChangeKind,
+    /// For `move`: the source path (which appears as its own `delete`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub move_from: Option<String>,
+    /// Version before (`absent` for an add).
+    pub before_version: String,
+    /// Version after (`absent` for a delete).
+    pub after_version: String,
+}
+
+/// Result of `apply_patch`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ApplyPatchResult {
+    pub status: PatchStatus,
+    /// `op-<uuid>`, minted by the server.
+    pub operation_id: String,
+    /// True when this result was replayed from the ledger by `operation_key`.
+    pub replayed: bool,
+    /// Affected workspace-relative paths.
+    pub files: Vec<String>,
+    pub changes: Vec<FileChange>,
+    /// `failed_partial`: the paths whose previous content could not be restored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrestored: Vec<String>,
+    /// Why a write failed, for the `failed_*` statuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_id: Option<String>,
+}
+
+/// Arguments of `operation_status`: an `operation_id`, or an `operation_key` with its
+/// `workspace_id` (keys are scoped to a workspace).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct OperationStatusParams {
+    #[serde(default)]
+    pub operation_id: Option<String>,
+    #[serde(default)]
+    pub operation_key: Option<String>,
+    #[serde(default)]
+    pub workspace_id: Option<String>,
+}
+
+/// One entry of an operation's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OperationEvent {
+    /// Unix seconds.
+    pub at: i64,
+    /// `minted`, `planned`, `finished` or `recovered`.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Result of `operation_status`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct OperationStatusResult {
+    pub operation_id: String,
+    /// `unknown` while the operation has not finished.
+    pub status: PatchStatus,
+    /// Always false here.
+    pub replayed: bool,
+    /// Always `patch`.
+    pub kind: String,
+    pub workspace_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_key: Option<String>,
+    /// Unix seconds.
+    pub created_at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<i64>,
+    /// The operation was classified at server start after an interruption.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub recovered: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FileChange>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<OperationEvent>,
+    /// The refusal recorded for a `rejected` operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::ErrorBody>,
+}

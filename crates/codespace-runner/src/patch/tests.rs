@@ -1,0 +1,260 @@
+//! Transaction tests with injected faults: a failing write midway, a write that lands other
+//! bytes than planned, a restore that fails too.
+
+use std::cell::Cell;
+use std::path::Path;
+
+use super::*;
+
+fn tree() -> (tempfile::TempDir, Root) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a1\na2\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "b1\n").unwrap();
+    std::fs::write(dir.path().join("gone.txt"), "bye\n").unwrap();
+    let root = Root::open(dir.path()).unwrap();
+    (dir, root)
+}
+
+const PATCH: &str = "*** Begin Patch
+*** Update File: a.txt
+@@
+-a1
++A1
+*** Add File: new/deep/c.txt
++c
+*** Delete File: gone.txt
+*** Update File: b.txt
+*** Move to: moved/b.txt
+@@
+-b1
++B1
+*** End Patch
+";
+
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let rel = e.path().strip_prefix(base).unwrap().display().to_string();
+            if e.file_type().unwrap().is_dir() {
+                out.push((format!("{rel}/"), Vec::new()));
+                walk(base, &e.path(), out);
+            } else {
+                out.push((rel, std::fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// Fails the `fail_at`-th write or removal; optionally fails every restore too, or writes
+/// other bytes than asked.
+struct Faulty<'a> {
+    root: &'a Root,
+    calls: Cell<usize>,
+    fail_at: usize,
+    fail_restores: bool,
+    corrupt: bool,
+}
+
+impl Faulty<'_> {
+    fn tick(&self, path: &WorkspacePath) -> Result<(), FsError> {
+        let n = self.calls.get() + 1;
+        self.calls.set(n);
+        if n == self.fail_at || (self.fail_restores && n > self.fail_at) {
+            return Err(FsError::Io {
+                path: path.as_str().to_owned(),
+                op: "write",
+                source: std::io::Error::other("injected"),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl PatchFs for Faulty<'_> {
+    fn exists(&self, p: &WorkspacePath) -> Result<bool, FsError> {
+        self.root.exists(p)
+    }
+    fn create_dirs(&self, p: &WorkspacePath) -> Result<(), FsError> {
+        Root::create_dirs(self.root, p)
+    }
+    fn write_atomic(
+        &self,
+        p: &WorkspacePath,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> Result<(), FsError> {
+        self.tick(p)?;
+        if self.corrupt && self.calls.get() == 1 {
+            return Root::write_atomic(self.root, p, b"tampered\n", mode);
+        }
+        Root::write_atomic(self.root, p, bytes, mode)
+    }
+    fn remove_file(&self, p: &WorkspacePath) -> Result<(), FsError> {
+        self.tick(p)?;
+        Root::remove_file(self.root, p)
+    }
+    fn remove_empty_dir(&self, p: &WorkspacePath) -> Result<(), FsError> {
+        Root::remove_empty_dir(self.root, p)
+    }
+    fn version(&self, p: &WorkspacePath) -> Result<Version, FsError> {
+        Root::version(self.root, p)
+    }
+}
+
+#[test]
+fn applies_all_changes_and_verifies() {
+    let (dir, root) = tree();
+    let writes = prepare(&root, PATCH).unwrap();
+    assert_eq!(apply(&root, &writes), ApplyOutcome::Applied);
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "A1\na2\n");
+    assert_eq!(std::fs::read_to_string(dir.path().join("new/deep/c.txt")).unwrap(), "c\n");
+    assert_eq!(std::fs::read_to_string(dir.path().join("moved/b.txt")).unwrap(), "B1\n");
+    assert!(!dir.path().join("gone.txt").exists() && !dir.path().join("b.txt").exists());
+    let plan: Vec<_> = writes
+        .iter()
+        .map(|w| {
+            (
+                w.path.as_str().to_owned(),
+                w.before_version().to_string(),
+                w.after_version().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(classify(&root, &plan), Classification::AllAfter);
+}
+
+#[test]
+fn a_failure_at_every_step_rolls_back_to_the_exact_tree() {
+    for fail_at in 1..=5 {
+        let (dir, root) = tree();
+        let before = snapshot(dir.path());
+        let writes = prepare(&root, PATCH).unwrap();
+        let plan: Vec<_> = writes
+            .iter()
+            .map(|w| {
+                (
+                    w.path.as_str().to_owned(),
+                    w.before_version().to_string(),
+                    w.after_version().to_string(),
+                )
+            })
+            .collect();
+        let fs = Faulty {
+            root: &root,
+            calls: Cell::new(0),
+            fail_at,
+            fail_restores: false,
+            corrupt: false,
+        };
+        match apply(&fs, &writes) {
+            ApplyOutcome::RolledBack { failure } => {
+                assert!(failure.contains("injected"), "{failure}")
+            }
+            other => panic!("fail_at {fail_at}: {other:?}"),
+        }
+        assert_eq!(
+            snapshot(dir.path()),
+            before,
+            "fail_at {fail_at}: tree restored, new dirs removed"
+        );
+        assert_eq!(classify(&root, &plan), Classification::AllBefore);
+    }
+}
+
+#[test]
+fn a_verification_mismatch_restores_the_snapshot() {
+    let (dir, root) = tree();
+    let before = snapshot(dir.path());
+    let writes = prepare(&root, PATCH).unwrap();
+    let fs = Faulty {
+        root: &root,
+        calls: Cell::new(0),
+        fail_at: usize::MAX,
+        fail_restores: false,
+        corrupt: true,
+    };
+    match apply(&fs, &writes) {
+        ApplyOutcome::RolledBack { failure } => {
+            assert!(failure.contains("verification failed"), "{failure}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn a_failed_restore_is_reported_as_partial() {
+    let (dir, root) = tree();
+    let writes = prepare(&root, PATCH).unwrap();
+    let fs = Faulty {
+        root: &root,
+        calls: Cell::new(0),
+        fail_at: 3,
+        fail_restores: true,
+        corrupt: false,
+    };
+    match apply(&fs, &writes) {
+        ApplyOutcome::Partial { unrestored, .. } => {
+            assert!(!unrestored.is_empty());
+            assert!(unrestored.iter().any(|p| p == "a.txt"), "{unrestored:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "A1\na2\n");
+}
+
+#[test]
+fn modes_are_kept_and_moves_carry_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, root) = tree();
+    std::fs::set_permissions(dir.path().join("a.txt"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    std::fs::set_permissions(dir.path().join("b.txt"), std::fs::Permissions::from_mode(0o600))
+        .unwrap();
+    let writes = prepare(&root, PATCH).unwrap();
+    assert_eq!(apply(&root, &writes), ApplyOutcome::Applied);
+    let mode =
+        |p: &str| std::fs::metadata(dir.path().join(p)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode("a.txt"), 0o755);
+    assert_eq!(mode("moved/b.txt"), 0o600);
+}
+
+#[test]
+fn hard_linked_targets_are_replaced_not_written_through() {
+    let (dir, root) = tree();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.txt");
+    std::fs::write(&victim, "a1\na2\n").unwrap();
+    std::fs::remove_file(dir.path().join("a.txt")).unwrap();
+    std::fs::hard_link(&victim, dir.path().join("a.txt")).unwrap();
+    let writes = prepare(&root, PATCH).unwrap();
+    assert_eq!(apply(&root, &writes), ApplyOutcome::Applied);
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "a1\na2\n",
+        "the outside inode is untouched"
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "A1\na2\n");
+}
+
+#[test]
+fn classify_tells_before_after_mixed_unknown() {
+    let (dir, root) = tree();
+    let v = |s: &str| Version::of_bytes(s.as_bytes()).to_string();
+    let plan = vec![
+        ("a.txt".to_owned(), v("a1\na2\n"), v("new\n")),
+        ("b.txt".to_owned(), v("b1\n"), v("B\n")),
+    ];
+    assert_eq!(classify(&root, &plan), Classification::AllBefore);
+    std::fs::write(dir.path().join("a.txt"), "new\n").unwrap();
+    assert_eq!(classify(&root, &plan), Classification::Mixed);
+    std::fs::write(dir.path().join("b.txt"), "B\n").unwrap();
+    assert_eq!(classify(&root, &plan), Classification::AllAfter);
+    std::fs::write(dir.path().join("b.txt"), "torn").unwrap();
+    assert_eq!(classify(&root, &plan), Classification::Unknown);
+}

@@ -1,0 +1,187 @@
+//! Patch benchmark, in one run: (1) plan and apply a 50-chunk V4A patch to a 20,000-line file
+//! with the engine in-process vs GNU `patch` applying the equivalent unified diff; (2) the
+//! `apply_patch` round trip over stdio for a one-line change (durable file ledger) vs the
+//! client's `ping`. Each figure is printed against its floor measured in the same run.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use codespace_runner::Root;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::{Value, json};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn line(i: usize) -> String {
+    format!("    let value_{i} = compute({i}, \"line {i}\");")
+}
+
+fn binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe.parent().unwrap().parent().unwrap().join("codespace");
+    assert!(bin.exists(), "{} missing: run `cargo bench -p codespace-server`", bin.display());
+    bin
+}
+
+#[tokio::main]
+async fn main() {
+    let tmp = tempfile::tempdir().unwrap();
+    let original: String = (0..20_000).map(|i| line(i) + "\n").collect();
+    let changed_at: Vec<usize> = (0..50).map(|c| 200 + c * 395).collect();
+    let mut v4a = String::from("*** Begin Patch\n*** Update File: big.rs\n");
+    let mut diff = String::from("--- big.rs\n+++ big.rs\n");
+    for &at in &changed_at {
+        v4a.push_str("@@\n");
+        for i in at - 3..at {
+            v4a.push_str(&format!(" {}\n", line(i)));
+        }
+        v4a.push_str(&format!("-{}\n+{}  // changed\n", line(at), line(at)));
+        for i in at + 1..at + 4 {
+            v4a.push_str(&format!(" {}\n", line(i)));
+        }
+        diff.push_str(&format!(
+            "@@ -{} +{} @@\n",
+            format_args!("{},7", at - 2),
+            format_args!("{},7", at - 2)
+        ));
+        for i in at - 3..at {
+            diff.push_str(&format!(" {}\n", line(i)));
+        }
+        diff.push_str(&format!("-{}\n+{}  // changed\n", line(at), line(at)));
+        for i in at + 1..at + 4 {
+            diff.push_str(&format!(" {}\n", line(i)));
+        }
+    }
+    v4a.push_str("*** End Patch\n");
+    let diff_path = tmp.path().join("change.diff");
+    std::fs::write(&diff_path, &diff).unwrap();
+
+    let rounds = 30;
+    let (mut plan_only, mut plain, mut engine, mut gnu) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let engine_dir = tmp.path().join("engine");
+    let gnu_dir = tmp.path().join("gnu");
+    std::fs::create_dir_all(&engine_dir).unwrap();
+    std::fs::create_dir_all(&gnu_dir).unwrap();
+    let root = Root::open(&engine_dir).unwrap();
+    let mut expected = None;
+    for _ in 0..rounds {
+        std::fs::write(engine_dir.join("big.rs"), &original).unwrap();
+        std::fs::write(gnu_dir.join("big.rs"), &original).unwrap();
+
+        let t = Instant::now();
+        let parsed = codespace_patch::parse(&v4a).unwrap();
+        let planned = codespace_patch::plan(&parsed, |_| {
+            Ok::<_, std::convert::Infallible>(codespace_patch::Entry::File(
+                original.as_bytes().to_vec(),
+            ))
+        })
+        .unwrap();
+        plan_only.push(t.elapsed());
+        assert_eq!(planned.changes.len(), 1);
+
+        // Same work as GNU patch does: read, plan, write a new file, rename; no fsync.
+        let t = Instant::now();
+        let text = std::fs::read(engine_dir.join("big.rs")).unwrap();
+        let parsed = codespace_patch::parse(&v4a).unwrap();
+        let planned = codespace_patch::plan(&parsed, |_| {
+            Ok::<_, std::convert::Infallible>(codespace_patch::Entry::File(text.clone()))
+        })
+        .unwrap();
+        let tmp_file = engine_dir.join(".big.rs.tmp");
+        std::fs::write(&tmp_file, planned.changes[0].after.as_ref().unwrap()).unwrap();
+        std::fs::rename(&tmp_file, engine_dir.join("big.rs")).unwrap();
+        plain.push(t.elapsed());
+        std::fs::write(engine_dir.join("big.rs"), &original).unwrap();
+
+        let t = Instant::now();
+        let writes = codespace_runner::prepare(&root, &v4a).unwrap();
+        assert_eq!(
+            codespace_runner::apply(&root, &writes),
+            codespace_runner::ApplyOutcome::Applied
+        );
+        engine.push(t.elapsed());
+
+        let t = Instant::now();
+        let st = Command::new("patch")
+            .args(["--quiet", "--batch", "-p0", "-i"])
+            .arg(&diff_path)
+            .current_dir(&gnu_dir)
+            .stdout(Stdio::null())
+            .status()
+            .expect("GNU patch (apt-get install patch)");
+        gnu.push(t.elapsed());
+        assert!(st.success());
+        let ours = std::fs::read(engine_dir.join("big.rs")).unwrap();
+        let theirs = std::fs::read(gnu_dir.join("big.rs")).unwrap();
+        assert_eq!(ours, theirs, "both tools produce the same file");
+        expected.get_or_insert(ours);
+    }
+    let (plan_only, plain, engine, gnu) =
+        (median(plan_only), median(plain), median(engine), median(gnu));
+    println!(
+        "50-chunk patch, 20,000-line file: engine plan in memory {plan_only:?} ({:.2}x of GNU patch)",
+        plan_only.as_secs_f64() / gnu.as_secs_f64()
+    );
+    println!(
+        "50-chunk patch, 20,000-line file: engine read + plan + write + rename (what GNU patch does) {plain:?} vs GNU patch {gnu:?}: {:.2}x (target < 1x)",
+        plain.as_secs_f64() / gnu.as_secs_f64()
+    );
+    println!(
+        "50-chunk patch, 20,000-line file: engine plan + durable apply (temp, fsync, rename, dir fsync, verify) {engine:?} vs GNU patch {gnu:?} (which never fsyncs): {:.2}x",
+        engine.as_secs_f64() / gnu.as_secs_f64()
+    );
+
+    // apply_patch round trip over stdio, durable ledger on disk.
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("a.txt"), "value 0\n").unwrap();
+    let config = tmp.path().join("reg.json");
+    std::fs::write(&config, json!({"workspaces": {"w": {"root": ws.display().to_string(), "profile": "workspace-write"}}}).to_string()).unwrap();
+    let db = tmp.path().join("state/ledger.sqlite3");
+    let transport = TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
+        c.args(["serve", "--config"])
+            .arg(&config)
+            .arg("--operations-db")
+            .arg(&db)
+            .env("XDG_STATE_HOME", tmp.path().join("state"))
+            .env("RUST_LOG", "error");
+    }))
+    .unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let (mut ping, mut apply) = (Vec::new(), Vec::new());
+    for i in 0..100 {
+        let t = Instant::now();
+        client.send_request(ClientRequest::PingRequest(PingRequest::default())).await.unwrap();
+        ping.push(t.elapsed());
+        let p = format!(
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-value {i}\n+value {}\n*** End Patch\n",
+            i + 1
+        );
+        let Value::Object(args) =
+            json!({"workspace_id": "w", "patch": p, "operation_key": format!("k{i}")})
+        else {
+            unreachable!()
+        };
+        let t = Instant::now();
+        let r = client
+            .call_tool(CallToolRequestParams::new("apply_patch").with_arguments(args))
+            .await
+            .unwrap();
+        apply.push(t.elapsed());
+        assert_eq!(r.structured_content.unwrap()["status"], "applied");
+    }
+    let (ping, apply) = (median(ping), median(apply));
+    println!(
+        "apply_patch one-line change over stdio (file ledger, synchronous=FULL): {apply:?} vs ping {ping:?}: +{:.2} ms over ping (target <= 3 ms)",
+        (apply.as_secs_f64() - ping.as_secs_f64()) * 1e3
+    );
+    client.cancel().await.unwrap();
+}

@@ -1,0 +1,44 @@
+//! The durable SQLite ledger of patch operations.
+//!
+//! Every `apply_patch` is one row: minted by [`Store::begin`] (which also decides replay
+//! and key conflicts), given its plan by [`Store::record_plan`] before the first write,
+//! and closed exactly once by [`Store::finish`] (or, after a crash, by [`Store::recover`]
+//! once the caller has classified the disk against the recorded before- and
+//! after-versions). `operation_status` reads it back with [`Store::get`] and
+//! [`Store::get_by_key`].
+//!
+//! The file is SQLite in WAL mode with `synchronous=FULL` (an acknowledged call survives
+//! a crash or power loss), `foreign_keys=ON`, a 5 s busy timeout and `BEGIN IMMEDIATE`
+//! writers, so concurrent handles and processes wait for each other instead of failing.
+//! The schema comes from numbered migrations (`migrations/NNNN_name.sql`, version in
+//! `PRAGMA user_version`). Opening refuses a symlinked path, a network filesystem, a WAL
+//! without its database and a database that fails `PRAGMA integrity_check`.
+//!
+//! **Architecture Invariant:** this crate knows nothing of MCP, rmcp, the gateway or the
+//! filesystem crate. Result JSON is stored as an opaque string; paths in a plan are opaque
+//! workspace-relative strings.
+//!
+//! **Architecture Invariant:** keys are scoped to a workspace (`UNIQUE(workspace_id,
+//! operation_key)`), a terminal status and its result are written once and never
+//! overwritten, and a storage failure is always its own [`StoreError`] variant, never a
+//! "not found" (a missing operation is `Ok(None)`).
+//!
+//! The API is synchronous; async callers use `spawn_blocking`.
+//!
+//! # Layout
+//! - `model`: [`OpStatus`], [`PlannedFile`], [`Event`], [`OperationRecord`], [`Begin`].
+//! - `error`: [`StoreError`].
+//! - `hygiene`: open-time checks of the path and its sidecar files.
+//! - `migrate`: the embedded migrations and [`SCHEMA_VERSION`].
+//! - `store`: [`Store`] and its transactions.
+
+mod error;
+mod hygiene;
+mod migrate;
+mod model;
+mod store;
+
+pub use error::StoreError;
+pub use migrate::SCHEMA_VERSION;
+pub use model::{Begin, Event, OpStatus, OperationRecord, PlannedFile};
+pub use store::{BUSY_TIMEOUT, Store};

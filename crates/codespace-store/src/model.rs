@@ -1,0 +1,225 @@
+//! The ledger's data model: operation status, planned files, events, whole records, and
+//! the outcome of [`Store::begin`](crate::Store::begin).
+//!
+//! These are plain values. Their string forms (`as_str`) are the ones stored in the
+//! database and the ones the wire uses, so the gateway can pass them through unchanged.
+
+use std::fmt;
+
+/// The lifecycle state of one patch operation.
+///
+/// `Pending` (minted, nothing planned) and `Applying` (plan recorded, writes may have
+/// started) are *unfinished*; every other status is terminal and set exactly once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpStatus {
+    /// Minted by `begin`; no plan recorded and nothing written yet.
+    Pending,
+    /// The plan is recorded; the disk may hold any mix of before and after states.
+    Applying,
+    /// A preview (`check_only`) passed. Not a reservation.
+    Checked,
+    /// Every planned file holds its after-version.
+    Applied,
+    /// Refused, or an error was recorded.
+    Rejected,
+    /// The apply failed and the snapshot was fully restored.
+    FailedRolledBack,
+    /// The apply failed and the snapshot could not be fully restored.
+    FailedPartial,
+    /// The outcome cannot be told (transport loss, or a disk that matches neither side).
+    Unknown,
+}
+
+impl OpStatus {
+    /// Every status, in lifecycle order.
+    pub const ALL: [OpStatus; 8] = [
+        OpStatus::Pending,
+        OpStatus::Applying,
+        OpStatus::Checked,
+        OpStatus::Applied,
+        OpStatus::Rejected,
+        OpStatus::FailedRolledBack,
+        OpStatus::FailedPartial,
+        OpStatus::Unknown,
+    ];
+
+    /// The stored and wire form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpStatus::Pending => "pending",
+            OpStatus::Applying => "applying",
+            OpStatus::Checked => "checked",
+            OpStatus::Applied => "applied",
+            OpStatus::Rejected => "rejected",
+            OpStatus::FailedRolledBack => "failed_rolled_back",
+            OpStatus::FailedPartial => "failed_partial",
+            OpStatus::Unknown => "unknown",
+        }
+    }
+
+    /// The inverse of [`OpStatus::as_str`]; `None` for any other string.
+    pub fn parse(text: &str) -> Option<OpStatus> {
+        OpStatus::ALL.into_iter().find(|status| status.as_str() == text)
+    }
+
+    /// True for `Pending` and `Applying`: the row has no terminal status yet.
+    pub fn is_unfinished(self) -> bool {
+        match self {
+            OpStatus::Pending | OpStatus::Applying => true,
+            OpStatus::Checked
+            | OpStatus::Applied
+            | OpStatus::Rejected
+            | OpStatus::FailedRolledBack
+            | OpStatus::FailedPartial
+            | OpStatus::Unknown => false,
+        }
+    }
+
+    /// True for every status that `finish` and `recover` may set.
+    pub fn is_terminal(self) -> bool {
+        !self.is_unfinished()
+    }
+}
+
+impl fmt::Display for OpStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One file change of a recorded plan, with the versions recovery compares the disk to.
+///
+/// `path` is workspace-relative and opaque to the store. For a `move`, `path` is the
+/// destination and `move_from` the source; `before_version` is the source's version and
+/// `after_version` the destination's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PlannedFile {
+    /// Workspace-relative path (the destination of a move).
+    pub path: String,
+    /// `add`, `update`, `delete` or `move`.
+    pub kind: String,
+    /// `sha256:<64 lowercase hex>` or `absent`. `absent` for an `add`.
+    pub before_version: String,
+    /// `sha256:<64 lowercase hex>` or `absent`. `absent` for a `delete`.
+    pub after_version: String,
+    /// The source of a `move`; `None` for every other kind.
+    pub move_from: Option<String>,
+}
+
+/// The kinds a planned file may have.
+pub(crate) const FILE_KINDS: [&str; 4] = ["add", "update", "delete", "move"];
+
+impl PlannedFile {
+    /// Checks the fields that recovery relies on; the reason names the offending field.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.path.is_empty() {
+            return Err("planned file with an empty path".to_owned());
+        }
+        if !FILE_KINDS.contains(&self.kind.as_str()) {
+            return Err(format!(
+                "{}: kind {:?} is not one of add, update, delete, move",
+                self.path, self.kind
+            ));
+        }
+        for (field, version) in
+            [("before_version", &self.before_version), ("after_version", &self.after_version)]
+        {
+            if !is_version(version) {
+                return Err(format!(
+                    "{}: {field} {version:?} is neither `absent` nor `sha256:<64 lowercase hex>`",
+                    self.path
+                ));
+            }
+        }
+        match (self.kind.as_str(), &self.move_from) {
+            ("move", None) => return Err(format!("{}: a move needs move_from", self.path)),
+            ("move", Some(from)) if from.is_empty() => {
+                return Err(format!("{}: move_from is empty", self.path));
+            }
+            ("add" | "update" | "delete", Some(_)) => {
+                return Err(format!("{}: move_from is only valid for a move", self.path));
+            }
+            _ => {}
+        }
+        if self.kind == "add" && self.before_version != "absent" {
+            return Err(format!("{}: an add must have before_version `absent`", self.path));
+        }
+        if self.kind == "delete" && self.after_version != "absent" {
+            return Err(format!("{}: a delete must have after_version `absent`", self.path));
+        }
+        Ok(())
+    }
+}
+
+/// `absent`, or `sha256:` followed by exactly 64 lowercase hex digits.
+pub(crate) fn is_version(text: &str) -> bool {
+    if text == "absent" {
+        return true;
+    }
+    match text.strip_prefix("sha256:") {
+        Some(hex) => {
+            hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        }
+        None => false,
+    }
+}
+
+/// The names an event may have.
+pub(crate) const EVENT_NAMES: [&str; 4] = ["minted", "planned", "finished", "recovered"];
+
+/// One entry of an operation's history, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Event {
+    /// Unix seconds, as given by the caller.
+    pub at: i64,
+    /// `minted`, `planned`, `finished` or `recovered`.
+    pub name: String,
+    /// The terminal status, on `finished` and `recovered`; `None` otherwise.
+    pub status: Option<String>,
+    /// Why, when known (`unknown` on a `finished` event whose status is `unknown`).
+    pub reason: Option<String>,
+}
+
+/// One operation as stored: the row, its plan and its events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperationRecord {
+    /// `op-<uuid v4>`, minted by `begin`.
+    pub operation_id: String,
+    /// The client's idempotency key, unique within `workspace_id`.
+    pub operation_key: Option<String>,
+    /// The workspace the operation targets.
+    pub workspace_id: String,
+    /// The canonical request hash the key is bound to.
+    pub fingerprint: String,
+    /// Current status.
+    pub status: OpStatus,
+    /// The result JSON, opaque to the store; `None` while unfinished.
+    pub result_json: Option<String>,
+    /// The recorded plan, in the order given; empty until `record_plan`.
+    pub plan: Vec<PlannedFile>,
+    /// Unix seconds at `begin`.
+    pub created_at: i64,
+    /// Unix seconds at `finish`/`recover`; `None` while unfinished.
+    pub finished_at: Option<i64>,
+    /// History, oldest first.
+    pub events: Vec<Event>,
+}
+
+/// What [`Store::begin`](crate::Store::begin) decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Begin {
+    /// A new `Pending` row was inserted under this id; the caller runs the operation.
+    Fresh {
+        /// The minted `op-<uuid v4>`.
+        operation_id: String,
+    },
+    /// The key is known in this workspace with the same fingerprint: nothing new was
+    /// written; the stored record (possibly still unfinished) is returned.
+    Replayed(OperationRecord),
+    /// The key is known in this workspace with a different fingerprint: nothing was
+    /// written; the stored record is returned untouched.
+    KeyConflict(OperationRecord),
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,115 @@
+//! Unit tests for `store` that need the connection itself: storage-failure degradation
+//! (D5), corrupt-row detection, and the `Send + Sync` bound.
+
+use super::*;
+
+fn assert_send_sync<T: Send + Sync>() {}
+
+#[test]
+fn store_is_send_and_sync() {
+    assert_send_sync::<Store>();
+    assert_send_sync::<StoreError>();
+}
+
+#[test]
+fn a_full_disk_degrades_the_handle_and_writes_are_refused_after() {
+    let store = Store::open_in_memory().expect("open");
+    let Begin::Fresh { operation_id: kept } =
+        store.begin("ws", Some("kept"), "fp", 1).expect("begin")
+    else {
+        panic!("fresh expected");
+    };
+    {
+        let inner = store.lock();
+        let pages: i64 =
+            inner.conn.pragma_query_value(None, "page_count", |row| row.get(0)).expect("pages");
+        // Forbid growth: the next insert that needs a page fails with SQLITE_FULL.
+        inner.conn.pragma_update(None, "max_page_count", pages).expect("cap");
+    }
+    let mut failure = None;
+    for i in 0..100_000 {
+        match store.begin("ws", Some(&format!("k{i}")), "fp", 2) {
+            Ok(_) => {}
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
+        }
+    }
+    let failure = failure.expect("the capped database filled up");
+    assert!(
+        matches!(&failure, StoreError::Sqlite(e) if e.sqlite_error_code() == Some(ErrorCode::DiskFull)),
+        "{failure:?}"
+    );
+    assert!(store.degraded().is_some());
+    // Writes are refused now, even ones that would fit.
+    let refused = store.finish(&kept, OpStatus::Applied, "{}", None, 3).expect_err("refused");
+    assert!(matches!(refused, StoreError::Degraded { .. }), "{refused:?}");
+    let refused = store.begin("ws", None, "fp", 3).expect_err("refused");
+    assert!(matches!(refused, StoreError::Degraded { .. }), "{refused:?}");
+    // A replay is still answered from what the ledger holds; reads still work.
+    assert!(matches!(store.begin("ws", Some("kept"), "fp", 3), Ok(Begin::Replayed(_))));
+    assert!(matches!(store.begin("ws", Some("kept"), "other", 3), Ok(Begin::KeyConflict(_))));
+    let record = store.get(&kept).expect("get").expect("present");
+    assert_eq!(record.status, OpStatus::Pending);
+}
+
+#[test]
+fn a_row_with_an_unknown_status_reads_as_corrupt_never_as_missing() {
+    let store = Store::open_in_memory().expect("open");
+    let Begin::Fresh { operation_id } = store.begin("ws", Some("k"), "fp", 1).expect("begin")
+    else {
+        panic!("fresh expected");
+    };
+    {
+        let inner = store.lock();
+        inner.conn.pragma_update(None, "ignore_check_constraints", "ON").expect("pragma");
+        inner
+            .conn
+            .execute(
+                "UPDATE operations SET status = 'exploded' WHERE operation_id = ?1",
+                params![operation_id],
+            )
+            .expect("update");
+    }
+    for result in [store.get(&operation_id), store.get_by_key("ws", "k")] {
+        let error = result.expect_err("corrupt");
+        assert!(
+            matches!(&error, StoreError::CorruptRow { operation_id: id, detail }
+                if *id == operation_id && detail.contains("exploded")),
+            "{error:?}"
+        );
+    }
+    // Still unfinished (finished_at is NULL), so recovery must see it fail, not skip it.
+    assert!(matches!(store.unfinished(), Err(StoreError::CorruptRow { .. })));
+    let error = store.finish(&operation_id, OpStatus::Applied, "{}", None, 2).expect_err("corrupt");
+    assert!(matches!(error, StoreError::CorruptRow { .. }), "{error:?}");
+}
+
+#[test]
+fn an_unknown_event_name_reads_as_corrupt() {
+    let store = Store::open_in_memory().expect("open");
+    let Begin::Fresh { operation_id } = store.begin("ws", None, "fp", 1).expect("begin") else {
+        panic!("fresh expected");
+    };
+    {
+        let inner = store.lock();
+        inner.conn.pragma_update(None, "ignore_check_constraints", "ON").expect("pragma");
+        inner.conn.execute("UPDATE operation_events SET name = 'teleported'", []).expect("update");
+    }
+    let error = store.get(&operation_id).expect_err("corrupt");
+    assert!(
+        matches!(&error, StoreError::CorruptRow { detail, .. } if detail.contains("teleported"))
+    );
+}
+
+#[test]
+fn the_connection_is_configured() {
+    let store = Store::open_in_memory().expect("open");
+    let inner = store.lock();
+    let foreign_keys: i64 =
+        inner.conn.pragma_query_value(None, "foreign_keys", |row| row.get(0)).expect("fk");
+    let synchronous: i64 =
+        inner.conn.pragma_query_value(None, "synchronous", |row| row.get(0)).expect("sync");
+    assert_eq!((foreign_keys, synchronous), (1, 2));
+}

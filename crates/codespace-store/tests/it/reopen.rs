@@ -1,0 +1,112 @@
+//! A file ledger survives closing and reopening with everything in it (rows, plans,
+//! events, unfinished rows); files and directories get private modes; migrations run on
+//! an empty file.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use codespace_store::{Begin, OpStatus, SCHEMA_VERSION, Store};
+
+use crate::support::{TempLedger, fresh, plan};
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn an_empty_file_is_migrated_to_the_schema_version() {
+    let ledger = TempLedger::new();
+    std::fs::create_dir_all(ledger.path.parent().unwrap()).unwrap();
+    std::fs::write(&ledger.path, b"").unwrap();
+    let store = ledger.open();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    assert_eq!(store.path(), Some(ledger.path.as_path()));
+    drop(store);
+    // Reopening does not migrate again and keeps the version.
+    assert_eq!(ledger.open().schema_version().unwrap(), SCHEMA_VERSION);
+}
+
+#[test]
+fn a_reopened_file_holds_everything_including_unfinished_rows() {
+    let ledger = TempLedger::new();
+    let store = ledger.open();
+    let pending = fresh(&store, "ws", Some("pending"), "fp-p");
+    let applying = fresh(&store, "ws", Some("applying"), "fp-a");
+    store.record_plan(&applying, &plan(1), 110).unwrap();
+    let done = fresh(&store, "other", Some("pending"), "fp-d");
+    store.record_plan(&done, &plan(2), 110).unwrap();
+    store.finish(&done, OpStatus::Applied, r#"{"status":"applied"}"#, None, 120).unwrap();
+    let recovered = fresh(&store, "ws", None, "fp-r");
+    store.recover(&recovered, OpStatus::Unknown, "{}", "disk cannot tell", 130).unwrap();
+    let before: Vec<_> = [&pending, &applying, &done, &recovered]
+        .iter()
+        .map(|id| store.get(id).unwrap().unwrap())
+        .collect();
+    drop(store);
+
+    let store = ledger.open();
+    let after: Vec<_> = [&pending, &applying, &done, &recovered]
+        .iter()
+        .map(|id| store.get(id).unwrap().unwrap())
+        .collect();
+    assert_eq!(after, before);
+    let unfinished: Vec<String> =
+        store.unfinished().unwrap().into_iter().map(|r| r.operation_id).collect();
+    assert_eq!(unfinished, [pending.clone(), applying.clone()]);
+    assert_eq!(after[1].plan, plan(1));
+    assert_eq!(after[3].events.last().unwrap().reason.as_deref(), Some("disk cannot tell"));
+    // Keys still replay after the restart.
+    assert!(matches!(store.begin("ws", Some("applying"), "fp-a", 200).unwrap(),
+        Begin::Replayed(r) if r.operation_id == applying));
+    assert!(matches!(store.begin("other", Some("pending"), "fp-x", 200).unwrap(),
+        Begin::KeyConflict(r) if r.operation_id == done));
+}
+
+#[test]
+fn a_second_handle_sees_the_first_handles_commits() {
+    let ledger = TempLedger::new();
+    let one = ledger.open();
+    let two = ledger.open();
+    let id = fresh(&one, "ws", Some("k"), "fp");
+    assert_eq!(two.get(&id).unwrap().unwrap().status, OpStatus::Pending);
+    assert!(matches!(two.begin("ws", Some("k"), "fp", 1).unwrap(), Begin::Replayed(_)));
+    two.finish(&id, OpStatus::Applied, "{}", None, 2).unwrap();
+    assert_eq!(one.get(&id).unwrap().unwrap().status, OpStatus::Applied);
+}
+
+#[test]
+fn directories_are_created_private_and_files_are_0600() {
+    let ledger = TempLedger::new();
+    let store = ledger.open();
+    fresh(&store, "ws", None, "fp");
+    let state = ledger.path.parent().unwrap();
+    assert_eq!(mode(state), 0o700);
+    assert_eq!(mode(&ledger.path), 0o600);
+    // SQLite creates its sidecars with the database file's mode.
+    for suffix in ["-wal", "-shm"] {
+        let side = format!("{}{suffix}", ledger.path.display());
+        assert_eq!(mode(Path::new(&side)), 0o600, "{side}");
+    }
+}
+
+#[test]
+fn an_existing_loose_file_is_tightened_to_0600() {
+    let ledger = TempLedger::new();
+    drop(ledger.open());
+    std::fs::set_permissions(&ledger.path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    drop(ledger.open());
+    assert_eq!(mode(&ledger.path), 0o600);
+}
+
+#[test]
+fn the_file_is_in_wal_mode_with_the_ledger_application_id() {
+    let ledger = TempLedger::new();
+    drop(ledger.open());
+    let conn = rusqlite::Connection::open(&ledger.path).unwrap();
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
+    let app: i64 = conn.pragma_query_value(None, "application_id", |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    assert_eq!(app, 0x4353_504C);
+    let _ = Store::open(&ledger.path).unwrap();
+}
