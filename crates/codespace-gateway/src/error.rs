@@ -45,6 +45,14 @@ pub enum GatewayError {
     /// A refusal recorded earlier in the ledger, returned again as it was.
     #[error("{}", .0.message)]
     Recorded(Box<ErrorBody>),
+    #[error(
+        "this workspace has sandbox=on and this server has no command sandbox: commands are refused rather than run unconfined (the operator may set \"sandbox\": \"off\")"
+    )]
+    SandboxUnavailable,
+    #[error("{0}")]
+    InvalidCommand(String),
+    #[error(transparent)]
+    Process(codespace_process::ProcError),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -67,9 +75,11 @@ impl GatewayError {
         let message = self.to_string();
         let code = match self {
             GatewayError::WorkspaceNotFound { .. } => ErrorCode::WorkspaceNotFound,
-            GatewayError::Denied(_) | GatewayError::ConfirmationUnavailable => {
-                ErrorCode::Unauthorized
-            }
+            GatewayError::Denied(_)
+            | GatewayError::ConfirmationUnavailable
+            | GatewayError::SandboxUnavailable => ErrorCode::Unauthorized,
+            GatewayError::InvalidCommand(_) => ErrorCode::InvalidCommand,
+            GatewayError::Process(e) => crate::process::process_code(e),
             GatewayError::OutputLimit { .. } => ErrorCode::OutputLimit,
             GatewayError::Internal(_) => ErrorCode::Internal,
             GatewayError::Runner(

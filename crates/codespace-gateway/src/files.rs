@@ -45,17 +45,21 @@ impl Gateway {
         let window = limit("limit", p.limit, DEFAULT_READ_LIMIT, DEFAULT_READ_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let path = WorkspacePath::parse(&p.path)?;
-        blocking(move || {
+        let inline = small_file(&root, &path);
+        let work = move || {
             // `window` is at most 1 MiB, so the cast cannot truncate.
             let w = root.read_window(&path, offset, window as usize)?;
             let byte_count = w.data.len() as u64;
             let end = offset.saturating_add(byte_count);
             let truncated = end < w.file_size;
-            let content = String::from_utf8_lossy(&w.data);
-            let content_lossy = matches!(content, std::borrow::Cow::Owned(_));
+            // Validate first (fast) and fall back to the lossy decoder only for invalid bytes.
+            let (content, content_lossy) = match String::from_utf8(w.data) {
+                Ok(text) => (text, false),
+                Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+            };
             Ok(ReadResult {
                 path: path.as_str().to_owned(),
-                content: content.into_owned(),
+                content,
                 version: w.version.to_string(),
                 truncated,
                 offset,
@@ -64,8 +68,14 @@ impl Gateway {
                 next_offset: truncated.then_some(end),
                 content_lossy,
             })
-        })
-        .await
+        };
+        if inline {
+            // A small regular file is read and hashed in microseconds: doing it here saves
+            // two thread hand-offs, which cost more than the read itself.
+            work()
+        } else {
+            blocking(work).await
+        }
     }
 
     pub async fn find(&self, p: FindParams) -> Result<FindResult, GatewayError> {
@@ -161,6 +171,16 @@ impl Gateway {
         })
         .await
     }
+}
+
+/// Files up to this size are read inline on the async worker instead of a blocking thread.
+const INLINE_READ_BYTES: u64 = 256 * 1024;
+
+/// True when `path` names a regular file small enough to read inline (one `statat`).
+fn small_file(root: &codespace_runner::Root, path: &WorkspacePath) -> bool {
+    root.metadata(path).ok().flatten().is_some_and(|m| {
+        m.kind == codespace_runner::FileKind::Regular && m.size <= INLINE_READ_BYTES
+    })
 }
 
 /// Identifies one observed sorted set: equal sets give equal ids.

@@ -1,7 +1,7 @@
 //! `workspace_info`: the effective contract of a workspace, telling the truth about what
 //! this server enforces.
 
-use codespace_policy::{Action, Approvals, EnvironmentKind, allow};
+use codespace_policy::{Action, Approvals, EnvironmentKind, SandboxSetting, allow};
 use codespace_protocol::{
     Availability, DEFAULT_FIND_LIMIT, DEFAULT_READ_LIMIT, EnvironmentInfo, FileCapabilities,
     FilesInfo, IsolationInfo, LIVE_TOOLS, MAX_GREP_LIMIT, MAX_VERSION_PATHS, MAX_WALK_DEPTH,
@@ -104,8 +104,14 @@ impl Gateway {
                     symlinks_followed: false,
                 },
             },
+            // Commands run only where policy, approvals and the sandbox setting all allow it:
+            // with sandbox=on and no sandbox built, they are refused, not run unconfined.
             process: ProcessInfo {
-                available: host_env && permitted(Action::Exec) && tool_live("exec_command"),
+                available: host_env
+                    && permitted(Action::Exec)
+                    && ws.approvals == Approvals::Off
+                    && (self.host.command_sandbox || ws.sandbox == SandboxSetting::Off)
+                    && tool_live(tool::EXEC_COMMAND),
             },
             isolation: IsolationInfo {
                 file_tools_workspace_scoped: true,

@@ -1,8 +1,9 @@
 //! The per-workspace mutation lease: one holder at a time, and an in-memory FIFO of at most
 //! 64 waiters. A waiter whose caller gave up (its future was dropped) leaves the queue; a
-//! grant that reached a caller who already left is passed on. A holder may be a request (a
-//! patch) or, once the process tools exist, a live process; a process holder fails every
-//! waiter with `WORKSPACE_BUSY` rather than keeping them queued.
+//! grant that reached a caller who already left is passed on. A holder is a request (a
+//! patch, a spawn in progress) or a live process; a process holder fails every waiter with
+//! `WORKSPACE_BUSY` rather than keeping them queued, and its lease is free the moment the
+//! process is seen to have exited.
 //!
 //! Reads never touch the lease.
 
@@ -24,16 +25,20 @@ pub enum LeaseError {
     Busy,
 }
 
-#[derive(Default)]
-struct Slot {
-    held: Option<Holder>,
-    waiters: VecDeque<(u64, oneshot::Sender<Result<(), LeaseError>>)>,
-}
+/// Tells whether a process holding a lease is still alive.
+pub type Liveness = Box<dyn Fn() -> bool + Send + Sync>;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Holder {
     Request,
-    Process,
+    Process(Liveness),
+}
+
+#[derive(Default)]
+struct Slot {
+    /// The holder and the generation of its grant; a release names its generation, so a
+    /// late release can never free someone else's lease.
+    held: Option<(Holder, u64)>,
+    waiters: VecDeque<(u64, oneshot::Sender<Result<u64, LeaseError>>)>,
 }
 
 /// All workspaces' leases.
@@ -49,33 +54,43 @@ impl Leases {
         self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    fn mint(&self) -> u64 {
+        self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Waits (FIFO) for the workspace's lease. Cancel-safe: dropping the future leaves the
     /// queue, and a grant that raced with the drop is released again.
     pub async fn acquire(self: &Arc<Self>, workspace: &str) -> Result<Lease, LeaseError> {
-        let rx = {
+        let waiting = {
             let mut slots = self.slots();
             let slot = slots.entry(workspace.to_owned()).or_default();
-            match slot.held {
-                None if slot.waiters.is_empty() => {
-                    slot.held = Some(Holder::Request);
-                    return Ok(Lease {
-                        leases: self.clone(),
-                        workspace: workspace.to_owned(),
-                        active: true,
-                    });
+            // A process that has exited no longer holds anything, even before its exit
+            // task got to release it.
+            if let Some((Holder::Process(live), _)) = &slot.held {
+                if live() {
+                    return Err(LeaseError::Busy);
                 }
-                Some(Holder::Process) => return Err(LeaseError::Busy),
-                _ => {}
+                slot.held = None;
+            }
+            if slot.held.is_none() && slot.waiters.is_empty() {
+                let generation = self.mint();
+                slot.held = Some((Holder::Request, generation));
+                return Ok(Lease {
+                    leases: self.clone(),
+                    workspace: workspace.to_owned(),
+                    generation,
+                    active: true,
+                });
             }
             if slot.waiters.len() >= MAX_WAITERS {
                 return Err(LeaseError::QueueFull);
             }
-            let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let id = self.mint();
             let (tx, rx) = oneshot::channel();
             slot.waiters.push_back((id, tx));
             Waiting { leases: self.clone(), workspace: workspace.to_owned(), id, rx: Some(rx) }
         };
-        rx.wait().await
+        waiting.wait().await
     }
 
     /// Waiters currently queued for `workspace`.
@@ -83,14 +98,19 @@ impl Leases {
         self.slots().get(workspace).map_or(0, |s| s.waiters.len())
     }
 
-    fn release(&self, workspace: &str) {
+    /// Releases the grant `generation`, if it is still the current one, and hands the lease
+    /// to the first waiter still listening.
+    fn release(&self, workspace: &str, generation: u64) {
         let mut slots = self.slots();
         let Some(slot) = slots.get_mut(workspace) else { return };
+        if slot.held.as_ref().is_some_and(|(_, g)| *g != generation) {
+            return;
+        }
         slot.held = None;
-        // Hand over to the first waiter still listening.
         while let Some((_, tx)) = slot.waiters.pop_front() {
-            slot.held = Some(Holder::Request);
-            if tx.send(Ok(())).is_ok() {
+            let next = self.mint();
+            slot.held = Some((Holder::Request, next));
+            if tx.send(Ok(next)).is_ok() {
                 return;
             }
             slot.held = None;
@@ -98,12 +118,14 @@ impl Leases {
         slots.remove(workspace);
     }
 
-    /// Turns a request lease into a process lease: every waiter fails with `Busy`.
-    #[allow(dead_code)] // used by the process tools
-    fn to_process(&self, workspace: &str) {
+    /// Turns the request grant `generation` into a process grant: every waiter fails with
+    /// `Busy`.
+    fn to_process(&self, workspace: &str, generation: u64, live: Liveness) {
         let mut slots = self.slots();
         if let Some(slot) = slots.get_mut(workspace) {
-            slot.held = Some(Holder::Process);
+            if slot.held.as_ref().is_some_and(|(_, g)| *g == generation) {
+                slot.held = Some((Holder::Process(live), generation));
+            }
             for (_, tx) in slot.waiters.drain(..) {
                 let _ = tx.send(Err(LeaseError::Busy));
             }
@@ -123,7 +145,7 @@ struct Waiting {
     leases: Arc<Leases>,
     workspace: String,
     id: u64,
-    rx: Option<oneshot::Receiver<Result<(), LeaseError>>>,
+    rx: Option<oneshot::Receiver<Result<u64, LeaseError>>>,
 }
 
 impl Waiting {
@@ -132,9 +154,10 @@ impl Waiting {
         let granted = rx.await;
         self.rx = None;
         match granted {
-            Ok(Ok(())) => Ok(Lease {
+            Ok(Ok(generation)) => Ok(Lease {
                 leases: self.leases.clone(),
                 workspace: self.workspace.clone(),
+                generation,
                 active: true,
             }),
             Ok(Err(e)) => Err(e),
@@ -149,8 +172,8 @@ impl Drop for Waiting {
         let Some(mut rx) = self.rx.take() else { return };
         self.leases.forget_waiter(&self.workspace, self.id);
         // A grant sent just before the drop belongs to nobody now: pass it on.
-        if let Ok(Ok(())) = rx.try_recv() {
-            self.leases.release(&self.workspace);
+        if let Ok(Ok(generation)) = rx.try_recv() {
+            self.leases.release(&self.workspace, generation);
         }
     }
 }
@@ -159,14 +182,43 @@ impl Drop for Waiting {
 pub struct Lease {
     leases: Arc<Leases>,
     workspace: String,
+    generation: u64,
     active: bool,
+}
+
+impl Lease {
+    /// Hands the lease to a live process: every queued waiter fails with `Busy`, and so does
+    /// every new request while `live` says the process runs, or until the returned guard is
+    /// dropped.
+    pub fn into_process(mut self, live: Liveness) -> ProcessLease {
+        self.active = false;
+        self.leases.to_process(&self.workspace, self.generation, live);
+        ProcessLease {
+            leases: self.leases.clone(),
+            workspace: std::mem::take(&mut self.workspace),
+            generation: self.generation,
+        }
+    }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
         if self.active {
-            self.leases.release(&self.workspace);
+            self.leases.release(&self.workspace, self.generation);
         }
+    }
+}
+
+/// The lease while a process holds it; dropping it releases the workspace.
+pub struct ProcessLease {
+    leases: Arc<Leases>,
+    workspace: String,
+    generation: u64,
+}
+
+impl Drop for ProcessLease {
+    fn drop(&mut self) {
+        self.leases.release(&self.workspace, self.generation);
     }
 }
 
@@ -262,10 +314,23 @@ mod tests {
         while leases.waiting("w") < 1 {
             tokio::task::yield_now().await;
         }
-        leases.to_process("w");
+        let alive = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let probe = alive.clone();
+        let process =
+            held.into_process(Box::new(move || probe.load(std::sync::atomic::Ordering::SeqCst)));
         assert_eq!(waiter.await.unwrap().err(), Some(LeaseError::Busy));
         assert_eq!(leases.acquire("w").await.err(), Some(LeaseError::Busy));
-        drop(held);
+        // Seen as exited: free at once, and the late release cannot free the new holder.
+        alive.store(false, std::sync::atomic::Ordering::SeqCst);
+        let next = leases.acquire("w").await.unwrap();
+        drop(process);
+        let l = leases.clone();
+        let blocked = tokio::time::timeout(Duration::from_millis(50), async move {
+            l.acquire("w").await.map(drop)
+        })
+        .await;
+        assert!(blocked.is_err(), "the new holder keeps the lease");
+        drop(next);
         assert!(leases.acquire("w").await.is_ok());
     }
 }

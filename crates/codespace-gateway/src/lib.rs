@@ -10,6 +10,7 @@ mod files;
 mod info;
 mod lease;
 mod patch;
+mod process;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,10 +18,12 @@ use std::sync::Arc;
 use codespace_policy::{Action, EnvironmentKind, Registry, Workspace, allow};
 use codespace_runner::Root;
 
+pub use codespace_process::{DEFAULT_PATH, REAPER_ARG, Supervisor, SupervisorConfig, reaper_main};
 pub use codespace_store::Store;
 pub use error::GatewayError;
 pub use info::HostFacts;
-pub use lease::{LeaseError, Leases, MAX_WAITERS};
+pub use lease::{Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease};
+pub use process::{ExecSettings, Processes};
 
 /// A registered workspace with its opened root (host environments only).
 #[derive(Debug)]
@@ -37,6 +40,14 @@ pub struct StartError {
     pub reason: String,
 }
 
+/// What the gateway is built from, besides the registry.
+pub struct GatewayConfig {
+    pub host: HostFacts,
+    pub server_version: String,
+    pub store: Arc<Store>,
+    pub processes: Processes,
+}
+
 /// The shared state behind every transport and session.
 pub struct Gateway {
     workspaces: BTreeMap<String, Registered>,
@@ -44,16 +55,12 @@ pub struct Gateway {
     server_version: String,
     store: Arc<Store>,
     leases: Arc<Leases>,
+    processes: Processes,
 }
 
 impl Gateway {
     /// Opens every host workspace's root. A root that cannot be opened fails the start.
-    pub fn new(
-        registry: &Registry,
-        host: HostFacts,
-        server_version: &str,
-        store: Arc<Store>,
-    ) -> Result<Gateway, StartError> {
+    pub fn new(registry: &Registry, config: GatewayConfig) -> Result<Gateway, StartError> {
         let mut workspaces = BTreeMap::new();
         for ws in registry.workspaces() {
             let root = match ws.environment_kind {
@@ -77,10 +84,11 @@ impl Gateway {
             .map_err(|e| StartError { id: e.key.clone(), reason: e.reason.clone() })?;
         Ok(Gateway {
             workspaces,
-            host,
-            server_version: server_version.to_owned(),
-            store,
+            host: config.host,
+            server_version: config.server_version,
+            store: config.store,
             leases: Arc::new(Leases::default()),
+            processes: config.processes,
         })
     }
 

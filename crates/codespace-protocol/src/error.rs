@@ -31,6 +31,13 @@ pub enum ErrorCode {
     OperationKeyConflict,
     OperationNotFound,
     LedgerError,
+    InvalidCommand,
+    ProcessSpawnFailed,
+    ProcessNotFound,
+    ProcessNotTty,
+    ProcessNotRunning,
+    StdinClosed,
+    ProcessIoFailed,
     Internal,
 }
 
@@ -56,6 +63,13 @@ impl ErrorCode {
         ErrorCode::OperationKeyConflict,
         ErrorCode::OperationNotFound,
         ErrorCode::LedgerError,
+        ErrorCode::InvalidCommand,
+        ErrorCode::ProcessSpawnFailed,
+        ErrorCode::ProcessNotFound,
+        ErrorCode::ProcessNotTty,
+        ErrorCode::ProcessNotRunning,
+        ErrorCode::StdinClosed,
+        ErrorCode::ProcessIoFailed,
         ErrorCode::Internal,
     ];
 
@@ -81,6 +95,13 @@ impl ErrorCode {
             ErrorCode::OperationKeyConflict => "OPERATION_KEY_CONFLICT",
             ErrorCode::OperationNotFound => "OPERATION_NOT_FOUND",
             ErrorCode::LedgerError => "LEDGER_ERROR",
+            ErrorCode::InvalidCommand => "INVALID_COMMAND",
+            ErrorCode::ProcessSpawnFailed => "PROCESS_SPAWN_FAILED",
+            ErrorCode::ProcessNotFound => "PROCESS_NOT_FOUND",
+            ErrorCode::ProcessNotTty => "PROCESS_NOT_TTY",
+            ErrorCode::ProcessNotRunning => "PROCESS_NOT_RUNNING",
+            ErrorCode::StdinClosed => "STDIN_CLOSED",
+            ErrorCode::ProcessIoFailed => "PROCESS_IO_FAILED",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -127,6 +148,21 @@ impl ErrorCode {
                 "No operation with that id (or key in that workspace), or not exactly one of id and key was given."
             }
             ErrorCode::LedgerError => "The operation ledger could not be read or written.",
+            ErrorCode::InvalidCommand => {
+                "The command or its arguments are invalid (empty argv, a NUL byte, a zero terminal size)."
+            }
+            ErrorCode::ProcessSpawnFailed => {
+                "No process was started (for example the executable is not on the PATH)."
+            }
+            ErrorCode::ProcessNotFound => {
+                "No process with that id: never started, or evicted after it completed."
+            }
+            ErrorCode::ProcessNotTty => "The process runs on pipes, not a terminal.",
+            ErrorCode::ProcessNotRunning => "The process has exited.",
+            ErrorCode::StdinClosed => "The process's stdin was already closed.",
+            ErrorCode::ProcessIoFailed => {
+                "Writing to the process's stdin or resizing its terminal failed."
+            }
             ErrorCode::Internal => "An invariant of the server failed; this is a bug.",
         }
     }
@@ -166,6 +202,19 @@ impl ErrorCode {
             ErrorCode::OperationNotFound => "Check the id, or the key and workspace_id.",
             ErrorCode::LedgerError => {
                 "Do not retry under a new key: check operation_status and the files once the operator has fixed the ledger."
+            }
+            ErrorCode::InvalidCommand => "Fix the request.",
+            ErrorCode::ProcessSpawnFailed => {
+                "Fix the command; retrying is safe because nothing runs."
+            }
+            ErrorCode::ProcessNotFound => {
+                "Do not invent or search for handles; start a new command if you need one."
+            }
+            ErrorCode::ProcessNotTty => "Resize applies only to processes started with tty: true.",
+            ErrorCode::ProcessNotRunning => "Read its output and status instead.",
+            ErrorCode::StdinClosed => "Start a new command if it needs more input.",
+            ErrorCode::ProcessIoFailed => {
+                "Check process_status; the process may have stopped reading."
             }
             ErrorCode::Internal => "Report it; do not treat it as busy.",
         }

@@ -9,12 +9,14 @@ mod files;
 mod info;
 mod limits;
 mod patch;
+mod process;
 
 pub use error::{ErrorBody, ErrorCode};
 pub use files::*;
 pub use info::*;
 pub use limits::*;
 pub use patch::*;
+pub use process::*;
 
 /// Server name reported in `initialize` and `workspace_info`.
 pub const SERVER_NAME: &str = "codespace";
@@ -28,6 +30,12 @@ pub mod tool {
     pub const VERSION: &str = "version";
     pub const APPLY_PATCH: &str = "apply_patch";
     pub const OPERATION_STATUS: &str = "operation_status";
+    pub const EXEC_COMMAND: &str = "exec_command";
+    pub const WRITE_STDIN: &str = "write_stdin";
+    pub const READ_PROCESS: &str = "read_process";
+    pub const PROCESS_STATUS: &str = "process_status";
+    pub const PROCESS_RESIZE: &str = "process_resize";
+    pub const TERMINATE_PROCESS: &str = "terminate_process";
 }
 
 /// The tools this server exposes, in `tools/list` order. Only implemented tools are listed:
@@ -40,6 +48,12 @@ pub const LIVE_TOOLS: &[&str] = &[
     tool::VERSION,
     tool::APPLY_PATCH,
     tool::OPERATION_STATUS,
+    tool::EXEC_COMMAND,
+    tool::WRITE_STDIN,
+    tool::READ_PROCESS,
+    tool::PROCESS_STATUS,
+    tool::PROCESS_RESIZE,
+    tool::TERMINATE_PROCESS,
 ];
 
 /// Version string of a missing file.

@@ -22,3 +22,6 @@ pub const MAX_WALK_DIRECTORIES: usize = 10_000;
 pub const MAX_WALK_ENTRIES: usize = 50_000;
 /// Wall-clock budget of one walk, in milliseconds; past it the result is `incomplete`.
 pub const WALK_TIME_BUDGET_MS: u64 = 10_000;
+/// Default and maximum `read_process` reply, in bytes.
+pub const DEFAULT_READ_PROCESS_BYTES: u32 = 64 * 1024;
+pub const MAX_READ_PROCESS_BYTES: u32 = 256 * 1024;

@@ -199,6 +199,26 @@ async fn main() {
         call(&client, "read", json!({"workspace_id": "b", "path": "1m.txt"})).await;
         r1m.push(t.elapsed());
     }
+    // Where the time of a small read goes: dispatch alone, a hash with no content, content.
+    let (mut info, mut ver, mut tiny) = (Vec::new(), Vec::new(), Vec::new());
+    std::fs::write(ws.join("tiny.txt"), b"0123456789").unwrap();
+    for _ in 0..200 {
+        let t = Instant::now();
+        call(&client, "workspace_info", json!({})).await;
+        info.push(t.elapsed());
+        let t = Instant::now();
+        call(&client, "version", json!({"workspace_id": "b", "paths": ["4k.txt"]})).await;
+        ver.push(t.elapsed());
+        let t = Instant::now();
+        call(&client, "read", json!({"workspace_id": "b", "path": "tiny.txt"})).await;
+        tiny.push(t.elapsed());
+    }
+    println!(
+        "breakdown: workspace_info (no I/O) {:?}, version of 4 KiB {:?}, read of 10 bytes {:?}",
+        median(info),
+        median(ver),
+        median(tiny)
+    );
     let (ping, r4k, r1m) = (median(ping), median(r4k), median(r1m));
     println!(
         "read 4 KiB: {r4k:?} vs ping {ping:?}: {:.2}x (target <= 1.5x)",
@@ -209,6 +229,59 @@ async fn main() {
         r1m.as_secs_f64() / ping.as_secs_f64()
     );
 
+    // The same two calls through a minimal line-oriented JSON-RPC client, to separate the
+    // server's cost from the rmcp client's (typed, untagged-enum) response decoding.
+    {
+        use std::io::{BufRead, BufReader, Write};
+        let mut child = std::process::Command::new(binary())
+            .args(["serve", "--config"])
+            .arg(&config)
+            .env("XDG_STATE_HOME", &state)
+            .env("RUST_LOG", "error")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        let mut rpc = |msg: Value, expect_reply: bool| -> Option<Value> {
+            stdin.write_all(format!("{msg}\n").as_bytes()).unwrap();
+            stdin.flush().unwrap();
+            if !expect_reply {
+                return None;
+            }
+            line.clear();
+            stdout.read_line(&mut line).unwrap();
+            Some(serde_json::from_str(&line).unwrap())
+        };
+        rpc(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}),
+            true,
+        );
+        rpc(json!({"jsonrpc":"2.0","method":"notifications/initialized"}), false);
+        let (mut raw_ping, mut raw_read) = (Vec::new(), Vec::new());
+        for i in 0..300 {
+            let t = Instant::now();
+            rpc(json!({"jsonrpc":"2.0","id":2 * i + 1,"method":"ping"}), true);
+            raw_ping.push(t.elapsed());
+            let t = Instant::now();
+            let r = rpc(json!({"jsonrpc":"2.0","id":2 * i + 2,"method":"tools/call","params":{"name":"read","arguments":{"workspace_id":"b","path":"4k.txt"}}}), true).unwrap();
+            raw_read.push(t.elapsed());
+            assert_eq!(r["result"]["structuredContent"]["byte_count"], 4096);
+        }
+        let (raw_ping, raw_read) = (median(raw_ping), median(raw_read));
+        println!(
+            "read 4 KiB, minimal JSON-RPC line client: {raw_read:?} vs ping {raw_ping:?}: {:.2}x (target <= 1.5x)",
+            raw_read.as_secs_f64() / raw_ping.as_secs_f64()
+        );
+        drop(stdin);
+        let _ = child.wait();
+    }
+    if std::env::var_os("CODESPACE_BENCH_SKIP_MEMORY").is_some() {
+        client.cancel().await.unwrap();
+        return;
+    }
     // Memory while reading 1 MiB windows of a 2 GiB file: flat means the RSS after the last
     // window is what it was after the first (each reply holds one window, escaped as JSON).
     let before = rss_kib(pid);

@@ -177,3 +177,45 @@ fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {
     fs::set_permissions(&tmp, fs::Permissions::from_mode(0o600))?;
     fs::rename(&tmp, path)
 }
+
+/// The process supervisor and how commands are started, from the environment:
+/// `CODESPACE_PROCESS_TIMEOUT_SECS` (default 30) and `CODESPACE_MAX_PROCESSES` (default 8).
+pub(crate) fn processes() -> Result<codespace_gateway::Processes, UsageError> {
+    let positive = |name: &str, default: u64| -> Result<u64, UsageError> {
+        match std::env::var(name) {
+            Err(_) => Ok(default),
+            Ok(v) => v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| usage(format!("{name}={v:?}: expected a positive integer"))),
+        }
+    };
+    let timeout = positive("CODESPACE_PROCESS_TIMEOUT_SECS", 30)?;
+    let max_live = positive("CODESPACE_MAX_PROCESSES", 8)?;
+    // The shim is this same binary in its hidden role.
+    let exe = std::env::current_exe()
+        .map_err(|e| usage(format!("cannot locate the codespace binary: {e}")))?;
+    let mut config = codespace_gateway::SupervisorConfig::new(exe);
+    config.max_live = usize::try_from(max_live).unwrap_or(usize::MAX);
+    let settings = codespace_gateway::ExecSettings {
+        timeout: std::time::Duration::from_secs(timeout),
+        path: std::env::var("PATH")
+            .ok()
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| codespace_gateway::DEFAULT_PATH.to_owned()),
+        home: std::env::var("HOME")
+            .ok()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "/".to_owned()),
+        lang: std::env::var("LANG")
+            .ok()
+            .filter(|l| !l.is_empty())
+            .unwrap_or_else(|| "C.UTF-8".to_owned()),
+    };
+    Ok(codespace_gateway::Processes {
+        supervisor: codespace_gateway::Supervisor::new(config),
+        settings,
+    })
+}

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use codespace_gateway::{Gateway, HostFacts, Store};
+use codespace_gateway::{Gateway, GatewayConfig, HostFacts, Store};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
@@ -23,6 +23,11 @@ use crate::cli::{Cli, Command, ServeArgs};
 use crate::config::{TokenSource, UsageError};
 
 fn main() -> ExitCode {
+    // The hidden reaper role (one per command) must start before any thread or runtime.
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|a| a == codespace_gateway::REAPER_ARG) {
+        codespace_gateway::reaper_main(args.collect());
+    }
     let cli = Cli::parse();
     init_tracing();
     let result = match cli.command {
@@ -93,9 +98,12 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     .map_err(|e| UsageError(format!("--operations-db: {e}")))?;
     let gateway = Gateway::new(
         &registry,
-        HostFacts { command_sandbox: false },
-        env!("CARGO_PKG_VERSION"),
-        Arc::new(store),
+        GatewayConfig {
+            host: HostFacts { command_sandbox: false },
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            store: Arc::new(store),
+            processes: config::processes()?,
+        },
     )
     .map_err(|e| UsageError(format!("{}: {e}", config_name(&args))))?;
     // Operations a crash left unfinished are classified from the disk before serving.
@@ -150,17 +158,22 @@ fn is_loopback(host: &str) -> bool {
 }
 
 async fn serve_stdio(gateway: Arc<Gateway>) -> Result<(), Failure> {
-    let handler = mcp::CodeSpace::new(gateway);
+    let handler = mcp::CodeSpace::new(gateway.clone());
     let service = handler
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| Failure::Runtime(format!("stdio initialize failed: {e}")))?;
     let ct = service.cancellation_token();
-    tokio::select! {
-        r = service.waiting() => { r.map_err(|e| Failure::Runtime(format!("stdio transport: {e}")))?; }
-        () = shutdown_signal() => { ct.cancel(); }
-    }
-    Ok(())
+    let result = tokio::select! {
+        r = service.waiting() => r.map(drop).map_err(|e| Failure::Runtime(format!("stdio transport: {e}"))),
+        () = shutdown_signal() => {
+            ct.cancel();
+            Ok(())
+        }
+    };
+    // stdio EOF, SIGTERM or SIGINT: every command's whole tree dies with the server.
+    gateway.shutdown().await;
+    result
 }
 
 async fn serve_http(
@@ -183,7 +196,7 @@ async fn serve_http(
         token.as_deref(),
     );
     let shutdown = CancellationToken::new();
-    let app = http::router(mcp::CodeSpace::new(gateway), guard, shutdown.clone());
+    let app = http::router(mcp::CodeSpace::new(gateway.clone()), guard, shutdown.clone());
     match source {
         TokenSource::Generated(path) => {
             eprintln!("bearer token generated and written to {} (mode 0600)", path.display());
@@ -200,13 +213,16 @@ async fn serve_http(
     }
     eprintln!("listening on http://{}:{}/mcp", bracketed(&local.ip().to_string()), local.port());
     let stop = shutdown.clone();
-    axum::serve(listener, app)
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
             stop.cancel();
         })
         .await
-        .map_err(|e| Failure::Runtime(format!("http server: {e}")))
+        .map_err(|e| Failure::Runtime(format!("http server: {e}")));
+    // Sessions ending never kill a process; the server ending kills them all.
+    gateway.shutdown().await;
+    served
 }
 
 fn bracketed(host: &str) -> String {

@@ -98,6 +98,12 @@ impl ServerHandler for CodeSpace {
             tool::VERSION => respond(g.version(decode(name, args)?).await),
             tool::APPLY_PATCH => respond(g.apply_patch(decode(name, args)?).await),
             tool::OPERATION_STATUS => respond(g.operation_status(decode(name, args)?).await),
+            tool::EXEC_COMMAND => respond(g.exec_command(decode(name, args)?).await),
+            tool::WRITE_STDIN => respond(g.write_stdin(decode(name, args)?).await),
+            tool::READ_PROCESS => respond(g.read_process(decode(name, args)?).await),
+            tool::PROCESS_STATUS => respond(g.process_status(decode(name, args)?).await),
+            tool::PROCESS_RESIZE => respond(g.process_resize(decode(name, args)?).await),
+            tool::TERMINATE_PROCESS => respond(g.terminate_process(decode(name, args)?).await),
             other => Err(McpError::invalid_params(format!("tool not found: {other}"), None)),
         }
     }

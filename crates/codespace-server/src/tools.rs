@@ -3,9 +3,11 @@
 use std::sync::Arc;
 
 use codespace_protocol::{
-    ApplyPatchParams, ApplyPatchResult, FindParams, FindResult, GrepParams, GrepResult,
-    OperationStatusParams, OperationStatusResult, ReadParams, ReadResult, VersionParams,
-    VersionResult, WorkspaceInfo, WorkspaceInfoParams, tool,
+    ApplyPatchParams, ApplyPatchResult, ExecCommandParams, ExecCommandResult, FindParams,
+    FindResult, GrepParams, GrepResult, OperationStatusParams, OperationStatusResult, ProcessAck,
+    ProcessIdParams, ProcessResizeParams, ProcessStatusResult, ReadParams, ReadProcessParams,
+    ReadProcessResult, ReadResult, VersionParams, VersionResult, WorkspaceInfo,
+    WorkspaceInfoParams, WriteStdinParams, tool,
 };
 use rmcp::handler::server::common::{schema_for_output, schema_for_type};
 use rmcp::model::{Tool, ToolAnnotations};
@@ -65,6 +67,34 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
         spec::<OperationStatusParams, OperationStatusResult>(
             tool::OPERATION_STATUS,
             "Look up a recorded patch operation by operation_id, or by operation_key with workspace_id: status, changes, events (minted, planned, finished, recovered). Never re-runs anything.",
+        ),
+        spec_with::<ExecCommandParams, ExecCommandResult>(
+            tool::EXEC_COMMAND,
+            "Start a command (argv, no shell; command[0] resolved on the child's PATH) in the workspace root, on pipes or a 24x80 PTY. Returns a process_id at once; the process outlives the request and holds the workspace's mutation lease until it exits.",
+            false,
+        ),
+        spec_with::<WriteStdinParams, ProcessAck>(
+            tool::WRITE_STDIN,
+            "Write UTF-8 text to a process's stdin and flush; close: true sends EOF afterwards.",
+            false,
+        ),
+        spec::<ReadProcessParams, ReadProcessResult>(
+            tool::READ_PROCESS,
+            "Read a process's combined stdout+stderr from an absolute cursor (max_bytes per reply). Continue with the returned cursor; output_lost says older bytes were dropped from the 256 KiB ring; eof means the output is complete (not success).",
+        ),
+        spec::<ProcessIdParams, ProcessStatusResult>(
+            tool::PROCESS_STATUS,
+            "A process's state (running/exited), termination (exited, signaled, timeout, terminated), exit_code or signal, output totals and timestamps.",
+        ),
+        spec_with::<ProcessResizeParams, ProcessAck>(
+            tool::PROCESS_RESIZE,
+            "Resize a running PTY process's terminal (rows, cols >= 1).",
+            false,
+        ),
+        spec_with::<ProcessIdParams, ProcessAck>(
+            tool::TERMINATE_PROCESS,
+            "Kill a process and its whole subtree; on an exited process a no-op that says so (already_exited).",
+            false,
         ),
     ])
 }

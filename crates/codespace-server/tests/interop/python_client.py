@@ -10,7 +10,10 @@ import sys
 
 from mcp import Client, StdioServerParameters
 
-EXPECTED_TOOLS = ["workspace_info", "read", "find", "grep", "version", "apply_patch", "operation_status"]
+EXPECTED_TOOLS = [
+    "workspace_info", "read", "find", "grep", "version", "apply_patch", "operation_status",
+    "exec_command", "write_stdin", "read_process", "process_status", "process_resize", "terminate_process",
+]
 
 
 def check(cond, msg):

@@ -5,8 +5,21 @@ use serde_json::json;
 
 use crate::support::{Env, call, refused, try_call};
 
-const LIVE_TOOLS: &[&str] =
-    &["workspace_info", "read", "find", "grep", "version", "apply_patch", "operation_status"];
+const LIVE_TOOLS: &[&str] = &[
+    "workspace_info",
+    "read",
+    "find",
+    "grep",
+    "version",
+    "apply_patch",
+    "operation_status",
+    "exec_command",
+    "write_stdin",
+    "read_process",
+    "process_status",
+    "process_resize",
+    "terminate_process",
+];
 
 #[tokio::test]
 async fn initialize_reports_identity_instructions_and_tools() {
@@ -68,7 +81,7 @@ async fn malformed_arguments_are_refused_before_tool_logic() {
         assert!(text.contains(field), "{tool} {args}: {text} should name {field}");
     }
     // Unknown tool.
-    assert!(try_call(&client, "exec_command", json!({})).await.is_err());
+    assert!(try_call(&client, "no_such_tool", json!({})).await.is_err());
     // The server is still in sync afterwards.
     call(&client, "workspace_info", json!({})).await.unwrap();
     client.cancel().await.unwrap();
@@ -131,7 +144,7 @@ async fn workspace_info_tells_the_truth() {
     assert_eq!(plain["execution"]["files"]["patch"]["available"], true);
     assert_eq!(
         plain["execution"]["process"]["available"], false,
-        "the process tools are not built yet"
+        "sandbox=on and no command sandbox: commands are refused"
     );
 
     let boxed = call(&client, "workspace_info", json!({"workspace_id": "boxed"})).await.unwrap();

@@ -10,4 +10,5 @@ mod http;
 mod interop;
 mod patch;
 mod paths;
+mod process;
 mod support;

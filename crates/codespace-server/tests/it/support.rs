@@ -83,6 +83,11 @@ impl Env {
 
     /// Starts `codespace serve --config <registry>` over stdio with an rmcp client.
     pub async fn stdio(&self) -> Client {
+        self.stdio_with(&[]).await.0
+    }
+
+    /// Like [`Env::stdio`], with extra environment variables; also returns the server's pid.
+    pub async fn stdio_with(&self, vars: &[(&str, &str)]) -> (Client, u32) {
         let config = self.config();
         let state = self.state();
         let transport =
@@ -92,10 +97,12 @@ impl Env {
                     .arg(&config)
                     .env("XDG_STATE_HOME", &state)
                     .env("RUST_LOG", "warn")
+                    .envs(vars.iter().map(|(k, v)| (*k, *v)))
                     .stderr(Stdio::inherit());
             }))
             .unwrap();
-        ().serve(transport).await.expect("stdio initialize")
+        let pid = transport.id().expect("server pid");
+        (().serve(transport).await.expect("stdio initialize"), pid)
     }
 
     /// Starts `codespace serve --http --port 0` with `extra` flags; waits for the address.

@@ -1,0 +1,194 @@
+//! The process tools: `exec_command` takes the workspace's mutation lease and hands it to
+//! the live process (released when it exits, however it exits); the other tools act on a
+//! saved `process_id` and never need the lease, so they work from any connection.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use codespace_policy::{Action, Approvals, SandboxSetting};
+use codespace_process::{ProcError, SpawnRequest, Spawned, Supervisor, Terminate};
+use codespace_protocol::{
+    DEFAULT_READ_PROCESS_BYTES, ExecCommandParams, ExecCommandResult, MAX_READ_PROCESS_BYTES,
+    ProcessAck, ProcessIdParams, ProcessResizeParams, ProcessStatusResult, ReadProcessParams,
+    ReadProcessResult, SignalInfo, WriteStdinParams,
+};
+
+use crate::{Gateway, GatewayError};
+
+/// How commands are started: the time limit and the clean environment they get.
+#[derive(Debug, Clone)]
+pub struct ExecSettings {
+    pub timeout: Duration,
+    /// `PATH` of the child (also where `command[0]` is resolved).
+    pub path: String,
+    pub home: String,
+    pub lang: String,
+}
+
+impl ExecSettings {
+    fn env(&self, tty: bool) -> Vec<(String, String)> {
+        let mut env = vec![
+            ("PATH".to_owned(), self.path.clone()),
+            ("HOME".to_owned(), self.home.clone()),
+            ("LANG".to_owned(), self.lang.clone()),
+        ];
+        if tty {
+            env.push(("TERM".to_owned(), "xterm".to_owned()));
+        }
+        env
+    }
+}
+
+/// The process side of the gateway.
+pub struct Processes {
+    pub supervisor: Arc<Supervisor>,
+    pub settings: ExecSettings,
+}
+
+impl Gateway {
+    pub async fn exec_command(
+        &self,
+        p: ExecCommandParams,
+    ) -> Result<ExecCommandResult, GatewayError> {
+        let root = self.authorized_root(&p.workspace_id, Action::Exec)?;
+        let reg = self.lookup(&p.workspace_id)?;
+        if reg.ws.approvals == Approvals::Confirm {
+            return Err(GatewayError::ConfirmationUnavailable);
+        }
+        // Fail closed: without a command sandbox, only an explicit `sandbox: "off"` runs
+        // commands, unconfined.
+        if reg.ws.sandbox == SandboxSetting::On && !self.host.command_sandbox {
+            return Err(GatewayError::SandboxUnavailable);
+        }
+        if p.command.first().is_none_or(String::is_empty) {
+            return Err(GatewayError::InvalidCommand(
+                "command must be a non-empty argv; command[0] names the program".to_owned(),
+            ));
+        }
+        if p.command.iter().any(|a| a.contains('\0')) {
+            return Err(GatewayError::InvalidCommand(
+                "command arguments must not contain NUL".to_owned(),
+            ));
+        }
+        let tty = p.tty.unwrap_or(false);
+        let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
+        let req = SpawnRequest {
+            argv: p.command,
+            cwd: root.path().to_path_buf(),
+            env: self.processes.settings.env(tty),
+            tty,
+            timeout: self.processes.settings.timeout,
+        };
+        // On failure the lease is dropped here, so a refused spawn never holds the workspace.
+        let Spawned { id, exited } =
+            self.processes.supervisor.spawn(req).await.map_err(GatewayError::Process)?;
+        let probe = exited.clone();
+        let held = lease.into_process(Box::new(move || !probe.has_exited()));
+        tokio::spawn(async move {
+            exited.wait().await;
+            drop(held);
+        });
+        Ok(ExecCommandResult {
+            process_id: id,
+            dispatch_status: "confirmed".to_owned(),
+            work_id: p.work_id,
+        })
+    }
+
+    pub async fn write_stdin(&self, p: WriteStdinParams) -> Result<ProcessAck, GatewayError> {
+        let close = p.close.unwrap_or(false);
+        self.processes
+            .supervisor
+            .write_stdin(&p.process_id, p.data.as_bytes(), close)
+            .map_err(GatewayError::Process)?;
+        Ok(ProcessAck { ok: true, already_exited: false, rows: None, cols: None })
+    }
+
+    pub async fn read_process(
+        &self,
+        p: ReadProcessParams,
+    ) -> Result<ReadProcessResult, GatewayError> {
+        let max = p.max_bytes.unwrap_or(u64::from(DEFAULT_READ_PROCESS_BYTES));
+        if max == 0 || max > u64::from(MAX_READ_PROCESS_BYTES) {
+            return Err(GatewayError::OutputLimit {
+                what: "max_bytes",
+                value: max,
+                max: u64::from(MAX_READ_PROCESS_BYTES),
+            });
+        }
+        // `max` is at most 256 KiB, so the cast cannot truncate.
+        let chunk = self
+            .processes
+            .supervisor
+            .read(&p.process_id, p.cursor.unwrap_or(0), max as usize)
+            .map_err(GatewayError::Process)?;
+        Ok(ReadProcessResult {
+            process_id: p.process_id,
+            cursor: chunk.cursor,
+            chunk: String::from_utf8_lossy(&chunk.chunk).into_owned(),
+            eof: chunk.eof,
+            output_lost: chunk.output_lost,
+            retained_from: chunk.retained_from,
+        })
+    }
+
+    pub async fn process_status(
+        &self,
+        p: ProcessIdParams,
+    ) -> Result<ProcessStatusResult, GatewayError> {
+        let st = self.processes.supervisor.status(&p.process_id).map_err(GatewayError::Process)?;
+        Ok(ProcessStatusResult {
+            process_id: p.process_id,
+            state: st.state.as_str().to_owned(),
+            termination: st.termination.map(|t| t.as_str().to_owned()),
+            exit_code: st.exit_code,
+            signal: st
+                .signal
+                .map(|s| SignalInfo { number: s.number, name: s.name.map(str::to_owned) }),
+            output_total: st.output_total,
+            output_retained_from: st.retained_from,
+            eof: st.eof,
+            started_at: st.started_at_ms,
+            exited_at: st.exited_at_ms,
+        })
+    }
+
+    pub async fn process_resize(&self, p: ProcessResizeParams) -> Result<ProcessAck, GatewayError> {
+        self.processes
+            .supervisor
+            .resize(&p.process_id, p.rows, p.cols)
+            .map_err(GatewayError::Process)?;
+        Ok(ProcessAck { ok: true, already_exited: false, rows: Some(p.rows), cols: Some(p.cols) })
+    }
+
+    pub async fn terminate_process(&self, p: ProcessIdParams) -> Result<ProcessAck, GatewayError> {
+        let outcome =
+            self.processes.supervisor.terminate(&p.process_id).map_err(GatewayError::Process)?;
+        Ok(ProcessAck {
+            ok: true,
+            already_exited: outcome == Terminate::AlreadyExited,
+            rows: None,
+            cols: None,
+        })
+    }
+
+    /// Kills every live command's whole tree (stdio EOF, SIGTERM, SIGINT).
+    pub async fn shutdown(&self) {
+        self.processes.supervisor.shutdown().await;
+    }
+}
+
+/// The wire code of a supervisor refusal. Exhaustive: a new cause must choose its code.
+pub(crate) fn process_code(e: &ProcError) -> codespace_protocol::ErrorCode {
+    use codespace_protocol::ErrorCode;
+    match e {
+        ProcError::NotFound => ErrorCode::ProcessNotFound,
+        ProcError::SpawnFailed(_) => ErrorCode::ProcessSpawnFailed,
+        ProcError::LimitReached => ErrorCode::WorkspaceBusy,
+        ProcError::StdinClosed => ErrorCode::StdinClosed,
+        ProcError::NotRunning => ErrorCode::ProcessNotRunning,
+        ProcError::NotTty => ErrorCode::ProcessNotTty,
+        ProcError::Invalid(_) => ErrorCode::InvalidCommand,
+        ProcError::Io(_) => ErrorCode::ProcessIoFailed,
+    }
+}

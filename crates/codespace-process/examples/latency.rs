@@ -1,0 +1,98 @@
+//! Rough latency figures: `true` through the supervisor (spawn, then wait for the exit
+//! watch) against a bare tokio spawn+wait of `true`, and `seq 1 200000` drained through
+//! `read` against a bare tokio capture. Medians of N runs.
+//!
+//! `cargo run -p codespace-process --example latency [--release] -- <path/to/examples/reaper>`
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use codespace_process::{SpawnRequest, Supervisor, SupervisorConfig};
+
+const RUNS: usize = 200;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let Some(reaper) = std::env::args().nth(1) else {
+        eprintln!("usage: latency <reaper>");
+        std::process::exit(2);
+    };
+    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread().enable_all().build() else {
+        std::process::exit(1);
+    };
+    runtime.block_on(async move {
+        let mut config = SupervisorConfig::new(reaper);
+        config.max_completed = 4;
+        let sup = Supervisor::new(config);
+        let path = std::env::var("PATH").unwrap_or_else(|_| codespace_process::DEFAULT_PATH.into());
+        let req = |argv: &[&str]| SpawnRequest {
+            argv: argv.iter().map(|s| (*s).to_owned()).collect(),
+            cwd: "/".into(),
+            env: vec![("PATH".into(), path.clone())],
+            tty: false,
+            timeout: Duration::from_secs(60),
+        };
+        let mut out = std::io::stdout();
+
+        let mut bare = Vec::new();
+        let mut supervised = Vec::new();
+        for _ in 0..RUNS {
+            let t = Instant::now();
+            let Ok(mut child) = tokio::process::Command::new("true").spawn() else { return };
+            let _ = child.wait().await;
+            bare.push(t.elapsed());
+
+            let t = Instant::now();
+            let Ok(spawned) = sup.spawn(req(&["true"])).await else { return };
+            spawned.exited.wait().await;
+            supervised.push(t.elapsed());
+        }
+        let _ = writeln!(
+            out,
+            "true: bare spawn+wait {:?}, supervised spawn+exit {:?} (median of {RUNS})",
+            median(bare),
+            median(supervised)
+        );
+
+        let mut bare = Vec::new();
+        let mut supervised = Vec::new();
+        let mut bytes = 0;
+        let mut lost = 0;
+        for _ in 0..20 {
+            let t = Instant::now();
+            let Ok(o) = tokio::process::Command::new("seq").args(["1", "200000"]).output().await
+            else {
+                return;
+            };
+            bytes = o.stdout.len();
+            bare.push(t.elapsed());
+
+            let t = Instant::now();
+            let Ok(spawned) = sup.spawn(req(&["seq", "1", "200000"])).await else { return };
+            let mut cursor = 0u64;
+            loop {
+                let Ok(chunk) = sup.read(&spawned.id, cursor, 1 << 20) else { return };
+                cursor = chunk.cursor;
+                lost += usize::from(chunk.output_lost);
+                if chunk.eof {
+                    break;
+                }
+                if chunk.chunk.is_empty() {
+                    tokio::time::sleep(Duration::from_micros(200)).await;
+                }
+            }
+            supervised.push(t.elapsed());
+        }
+        let _ = writeln!(
+            out,
+            "seq 1 200000 ({bytes} bytes): bare capture {:?}, supervised drain {:?} (median of 20; \
+             reads that found output dropped: {lost})",
+            median(bare),
+            median(supervised)
+        );
+    });
+}

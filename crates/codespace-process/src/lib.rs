@@ -1,0 +1,52 @@
+//! The CodeSpace process supervisor: the engine under `exec_command`, `write_stdin`,
+//! `read_process`, `process_status`, `process_resize` and `terminate_process`.
+//!
+//! Every command runs under its own **reaper shim**, the `codespace` binary re-executed in a
+//! hidden role ([`reaper_main`], selected by [`REAPER_ARG`]). The shim is a child
+//! subreaper with a parent-death signal: it owns the command's whole tree (daemonized,
+//! double-forked and `setsid` escapees included, since orphans are reparented to it), and
+//! kills all of it with SIGKILL on request, at the time limit, when the command's main
+//! process exits, and when the server dies, even by SIGKILL. The shim protocol (arguments,
+//! descriptors, reports) is documented in [`protocol`].
+//!
+//! The [`Supervisor`] (tokio) holds the handles: one combined output ring per process
+//! (stdout and stderr on one pipe, or the PTY's single stream) with absolute cursors, the
+//! live limit with slot reservation before any fork, stdin with close, PTY resize,
+//! termination intents, and lazy retention of completed handles (TTL and count, injectable
+//! [`Clock`]).
+//!
+//! Commands see exactly the environment of the request and only descriptors 0-2; in pipe
+//! mode they have no controlling terminal (new session), on a PTY their own.
+//!
+//! **Architecture Invariant:** this crate knows nothing of MCP, the registry, leases or the
+//! ledger; the caller releases a lease when [`Spawned::exited`] resolves.
+//!
+//! # Layout
+//! - `supervisor`: [`Supervisor`], [`SupervisorConfig`], [`Clock`] and the per-process tasks.
+//! - `spawn`: `argv[0]` resolution, the spawner thread, the shim's pre-exec hook.
+//! - `reaper`: [`reaper_main`], the shim.
+//! - `protocol`: the shim's arguments and report lines.
+//! - `tree`: descendants through `/proc`.
+//! - `ring`: the bounded output ring.
+//! - `types`, `error`: the public request, report and error types.
+
+mod error;
+pub mod protocol;
+mod reaper;
+mod ring;
+mod spawn;
+mod supervisor;
+mod tree;
+mod types;
+
+pub use error::ProcError;
+pub use reaper::reaper_main;
+pub use spawn::DEFAULT_PATH;
+pub use supervisor::{
+    Clock, DEFAULT_COMPLETED_TTL, DEFAULT_MAX_COMPLETED, DEFAULT_MAX_LIVE, DEFAULT_RING_BYTES,
+    REAPER_ARG, Supervisor, SupervisorConfig, TTY_COLS, TTY_ROWS,
+};
+pub use types::{
+    ExitWatch, ProcStatus, ReadChunk, RunState, SignalInfo, SpawnRequest, Spawned, Terminate,
+    Termination, signal_name,
+};

@@ -1,0 +1,193 @@
+//! The supervisor ⇄ reaper-shim protocol: the shim's arguments and its report lines.
+//!
+//! # Arguments
+//! The supervisor runs `<reaper_exe> <reaper_arg> v1 <ppid> <pipe|tty> <exe> <argv0> [args…]`.
+//! [`crate::reaper_main`] receives everything after `<reaper_arg>`:
+//! - `v1`: the protocol version; anything else is refused (exit [`EXIT_BAD_ARGS`]).
+//! - `<ppid>`: the supervisor's pid. The shim arms `PR_SET_PDEATHSIG(SIGTERM)` and then
+//!   checks that its parent is still this pid, so a supervisor that died before the arming
+//!   cannot leave the command running.
+//! - `pipe` or `tty`: in `tty` mode the shim's stdio is the terminal and the command's
+//!   process group is made the terminal's foreground group.
+//! - `<exe>`: the program, already resolved on the child's `PATH` by the supervisor.
+//! - `<argv0> [args…]`: the command's argv exactly as requested.
+//!
+//! # Descriptors
+//! fd 0-2 are the command's stdio (pipes, or the terminal). fd 3 is the write end of the
+//! report pipe; the shim marks it close-on-exec at once and closes every fd above it, so
+//! the command itself sees only 0-2.
+//!
+//! # Reports
+//! One line each on fd 3, in this order: `started <pid>` or `failed <errno> <message>`,
+//! then `exit <code> <requested>` or `signal <number> <requested>` once the command's main
+//! process is reaped. `<requested>` is `1` when a kill request (SIGTERM, SIGHUP, SIGINT or
+//! SIGQUIT to the shim) arrived before the main process was reaped. The shim then kills
+//! and reaps every remaining descendant and exits; end of file on fd 3 (the shim's exit)
+//! means the whole tree is gone.
+//!
+//! # Exit status of the shim
+//! Informational only (the supervisor trusts the reports): the command's exit code, or
+//! 128 + its signal, [`EXIT_SPAWN_FAILED`] when the command could not be started,
+//! [`EXIT_ORPHANED`] when the supervisor was already gone, [`EXIT_BAD_ARGS`] for a
+//! malformed invocation.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::PathBuf;
+
+/// Protocol version tag, the first shim argument.
+pub(crate) const VERSION: &str = "v1";
+/// The shim could not start the command (also sent as a `failed` report).
+pub const EXIT_SPAWN_FAILED: i32 = 127;
+/// The supervisor was gone before the shim armed its parent-death signal.
+pub const EXIT_ORPHANED: i32 = 125;
+/// The shim was invoked with arguments it does not understand.
+pub const EXIT_BAD_ARGS: i32 = 124;
+
+/// The decoded shim arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ShimArgs {
+    pub(crate) ppid: u32,
+    pub(crate) tty: bool,
+    pub(crate) exe: PathBuf,
+    pub(crate) argv: Vec<OsString>,
+}
+
+impl ShimArgs {
+    pub(crate) fn encode(&self) -> Vec<OsString> {
+        let mut out: Vec<OsString> = vec![
+            VERSION.into(),
+            self.ppid.to_string().into(),
+            if self.tty { "tty" } else { "pipe" }.into(),
+            self.exe.clone().into_os_string(),
+        ];
+        out.extend(self.argv.iter().cloned());
+        out
+    }
+
+    pub(crate) fn decode(args: Vec<OsString>) -> Result<Self, String> {
+        let mut it = args.into_iter();
+        let version = it.next().ok_or("missing protocol version")?;
+        if version.as_bytes() != VERSION.as_bytes() {
+            return Err(format!("unsupported protocol {version:?}, expected {VERSION}"));
+        }
+        let ppid = it
+            .next()
+            .and_then(|p| p.to_str().and_then(|p| p.parse::<u32>().ok()))
+            .filter(|p| *p > 0)
+            .ok_or("missing or invalid parent pid")?;
+        let tty = match it.next().as_ref().map(|m| m.as_bytes()) {
+            Some(b"tty") => true,
+            Some(b"pipe") => false,
+            _ => return Err("mode must be pipe or tty".into()),
+        };
+        let exe = PathBuf::from(it.next().ok_or("missing executable")?);
+        let argv: Vec<OsString> = it.collect();
+        if argv.is_empty() {
+            return Err("missing argv".into());
+        }
+        Ok(Self { ppid, tty, exe, argv })
+    }
+}
+
+/// One line the shim writes on its report descriptor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ShimReport {
+    Started { pid: u32 },
+    Failed { errno: i32, message: String },
+    Exited { code: i32, requested: bool },
+    Signaled { signal: i32, requested: bool },
+}
+
+impl ShimReport {
+    pub(crate) fn encode(&self) -> String {
+        match self {
+            Self::Started { pid } => format!("started {pid}\n"),
+            Self::Failed { errno, message } => {
+                let message: String =
+                    message.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+                format!("failed {errno} {message}\n")
+            }
+            Self::Exited { code, requested } => format!("exit {code} {}\n", u8::from(*requested)),
+            Self::Signaled { signal, requested } => {
+                format!("signal {signal} {}\n", u8::from(*requested))
+            }
+        }
+    }
+
+    pub(crate) fn parse(line: &str) -> Option<Self> {
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let (kind, rest) = line.split_once(' ')?;
+        match kind {
+            "started" => Some(Self::Started { pid: rest.parse().ok()? }),
+            "failed" => {
+                let (errno, message) = rest.split_once(' ').unwrap_or((rest, ""));
+                Some(Self::Failed { errno: errno.parse().ok()?, message: message.to_owned() })
+            }
+            "exit" | "signal" => {
+                let (value, requested) = rest.split_once(' ')?;
+                let value: i32 = value.parse().ok()?;
+                let requested = match requested {
+                    "1" => true,
+                    "0" => false,
+                    _ => return None,
+                };
+                Some(if kind == "exit" {
+                    Self::Exited { code: value, requested }
+                } else {
+                    Self::Signaled { signal: value, requested }
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_round_trip() {
+        let a = ShimArgs {
+            ppid: 42,
+            tty: true,
+            exe: "/usr/bin/printf".into(),
+            argv: vec!["printf".into(), "%s\n".into(), "a b".into()],
+        };
+        assert_eq!(ShimArgs::decode(a.encode()), Ok(a.clone()));
+        let p = ShimArgs { tty: false, ..a };
+        assert_eq!(ShimArgs::decode(p.encode()), Ok(p));
+    }
+
+    #[test]
+    fn args_refuse_malformed() {
+        let v = |s: &[&str]| s.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(ShimArgs::decode(v(&[])).is_err());
+        assert!(ShimArgs::decode(v(&["v0", "1", "pipe", "/bin/true", "true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v1", "0", "pipe", "/bin/true", "true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v1", "x", "pipe", "/bin/true", "true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v1", "1", "pty", "/bin/true", "true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v1", "1", "pipe", "/bin/true"])).is_err());
+    }
+
+    #[test]
+    fn reports_round_trip() {
+        for r in [
+            ShimReport::Started { pid: 7 },
+            ShimReport::Failed { errno: 2, message: "No such file or directory".into() },
+            ShimReport::Failed { errno: 13, message: String::new() },
+            ShimReport::Exited { code: 0, requested: false },
+            ShimReport::Exited { code: 255, requested: true },
+            ShimReport::Signaled { signal: 9, requested: true },
+            ShimReport::Signaled { signal: 15, requested: false },
+        ] {
+            assert_eq!(ShimReport::parse(&r.encode()), Some(r));
+        }
+        let f = ShimReport::Failed { errno: 1, message: "a\nb".into() }.encode();
+        assert_eq!(f.matches('\n').count(), 1);
+        assert_eq!(ShimReport::parse("exit 1 2\n"), None);
+        assert_eq!(ShimReport::parse("bogus 1\n"), None);
+        assert_eq!(ShimReport::parse("started\n"), None);
+    }
+}

@@ -1,0 +1,262 @@
+//! Starting a reaper shim: resolving `argv[0]`, wiring its descriptors, and forking it from
+//! the supervisor's dedicated spawner thread.
+//!
+//! Why a dedicated thread: `PR_SET_PDEATHSIG` fires when the *thread* that forked the shim
+//! exits, not the process. Forking from a tokio worker or blocking-pool thread would tie
+//! every command's life to that thread's (the blocking pool retires idle threads after
+//! seconds). The spawner thread lives exactly as long as the [`Spawner`], i.e. the
+//! supervisor, so the death signal means "the supervisor is gone".
+
+// The pre-exec hook of the shim (dup2 onto fd 3, setsid) is a raw kernel call.
+#![allow(unsafe_code)]
+
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Mutex, PoisonError, mpsc};
+
+use rustix::fs::Access;
+use rustix::pipe::PipeFlags;
+use rustix::process::Signal;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::oneshot;
+
+use crate::protocol::ShimArgs;
+use crate::reaper::REPORT_FD;
+
+/// `PATH` used to resolve `argv[0]` when the request's environment has none.
+pub const DEFAULT_PATH: &str = "/usr/bin:/bin:/usr/sbin:/sbin";
+
+/// Finds the program for `argv0` the way `execvp` would on the child's `PATH`, with
+/// relative entries (and a relative `argv0` containing `/`) taken against `cwd`.
+pub(crate) fn resolve_program(
+    argv0: &str,
+    env: &[(String, String)],
+    cwd: &Path,
+) -> Result<PathBuf, String> {
+    if argv0.contains('/') {
+        let path = cwd.join(argv0);
+        return check_executable(&path).map(|()| path).map_err(|why| format!("{argv0}: {why}"));
+    }
+    let search = env.iter().rev().find(|(k, _)| k == "PATH").map_or(DEFAULT_PATH, |(_, v)| v);
+    for dir in search.split(':') {
+        let candidate = if dir.is_empty() { cwd.join(argv0) } else { cwd.join(dir).join(argv0) };
+        if check_executable(&candidate).is_ok() {
+            return Ok(candidate);
+        }
+    }
+    Err(format!("{argv0}: command not found on PATH"))
+}
+
+fn check_executable(path: &Path) -> Result<(), &'static str> {
+    let meta = fs::metadata(path).map_err(|_| "no such file")?;
+    if !meta.is_file() {
+        return Err("not a regular file");
+    }
+    rustix::fs::access(path, Access::EXEC_OK).map_err(|_| "permission denied")
+}
+
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// The long-lived thread every shim is forked from (started on first use).
+#[derive(Default)]
+pub(crate) struct Spawner {
+    tx: Mutex<Option<mpsc::Sender<Job>>>,
+}
+
+impl Spawner {
+    fn submit(&self, job: Job) -> io::Result<()> {
+        let mut tx = self.tx.lock().unwrap_or_else(PoisonError::into_inner);
+        if tx.is_none() {
+            let (sender, jobs) = mpsc::channel::<Job>();
+            std::thread::Builder::new().name("codespace-spawner".into()).spawn(move || {
+                for job in jobs {
+                    // A panicking job must not end this thread: its exit would deliver the
+                    // parent-death signal to every running shim.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                }
+            })?;
+            *tx = Some(sender);
+        }
+        match tx.as_ref().map(|sender| sender.send(job)) {
+            Some(Ok(())) => Ok(()),
+            _ => {
+                *tx = None;
+                Err(io::Error::other("the spawner thread is gone"))
+            }
+        }
+    }
+}
+
+/// A shim child that is sent SIGTERM (so it kills its tree) if dropped before it was reaped.
+pub(crate) struct ShimGuard {
+    pub(crate) child: Child,
+}
+
+impl ShimGuard {
+    /// SIGTERM to the shim: "kill your tree, then exit". A no-op once it has been reaped
+    /// (`Child::id` is `None` then, so a recycled pid is never signalled).
+    pub(crate) fn request_kill(&self) {
+        if let Some(pid) = self.child.id().and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+            let _ = rustix::process::kill_process(pid, Signal::TERM);
+        }
+    }
+}
+
+impl Drop for ShimGuard {
+    fn drop(&mut self) {
+        // tokio reaps a dropped child in the background; the SIGTERM makes it exit.
+        self.request_kill();
+    }
+}
+
+/// What the command reads and writes through.
+pub(crate) enum CommandIo {
+    Pipes {
+        stdin: ChildStdin,
+        output: pipe::Receiver,
+    },
+    /// `control` is a duplicate of the master for resize and VEOF, taken by the supervisor.
+    Pty {
+        pty: pty_process::Pty,
+        control: Option<OwnedFd>,
+    },
+}
+
+/// A started shim, before its `started` report was read.
+pub(crate) struct Launched {
+    pub(crate) shim: ShimGuard,
+    pub(crate) reports: pipe::Receiver,
+    pub(crate) io: CommandIo,
+}
+
+pub(crate) struct LaunchSpec<'a> {
+    pub(crate) reaper_exe: &'a Path,
+    pub(crate) reaper_arg: &'a OsString,
+    pub(crate) exe: PathBuf,
+    pub(crate) argv: &'a [String],
+    pub(crate) env: &'a [(String, String)],
+    pub(crate) cwd: &'a Path,
+    pub(crate) tty: bool,
+    pub(crate) rows: u16,
+    pub(crate) cols: u16,
+}
+
+/// Forks the shim (on the spawner thread) with stdio wired and the report pipe on fd 3.
+/// Every descriptor created here is close-on-exec; the parent's copies of the child ends
+/// (output pipe write end, terminal slave, report pipe write end) are closed as soon as the
+/// fork is done, so end of file on the parent's ends means the shim and its tree are gone.
+pub(crate) async fn launch(spawner: &Spawner, spec: LaunchSpec<'_>) -> io::Result<Launched> {
+    let (report_r, report_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
+    let reports = pipe::Receiver::from_owned_fd(report_r)?;
+    let args = ShimArgs {
+        ppid: std::process::id(),
+        tty: spec.tty,
+        exe: spec.exe,
+        argv: spec.argv.iter().map(OsString::from).collect(),
+    }
+    .encode();
+    let handle = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+    let (tx, rx) = oneshot::channel::<io::Result<Child>>();
+
+    enum Parts {
+        Pipes { output: pipe::Receiver },
+        Pty { pty: pty_process::Pty, control: OwnedFd },
+    }
+    let (job, parts): (Job, Parts) = if spec.tty {
+        let (pty, pts) = pty_process::open().map_err(io::Error::other)?;
+        pty.resize(pty_process::Size::new(spec.rows, spec.cols)).map_err(io::Error::other)?;
+        let control = rustix::io::fcntl_dupfd_cloexec(&pty, 0)?;
+        let hook = shim_hook(report_w.as_raw_fd(), false);
+        // SAFETY: `shim_hook` makes only async-signal-safe calls (see there).
+        let cmd = unsafe {
+            pty_process::Command::new(spec.reaper_exe)
+                .arg(spec.reaper_arg)
+                .args(&args)
+                .env_clear()
+                .envs(spec.env.iter().map(|(k, v)| (k, v)))
+                .current_dir(spec.cwd)
+                .kill_on_drop(false)
+                .pre_exec(hook)
+        };
+        let job: Job = Box::new(move || {
+            let _runtime = handle.enter();
+            // `spawn` consumes the command and the slave: both are closed when it returns.
+            let result = cmd.spawn(pts).map_err(io::Error::other);
+            drop(report_w);
+            deliver(tx, result);
+        });
+        (job, Parts::Pty { pty, control })
+    } else {
+        let (out_r, out_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
+        let output = pipe::Receiver::from_owned_fd(out_r)?;
+        let err_w = out_w.try_clone()?;
+        let mut cmd = tokio::process::Command::new(spec.reaper_exe);
+        cmd.arg(spec.reaper_arg)
+            .args(&args)
+            .env_clear()
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(spec.cwd)
+            .stdin(Stdio::piped())
+            // One pipe for both streams, so their interleaving is the order of the writes.
+            .stdout(Stdio::from(out_w))
+            .stderr(Stdio::from(err_w))
+            .kill_on_drop(false);
+        let hook = shim_hook(report_w.as_raw_fd(), true);
+        // SAFETY: `shim_hook` makes only async-signal-safe calls (see there).
+        unsafe { cmd.pre_exec(hook) };
+        let job: Job = Box::new(move || {
+            let _runtime = handle.enter();
+            let result = cmd.spawn();
+            // Closes the parent's copies of the output pipe's write end.
+            drop(cmd);
+            drop(report_w);
+            deliver(tx, result);
+        });
+        (job, Parts::Pipes { output })
+    };
+    spawner.submit(job)?;
+    let child = rx.await.map_err(|_| io::Error::other("the spawner dropped the job"))??;
+    let mut shim = ShimGuard { child };
+    let io = match parts {
+        Parts::Pty { pty, control } => CommandIo::Pty { pty, control: Some(control) },
+        Parts::Pipes { output } => {
+            let stdin = shim.child.stdin.take().ok_or_else(|| io::Error::other("no stdin pipe"))?;
+            CommandIo::Pipes { stdin, output }
+        }
+    };
+    Ok(Launched { shim, reports, io })
+}
+
+/// Hands the spawned shim to the awaiting task, or kills it if that task is gone.
+fn deliver(tx: oneshot::Sender<io::Result<Child>>, result: io::Result<Child>) {
+    if let Err(Ok(child)) = tx.send(result) {
+        drop(ShimGuard { child });
+    }
+}
+
+/// The pre-exec hook of the shim: the report pipe onto fd 3 (without close-on-exec), and
+/// in pipe mode a new session (in PTY mode `pty-process` does `setsid` + `TIOCSCTTY`).
+fn shim_hook(report_fd: RawFd, new_session: bool) -> impl FnMut() -> io::Result<()> + Send + Sync {
+    move || {
+        // SAFETY: dup2, fcntl and setsid are async-signal-safe and act only on this forked
+        // child's descriptor table and session.
+        unsafe {
+            if report_fd == REPORT_FD {
+                if libc::fcntl(REPORT_FD, libc::F_SETFD, 0) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            } else if libc::dup2(report_fd, REPORT_FD) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if new_session && libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,224 @@
+//! The public request and report types of the supervisor.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+/// What to run. The supervisor adds nothing: `env` is the complete environment the
+/// command sees, and `argv[0]` is resolved on *its* `PATH` (or
+/// [`DEFAULT_PATH`](crate::DEFAULT_PATH) when `env` has none), relative entries against
+/// `cwd`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnRequest {
+    /// The command; no shell is interposed. `argv[0]` must be non-empty.
+    pub argv: Vec<String>,
+    /// The working directory (made absolute against the server's own if relative).
+    pub cwd: PathBuf,
+    /// The complete, clean environment of the command.
+    pub env: Vec<(String, String)>,
+    /// Run on a fresh pseudo-terminal of 24 rows by 80 columns instead of pipes.
+    pub tty: bool,
+    /// Wall-clock limit; at expiry the whole tree is killed and the termination is
+    /// [`Termination::Timeout`]. Must be non-zero.
+    pub timeout: Duration,
+}
+
+/// A started process.
+#[derive(Debug)]
+pub struct Spawned {
+    /// The minted handle, `proc-<uuid v4>`.
+    pub id: String,
+    /// Resolves once the process and every descendant are gone, however it ended
+    /// (exit, signal, timeout, terminate, shutdown): the moment to release a lease.
+    pub exited: ExitWatch,
+}
+
+/// Observes the end of one process. Cheap to clone; every clone sees the same event.
+#[derive(Debug, Clone)]
+pub struct ExitWatch(pub(crate) watch::Receiver<bool>);
+
+impl ExitWatch {
+    /// Whether the process has already been reported exited.
+    pub fn has_exited(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Waits until the process has been reported exited.
+    pub async fn wait(mut self) {
+        // A dropped sender means the supervision task is gone; it marks the process exited
+        // before it goes, so either way there is nothing left to wait for.
+        let _ = self.0.wait_for(|exited| *exited).await;
+    }
+}
+
+/// One `read` reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadChunk {
+    /// The next cursor: the absolute offset just past `chunk`.
+    pub cursor: u64,
+    /// Raw output bytes (stdout and stderr interleaved as written; a PTY's single stream).
+    pub chunk: Vec<u8>,
+    /// The output is complete (the process and its tree are gone and every byte was
+    /// collected) **and** `cursor` is at its end. Never a success signal.
+    pub eof: bool,
+    /// The requested cursor was below `retained_from`: the bytes in between were dropped
+    /// from the ring and the read started at `retained_from` instead.
+    pub output_lost: bool,
+    /// The first absolute offset still retained.
+    pub retained_from: u64,
+}
+
+/// Whether the process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    /// The command (or something of its tree) is still alive.
+    Running,
+    /// The command and its whole tree are gone.
+    Exited,
+}
+
+impl RunState {
+    /// The wire spelling: `running` or `exited`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Exited => "exited",
+        }
+    }
+}
+
+/// How an exited process ended. A kill CodeSpace requested wins over the wait status it
+/// caused; a status that arrived first is reported as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    /// The command exited on its own; see `exit_code`.
+    Exited,
+    /// The command was killed by a signal it did not get from CodeSpace; see `signal`.
+    Signaled,
+    /// Killed by CodeSpace at the time limit.
+    Timeout,
+    /// Killed by CodeSpace on request (`terminate`, `shutdown`).
+    Terminated,
+    /// The reaper shim vanished without reporting the command's status.
+    Unknown,
+}
+
+impl Termination {
+    /// The wire spelling: `exited`, `signaled`, `timeout`, `terminated`, `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exited => "exited",
+            Self::Signaled => "signaled",
+            Self::Timeout => "timeout",
+            Self::Terminated => "terminated",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+/// The signal that killed a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignalInfo {
+    /// The signal number.
+    pub number: i32,
+    /// `SIGTERM` and the like, for the 31 standard Linux signals.
+    pub name: Option<&'static str>,
+}
+
+impl SignalInfo {
+    pub(crate) fn new(number: i32) -> Self {
+        Self { number, name: signal_name(number) }
+    }
+}
+
+/// A status report. Invariants: `Running` has no `termination`, `exit_code`, `signal` or
+/// `exited_at_ms`; `Exited` always has a `termination` and `exited_at_ms`; `exit_code` is
+/// present only with [`Termination::Exited`], `signal` only with
+/// [`Termination::Signaled`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcStatus {
+    /// Running or exited.
+    pub state: RunState,
+    /// How it ended (exited only).
+    pub termination: Option<Termination>,
+    /// The exit code (termination `Exited` only).
+    pub exit_code: Option<i32>,
+    /// The killing signal (termination `Signaled` only; PTY processes too).
+    pub signal: Option<SignalInfo>,
+    /// Bytes produced so far.
+    pub output_total: u64,
+    /// The first retained absolute offset.
+    pub retained_from: u64,
+    /// Output collection is complete (not a success signal).
+    pub eof: bool,
+    /// Whether the process runs on a pseudo-terminal.
+    pub tty: bool,
+    /// Start time, milliseconds since the Unix epoch.
+    pub started_at_ms: u64,
+    /// Exit time (when the whole tree was gone), milliseconds since the Unix epoch.
+    pub exited_at_ms: Option<u64>,
+}
+
+/// The outcome of [`Supervisor::terminate`](crate::Supervisor::terminate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Terminate {
+    /// The kill request was sent; the process reads as exited (`terminated`) once its
+    /// whole tree is gone, normally within milliseconds.
+    Sent,
+    /// The process had already exited: nothing was done.
+    AlreadyExited,
+}
+
+/// The name of a standard Linux signal.
+pub fn signal_name(number: i32) -> Option<&'static str> {
+    const NAMES: [(i32, &str); 31] = [
+        (libc::SIGHUP, "SIGHUP"),
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGQUIT, "SIGQUIT"),
+        (libc::SIGILL, "SIGILL"),
+        (libc::SIGTRAP, "SIGTRAP"),
+        (libc::SIGABRT, "SIGABRT"),
+        (libc::SIGBUS, "SIGBUS"),
+        (libc::SIGFPE, "SIGFPE"),
+        (libc::SIGKILL, "SIGKILL"),
+        (libc::SIGUSR1, "SIGUSR1"),
+        (libc::SIGSEGV, "SIGSEGV"),
+        (libc::SIGUSR2, "SIGUSR2"),
+        (libc::SIGPIPE, "SIGPIPE"),
+        (libc::SIGALRM, "SIGALRM"),
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGSTKFLT, "SIGSTKFLT"),
+        (libc::SIGCHLD, "SIGCHLD"),
+        (libc::SIGCONT, "SIGCONT"),
+        (libc::SIGSTOP, "SIGSTOP"),
+        (libc::SIGTSTP, "SIGTSTP"),
+        (libc::SIGTTIN, "SIGTTIN"),
+        (libc::SIGTTOU, "SIGTTOU"),
+        (libc::SIGURG, "SIGURG"),
+        (libc::SIGXCPU, "SIGXCPU"),
+        (libc::SIGXFSZ, "SIGXFSZ"),
+        (libc::SIGVTALRM, "SIGVTALRM"),
+        (libc::SIGPROF, "SIGPROF"),
+        (libc::SIGWINCH, "SIGWINCH"),
+        (libc::SIGIO, "SIGIO"),
+        (libc::SIGPWR, "SIGPWR"),
+        (libc::SIGSYS, "SIGSYS"),
+    ];
+    NAMES.iter().find(|(n, _)| *n == number).map(|(_, name)| *name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_the_standard_signals() {
+        assert_eq!(signal_name(15), Some("SIGTERM"));
+        assert_eq!(signal_name(9), Some("SIGKILL"));
+        assert_eq!(signal_name(libc::SIGSYS), Some("SIGSYS"));
+        assert_eq!(signal_name(0), None);
+        assert_eq!(signal_name(libc::SIGRTMIN()), None);
+        assert_eq!(SignalInfo::new(2), SignalInfo { number: 2, name: Some("SIGINT") });
+    }
+}

@@ -1,0 +1,139 @@
+//! Parameters and results of the process tools: `exec_command`, `write_stdin`,
+//! `read_process`, `process_status`, `process_resize`, `terminate_process`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::is_false;
+
+/// Arguments of `exec_command`. There is deliberately no cwd, env, timeout or terminal size:
+/// the server fills them in (cwd = workspace root, a clean environment, the operator's
+/// timeout, a 24x80 terminal).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ExecCommandParams {
+    /// Registered workspace id.
+    pub workspace_id: String,
+    /// argv: `command[0]` is resolved on the child's PATH; no shell is interposed.
+    pub command: Vec<String>,
+    /// Run on a pseudo-terminal (24x80) instead of pipes (default false).
+    #[serde(default)]
+    pub tty: Option<bool>,
+    /// Echoed back.
+    #[serde(default)]
+    pub work_id: Option<String>,
+}
+
+/// Result of `exec_command`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ExecCommandResult {
+    /// `proc-<uuid>`, minted by the server; save it: a new connection can use it.
+    pub process_id: String,
+    /// `confirmed`: the process was started (not that it succeeded).
+    pub dispatch_status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_id: Option<String>,
+}
+
+/// Arguments of `write_stdin`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct WriteStdinParams {
+    pub process_id: String,
+    /// UTF-8 text written then flushed (may be empty).
+    pub data: String,
+    /// After writing, close stdin (EOF).
+    #[serde(default)]
+    pub close: Option<bool>,
+}
+
+/// Result of `write_stdin`, `process_resize` and `terminate_process`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ProcessAck {
+    pub ok: bool,
+    /// `terminate_process` on a process that had already exited: nothing was done.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub already_exited: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cols: Option<u16>,
+}
+
+/// Arguments of `read_process`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ReadProcessParams {
+    pub process_id: String,
+    /// Absolute byte offset in the combined output (default 0).
+    #[serde(default)]
+    pub cursor: Option<u64>,
+    /// Most bytes to return, 1..=262144 (default 65536).
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+}
+
+/// Result of `read_process`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ReadProcessResult {
+    pub process_id: String,
+    /// The next cursor: start of this chunk plus its length.
+    pub cursor: u64,
+    /// Output bytes as UTF-8 (invalid sequences replaced; a chunk may split a character).
+    pub chunk: String,
+    /// The output is complete and the cursor is at its end. Not a success signal: see
+    /// `process_status`.
+    pub eof: bool,
+    /// The requested cursor was below `retained_from`: older output was dropped.
+    pub output_lost: bool,
+    /// First byte offset still retained.
+    pub retained_from: u64,
+}
+
+/// Arguments of `process_status` and `terminate_process`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ProcessIdParams {
+    pub process_id: String,
+}
+
+/// A signal that ended a process.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct SignalInfo {
+    pub number: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// Result of `process_status`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ProcessStatusResult {
+    pub process_id: String,
+    /// `running` or `exited`.
+    pub state: String,
+    /// Only when exited: `exited`, `signaled`, `timeout`, `terminated` or `unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination: Option<String>,
+    /// Only when `termination` is `exited`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Only when `termination` is `signaled`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<SignalInfo>,
+    /// Total output bytes produced.
+    pub output_total: u64,
+    /// First output byte still retained.
+    pub output_retained_from: u64,
+    /// Output collection is complete.
+    pub eof: bool,
+    /// Unix milliseconds.
+    pub started_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exited_at: Option<u64>,
+}
+
+/// Arguments of `process_resize`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ProcessResizeParams {
+    pub process_id: String,
+    /// At least 1.
+    pub rows: u16,
+    /// At least 1.
+    pub cols: u16,
+}
