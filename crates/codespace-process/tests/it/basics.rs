@@ -291,3 +291,23 @@ async fn a_cursor_below_the_ring_is_moved_up_and_says_so() {
     assert!(!kept.output_lost);
     assert_eq!(kept.chunk, expected.as_bytes()[expected.len() - 10..expected.len() - 5]);
 }
+
+#[tokio::test]
+async fn a_program_still_open_for_writing_a_moment_runs_once_closed() {
+    // ETXTBSY: a forking server makes this race routine (a file just written, a fork in
+    // another thread still holding the write descriptor). The shim retries briefly.
+    let sup = supervisor();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("just-written");
+    let mut file = std::fs::File::create(&script).unwrap();
+    std::io::Write::write_all(&mut file, b"#!/bin/sh\necho ran\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(30));
+        drop(file);
+    });
+    let (status, out) = run(&sup, req(&[script.to_str().unwrap()])).await;
+    closer.join().unwrap();
+    assert_eq!(status.exit_code, Some(0));
+    assert_eq!(lossy(&out), "ran\n");
+}
