@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::Env;
+use crate::support::{Env, RawStdio};
 
 #[test]
 fn version_and_help() {
@@ -127,44 +127,16 @@ fn doctor_reports_host_and_registry() {
 
 #[test]
 fn stdio_survives_malformed_frames() {
-    use std::io::{BufRead, BufReader, Write};
     let mut env = Env::new();
     let root = env.workspace("ro", json!({}));
     std::fs::write(root.join("a.txt"), "ok").unwrap();
-    let mut child = env
-        .command()
-        .args(["serve", "--config"])
-        .arg(env.config())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut send = |line: &str| {
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
-    );
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(line.contains("\"codespace\""), "{line}");
-    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    send("{this is not json");
-    send(
-        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"workspace_id":"ro","path":"a.txt"}}}"#,
-    );
+    let mut raw = RawStdio::start(&env, &[]);
+    raw.send_line("{this is not json");
+    raw.send(&json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"workspace_id":"ro","path":"a.txt"}}}));
     // Whatever the server says about the bad line, the next request is answered in sync.
     let mut answered = false;
     for _ in 0..4 {
-        line.clear();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        let v: Value = serde_json::from_str(&line).expect("every stdout line is JSON");
+        let Some(v) = raw.recv() else { break };
         if v["id"] == 7 {
             assert_eq!(v["result"]["structuredContent"]["content"], "ok");
             answered = true;
@@ -172,7 +144,5 @@ fn stdio_survives_malformed_frames() {
         }
     }
     assert!(answered, "the call after a malformed frame must be answered");
-    drop(stdin);
-    let status = child.wait().unwrap();
-    assert!(status.success(), "stdin EOF ends the server cleanly");
+    assert!(raw.finish().success(), "stdin EOF ends the server cleanly");
 }

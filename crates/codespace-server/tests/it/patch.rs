@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{Env, call, refused};
+use crate::support::{Env, RawStdio, call, refused};
 
 fn ww(env: &mut Env, id: &str) -> std::path::PathBuf {
     env.workspace(id, json!({"profile": "workspace-write"}))
@@ -316,7 +316,6 @@ async fn c3_one_hundred_concurrent_duplicates_apply_once() {
 /// ledger passes `PRAGMA integrity_check`. `CODESPACE_KILL_ROUNDS` raises the count (soak).
 #[test]
 fn d1_kill_9_loop_leaves_old_or_new_bytes_and_classified_operations() {
-    use std::io::{BufRead, BufReader, Write};
     let rounds: u32 =
         std::env::var("CODESPACE_KILL_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
     let mut env = Env::new();
@@ -340,36 +339,13 @@ fn d1_kill_9_loop_leaves_old_or_new_bytes_and_classified_operations() {
     let mut outcomes = std::collections::BTreeMap::<String, u32>::new();
     let mut recovered = 0;
     for round in 0..rounds {
-        let mut child = env
-            .command()
-            .args(["serve", "--config"])
-            .arg(env.config())
-            .arg("--operations-db")
-            .arg(&db)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut send = |v: Value| {
-            stdin.write_all(format!("{v}\n").as_bytes()).unwrap();
-            stdin.flush().unwrap();
-        };
-        send(
-            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"kill","version":"1"}}}),
-        );
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        let mut raw = RawStdio::start(&env, &["--operations-db".as_ref(), db.as_os_str()]);
         // The previous round's operation must be classified now.
         if round > 0 {
-            send(
-                json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"operation_status","arguments":{"operation_key": format!("round-{}", round - 1), "workspace_id": "w"}}}),
+            raw.send(
+                &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"operation_status","arguments":{"operation_key": format!("round-{}", round - 1), "workspace_id": "w"}}}),
             );
-            line.clear();
-            stdout.read_line(&mut line).unwrap();
-            let v: Value = serde_json::from_str(&line).unwrap();
+            let v = raw.recv().unwrap();
             let st = &v["result"]["structuredContent"];
             let status = if v["result"]["isError"] == true {
                 let body: Value =
@@ -444,12 +420,12 @@ fn d1_kill_9_loop_leaves_old_or_new_bytes_and_classified_operations() {
                 )
             })
             .collect();
-        send(
-            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"apply_patch","arguments":{"workspace_id":"w","patch": patch(&body),"operation_key": format!("round-{round}")}}}),
+        raw.send(
+            &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"apply_patch","arguments":{"workspace_id":"w","patch": patch(&body),"operation_key": format!("round-{round}")}}}),
         );
         std::thread::sleep(Duration::from_micros(rand() % 40_000));
-        let _ = child.kill();
-        child.wait().unwrap();
+        let _ = raw.child.kill();
+        raw.child.wait().unwrap();
         let conn = rusqlite::Connection::open(&db).unwrap();
         let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
         assert_eq!(check, "ok", "round {round}");
