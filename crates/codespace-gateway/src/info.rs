@@ -14,8 +14,8 @@ use crate::{Gateway, GatewayError};
 /// What this host and build can enforce, as probed at start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostFacts {
-    /// A command sandbox is built and usable in this process. No sandbox exists in this
-    /// version, so this is always false and commands would run unconfined.
+    /// The Linux command sandbox (user + network namespaces, Landlock, seccomp) can be
+    /// entered on this host, as probed at start.
     pub command_sandbox: bool,
 }
 
@@ -45,7 +45,7 @@ impl Gateway {
         let permitted = |a: Action| allow(ws, a).is_ok();
         let can_read = host_env && permitted(Action::Read);
         let tool_live = |name: &str| LIVE_TOOLS.contains(&name);
-        let sandboxed = self.host.command_sandbox && host_env;
+        let sandboxed = self.host.command_sandbox && host_env && ws.sandbox == SandboxSetting::On;
         info.note = format!(
             "profile={} network={} approvals={} environment={} sandbox={}",
             ws.profile.as_str(),

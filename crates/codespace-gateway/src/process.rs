@@ -5,8 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use codespace_policy::{Action, Approvals, SandboxSetting};
-use codespace_process::{ProcError, SpawnRequest, Spawned, Supervisor, Terminate};
+use codespace_policy::{Action, Approvals, Network, SandboxSetting};
+use codespace_process::{
+    NetworkPolicy, ProcError, SandboxPolicy, SpawnRequest, Spawned, Supervisor, Terminate,
+};
 use codespace_protocol::{
     DEFAULT_READ_PROCESS_BYTES, ExecCommandParams, ExecCommandResult, MAX_READ_PROCESS_BYTES,
     ProcessAck, ProcessIdParams, ProcessResizeParams, ProcessStatusResult, ReadProcessParams,
@@ -71,6 +73,22 @@ impl Gateway {
             ));
         }
         let tty = p.tty.unwrap_or(false);
+        // sandbox=on: confined to the profile (writes beneath the root only for
+        // workspace-write) and the network policy; sandbox=off: the operator's explicit opt-out.
+        let sandbox = match reg.ws.sandbox {
+            SandboxSetting::On => Some(SandboxPolicy {
+                writable_roots: if reg.ws.profile.can_write() {
+                    vec![root.path().to_path_buf()]
+                } else {
+                    vec![]
+                },
+                network: match reg.ws.network {
+                    Network::Restricted => NetworkPolicy::Restricted,
+                    Network::Enabled => NetworkPolicy::Enabled,
+                },
+            }),
+            SandboxSetting::Off => None,
+        };
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
         let req = SpawnRequest {
             argv: p.command,
@@ -78,6 +96,7 @@ impl Gateway {
             env: self.processes.settings.env(tty),
             tty,
             timeout: self.processes.settings.timeout,
+            sandbox,
         };
         // On failure the lease is dropped here, so a refused spawn never holds the workspace.
         let Spawned { id, exited } =

@@ -1,13 +1,13 @@
 //! Rough latency figures: `true` through the supervisor (spawn, then wait for the exit
-//! watch) against a bare tokio spawn+wait of `true`, and `seq 1 200000` drained through
-//! `read` against a bare tokio capture. Medians of N runs.
+//! watch), unsandboxed and sandboxed, against a bare tokio spawn+wait of `true`, and
+//! `seq 1 200000` drained through `read` against a bare tokio capture. Medians of N runs.
 //!
 //! `cargo run -p codespace-process --example latency [--release] -- <path/to/examples/reaper>`
 
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
-use codespace_process::{SpawnRequest, Supervisor, SupervisorConfig};
+use codespace_process::{NetworkPolicy, SandboxPolicy, SpawnRequest, Supervisor, SupervisorConfig};
 
 const RUNS: usize = 200;
 
@@ -35,11 +35,14 @@ fn main() {
             env: vec![("PATH".into(), path.clone())],
             tty: false,
             timeout: Duration::from_secs(60),
+            sandbox: None,
         };
         let mut out = std::io::stdout();
 
         let mut bare = Vec::new();
         let mut supervised = Vec::new();
+        let mut sandboxed = Vec::new();
+        let scratch = std::env::temp_dir();
         for _ in 0..RUNS {
             let t = Instant::now();
             let Ok(mut child) = tokio::process::Command::new("true").spawn() else { return };
@@ -50,12 +53,24 @@ fn main() {
             let Ok(spawned) = sup.spawn(req(&["true"])).await else { return };
             spawned.exited.wait().await;
             supervised.push(t.elapsed());
+
+            // The same under the sandbox (workspace-write on the temp dir, network restricted).
+            let mut r = req(&["true"]);
+            r.sandbox = Some(SandboxPolicy {
+                writable_roots: vec![scratch.clone()],
+                network: NetworkPolicy::Restricted,
+            });
+            let t = Instant::now();
+            let Ok(spawned) = sup.spawn(r).await else { return };
+            spawned.exited.wait().await;
+            sandboxed.push(t.elapsed());
         }
         let _ = writeln!(
             out,
-            "true: bare spawn+wait {:?}, supervised spawn+exit {:?} (median of {RUNS})",
+            "true: bare spawn+wait {:?}, supervised spawn+exit {:?}, sandboxed {:?} (median of {RUNS})",
             median(bare),
-            median(supervised)
+            median(supervised),
+            median(sandboxed)
         );
 
         let mut bare = Vec::new();

@@ -18,6 +18,11 @@
 //! Commands see exactly the environment of the request and only descriptors 0-2; in pipe
 //! mode they have no controlling terminal (new session), on a PTY their own.
 //!
+//! A request may carry a [`SandboxPolicy`]: the shim then enters it (user and, when the
+//! network is restricted, network namespaces; Landlock; seccomp; no capabilities) in the
+//! command's child right before exec, through [`codespace_sandbox::enter`]. A sandbox that
+//! cannot be entered is a spawn failure; the command never runs unconfined instead.
+//!
 //! **Architecture Invariant:** this crate knows nothing of MCP, the registry, leases or the
 //! ledger; the caller releases a lease when [`Spawned::exited`] resolves.
 //!
@@ -39,6 +44,8 @@ mod supervisor;
 mod tree;
 mod types;
 
+/// The sandbox policy a [`SpawnRequest`] may carry (re-exported from `codespace-sandbox`).
+pub use codespace_sandbox::{NetworkPolicy, SandboxPolicy};
 pub use error::ProcError;
 pub use reaper::reaper_main;
 pub use spawn::DEFAULT_PATH;

@@ -1,14 +1,20 @@
 //! The supervisor ⇄ reaper-shim protocol: the shim's arguments and its report lines.
 //!
 //! # Arguments
-//! The supervisor runs `<reaper_exe> <reaper_arg> v1 <ppid> <pipe|tty> <exe> <argv0> [args…]`.
+//! The supervisor runs
+//! `<reaper_exe> <reaper_arg> v2 <ppid> <pipe|tty> <sandbox> <exe> <argv0> [args…]`.
 //! [`crate::reaper_main`] receives everything after `<reaper_arg>`:
-//! - `v1`: the protocol version; anything else is refused (exit [`EXIT_BAD_ARGS`]).
+//! - `v2`: the protocol version; anything else is refused (exit [`EXIT_BAD_ARGS`]).
 //! - `<ppid>`: the supervisor's pid. The shim arms `PR_SET_PDEATHSIG(SIGTERM)` and then
 //!   checks that its parent is still this pid, so a supervisor that died before the arming
 //!   cannot leave the command running.
 //! - `pipe` or `tty`: in `tty` mode the shim's stdio is the terminal and the command's
 //!   process group is made the terminal's foreground group.
+//! - `<sandbox>`: `none`, or a [`SandboxPolicy`] in its argv encoding
+//!   (`sandbox-v1 <restricted|enabled> <n> <root>…`, see
+//!   [`SandboxPolicy::to_args`]). With a policy the shim calls
+//!   [`codespace_sandbox::enter`] in the command's child before exec; if that fails the
+//!   command does not run and the shim reports `failed`.
 //! - `<exe>`: the program, already resolved on the child's `PATH` by the supervisor.
 //! - `<argv0> [args…]`: the command's argv exactly as requested.
 //!
@@ -35,8 +41,12 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::PathBuf;
 
+use codespace_sandbox::SandboxPolicy;
+
 /// Protocol version tag, the first shim argument.
-pub(crate) const VERSION: &str = "v1";
+pub(crate) const VERSION: &str = "v2";
+/// The `<sandbox>` argument when the command runs unsandboxed.
+const NO_SANDBOX: &str = "none";
 /// The shim could not start the command (also sent as a `failed` report).
 pub const EXIT_SPAWN_FAILED: i32 = 127;
 /// The supervisor was gone before the shim armed its parent-death signal.
@@ -49,6 +59,7 @@ pub const EXIT_BAD_ARGS: i32 = 124;
 pub(crate) struct ShimArgs {
     pub(crate) ppid: u32,
     pub(crate) tty: bool,
+    pub(crate) sandbox: Option<SandboxPolicy>,
     pub(crate) exe: PathBuf,
     pub(crate) argv: Vec<OsString>,
 }
@@ -59,8 +70,12 @@ impl ShimArgs {
             VERSION.into(),
             self.ppid.to_string().into(),
             if self.tty { "tty" } else { "pipe" }.into(),
-            self.exe.clone().into_os_string(),
         ];
+        match &self.sandbox {
+            None => out.push(NO_SANDBOX.into()),
+            Some(policy) => out.extend(policy.to_args()),
+        }
+        out.push(self.exe.clone().into_os_string());
         out.extend(self.argv.iter().cloned());
         out
     }
@@ -81,12 +96,18 @@ impl ShimArgs {
             Some(b"pipe") => false,
             _ => return Err("mode must be pipe or tty".into()),
         };
+        let first = it.next().ok_or("missing sandbox policy")?;
+        let sandbox = if first.as_bytes() == NO_SANDBOX.as_bytes() {
+            None
+        } else {
+            Some(SandboxPolicy::from_args(&mut std::iter::once(first).chain(it.by_ref()))?)
+        };
         let exe = PathBuf::from(it.next().ok_or("missing executable")?);
         let argv: Vec<OsString> = it.collect();
         if argv.is_empty() {
             return Err("missing argv".into());
         }
-        Ok(Self { ppid, tty, exe, argv })
+        Ok(Self { ppid, tty, sandbox, exe, argv })
     }
 }
 
@@ -145,6 +166,8 @@ impl ShimReport {
 
 #[cfg(test)]
 mod tests {
+    use codespace_sandbox::NetworkPolicy;
+
     use super::*;
 
     #[test]
@@ -152,23 +175,39 @@ mod tests {
         let a = ShimArgs {
             ppid: 42,
             tty: true,
+            sandbox: None,
             exe: "/usr/bin/printf".into(),
             argv: vec!["printf".into(), "%s\n".into(), "a b".into()],
         };
         assert_eq!(ShimArgs::decode(a.encode()), Ok(a.clone()));
-        let p = ShimArgs { tty: false, ..a };
+        let p = ShimArgs { tty: false, ..a.clone() };
         assert_eq!(ShimArgs::decode(p.encode()), Ok(p));
+        for network in [NetworkPolicy::Restricted, NetworkPolicy::Enabled] {
+            let s = ShimArgs {
+                sandbox: Some(SandboxPolicy {
+                    writable_roots: vec!["/w/one".into(), "/w/t wo".into()],
+                    network,
+                }),
+                ..a.clone()
+            };
+            assert_eq!(ShimArgs::decode(s.encode()), Ok(s));
+        }
     }
 
     #[test]
     fn args_refuse_malformed() {
         let v = |s: &[&str]| s.iter().map(OsString::from).collect::<Vec<_>>();
         assert!(ShimArgs::decode(v(&[])).is_err());
-        assert!(ShimArgs::decode(v(&["v0", "1", "pipe", "/bin/true", "true"])).is_err());
-        assert!(ShimArgs::decode(v(&["v1", "0", "pipe", "/bin/true", "true"])).is_err());
-        assert!(ShimArgs::decode(v(&["v1", "x", "pipe", "/bin/true", "true"])).is_err());
-        assert!(ShimArgs::decode(v(&["v1", "1", "pty", "/bin/true", "true"])).is_err());
-        assert!(ShimArgs::decode(v(&["v1", "1", "pipe", "/bin/true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v1", "1", "pipe", "/bin/true", "true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v2", "0", "pipe", "none", "/bin/true", "true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v2", "x", "pipe", "none", "/bin/true", "true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v2", "1", "pty", "none", "/bin/true", "true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v2", "1", "pipe", "none", "/bin/true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v2", "1", "pipe", "/bin/true", "true"])).is_err());
+        let bad = ["v2", "1", "pipe", "sandbox-v1", "open", "0", "/bin/true", "true"];
+        assert!(ShimArgs::decode(v(&bad)).is_err());
+        let ok = ["v2", "1", "pipe", "sandbox-v1", "enabled", "0", "/bin/true", "true"];
+        assert!(ShimArgs::decode(v(&ok)).is_ok());
     }
 
     #[test]

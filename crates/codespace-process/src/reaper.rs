@@ -14,6 +14,10 @@
 //! 3. Keeps fd 3 (its report pipe, now close-on-exec) and closes everything above it.
 //! 4. Starts the command (no shell) in its own process group with the signal mask cleared,
 //!    `PR_SET_PDEATHSIG(SIGKILL)` armed, and, on a terminal, as the foreground group.
+//!    With a sandbox policy, that child then calls [`codespace_sandbox::enter`] (namespaces,
+//!    Landlock, seccomp, no capabilities) right before exec; if it fails, the child exits
+//!    without exec'ing and the shim reports `failed` with the step and reason (sent back on
+//!    a private close-on-exec pipe), so nothing runs unsandboxed.
 //!    Then it points its own fds 0-2 at `/dev/null`, holding no end of the command's stdio.
 //! 5. Waits. A kill request (SIGTERM from the supervisor or the parent-death signal, SIGHUP
 //!    when the terminal's master closes, SIGINT, SIGQUIT) sends SIGKILL to every descendant.
@@ -34,6 +38,7 @@ use std::ptr;
 use std::time::{Duration, Instant};
 
 use rustix::io::FdFlags;
+use rustix::pipe::PipeFlags;
 use rustix::process::{Pid, Signal, WaitOptions, WaitStatus};
 
 use crate::protocol::{EXIT_BAD_ARGS, EXIT_ORPHANED, EXIT_SPAWN_FAILED, ShimArgs, ShimReport};
@@ -88,10 +93,34 @@ fn run(args: &ShimArgs) -> i32 {
     let mut cmd = std::process::Command::new(&args.exe);
     cmd.arg0(&args.argv[0]).args(&args.argv[1..]);
     let tty = args.tty;
-    // SAFETY: the hook runs in the forked child before exec and only makes
-    // async-signal-safe calls (setpgid, prctl, signal, tcsetpgrp, getpid, sigprocmask)
-    // that affect that child alone; it allocates nothing.
-    unsafe { cmd.pre_exec(move || command_pre_exec(tty)) };
+    // Where the command's child says why it could not enter the sandbox (the exec-failure
+    // channel of `spawn` carries only an errno).
+    let diag = match &args.sandbox {
+        None => None,
+        Some(_) => match rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK) {
+            Ok(pair) => Some(pair),
+            Err(e) => {
+                send(&mut report, &failed("sandbox diagnostics pipe", &io::Error::from(e)));
+                return EXIT_SPAWN_FAILED;
+            }
+        },
+    };
+    let sandbox = args.sandbox.clone();
+    let diag_w = diag.as_ref().map(|(_, w)| w.as_raw_fd());
+    // SAFETY: the hook runs in the forked child before exec. `command_pre_exec` makes only
+    // async-signal-safe calls (setpgid, prctl, signal, tcsetpgrp, getpid, sigprocmask) that
+    // affect that child alone. `enter_sandbox` allocates and opens files, which is sound
+    // here because the shim is single-threaded (see `reaper_main`): no other thread can
+    // hold the allocator's or any other lock across the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            command_pre_exec(tty)?;
+            match &sandbox {
+                Some(policy) => enter_sandbox(policy, diag_w),
+                None => Ok(()),
+            }
+        })
+    };
     let mut busy_retries = 0;
     let main = loop {
         match cmd.spawn() {
@@ -105,11 +134,20 @@ fn run(args: &ShimArgs) -> i32 {
                 std::thread::sleep(TXTBSY_PAUSE);
             }
             Err(e) => {
-                send(&mut report, &failed(&args.exe.to_string_lossy(), &e));
+                let why = diag.as_ref().and_then(|(r, _)| read_diagnostic(r));
+                let line = match why {
+                    Some(why) => ShimReport::Failed {
+                        errno: e.raw_os_error().unwrap_or(0),
+                        message: format!("{}: {why}", args.exe.to_string_lossy()),
+                    },
+                    None => failed(&args.exe.to_string_lossy(), &e),
+                };
+                send(&mut report, &line);
                 return EXIT_SPAWN_FAILED;
             }
         }
     };
+    drop(diag);
     send(&mut report, &ShimReport::Started { pid: main });
     detach_stdio();
 
@@ -168,6 +206,26 @@ fn detach_stdio() {
         // valid (they now reach /dev/null, and the shim writes nothing to them anyway).
         unsafe { libc::dup2(null.as_raw_fd(), fd) };
     }
+}
+
+/// In the command's child, last before exec: enters the sandbox, or writes why not on
+/// `diag` and fails (so `spawn` fails and the command never runs).
+fn enter_sandbox(policy: &codespace_sandbox::SandboxPolicy, diag: Option<i32>) -> io::Result<()> {
+    let Err(e) = codespace_sandbox::enter(policy) else { return Ok(()) };
+    if let Some(fd) = diag {
+        let text = e.to_string();
+        // SAFETY: writes the message bytes, which outlive the call, to the pipe's write end,
+        // a descriptor the shim created for this purpose and keeps open across the fork.
+        unsafe { libc::write(fd, text.as_ptr().cast(), text.len()) };
+    }
+    Err(if e.errno > 0 { io::Error::from_raw_os_error(e.errno) } else { io::Error::other(e) })
+}
+
+/// What a failed command child wrote on the diagnostics pipe, if anything.
+fn read_diagnostic(read: &OwnedFd) -> Option<String> {
+    let mut buf = [0u8; 1024];
+    let n = rustix::io::read(read, &mut buf).ok()?;
+    (n > 0).then(|| String::from_utf8_lossy(&buf[..n]).into_owned())
 }
 
 /// Runs in the command's child between fork and exec.

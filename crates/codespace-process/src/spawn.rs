@@ -142,6 +142,7 @@ pub(crate) struct LaunchSpec<'a> {
     pub(crate) env: &'a [(String, String)],
     pub(crate) cwd: &'a Path,
     pub(crate) tty: bool,
+    pub(crate) sandbox: Option<codespace_sandbox::SandboxPolicy>,
     pub(crate) rows: u16,
     pub(crate) cols: u16,
 }
@@ -156,6 +157,7 @@ pub(crate) async fn launch(spawner: &Spawner, spec: LaunchSpec<'_>) -> io::Resul
     let args = ShimArgs {
         ppid: std::process::id(),
         tty: spec.tty,
+        sandbox: spec.sandbox,
         exe: spec.exe,
         argv: spec.argv.iter().map(OsString::from).collect(),
     }

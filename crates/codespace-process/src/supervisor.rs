@@ -342,6 +342,7 @@ impl Supervisor {
                 env: &req.env,
                 cwd: &cwd,
                 tty: req.tty,
+                sandbox: req.sandbox.clone(),
                 rows: TTY_ROWS,
                 cols: TTY_COLS,
             },

@@ -4,7 +4,24 @@ use codespace_policy::Registry;
 use codespace_sandbox::HostProbe;
 use serde_json::json;
 
-pub(crate) fn report(probe: &HostProbe, registry: &Registry, source: &str, json: bool) -> String {
+pub(crate) fn report(
+    probe: &HostProbe,
+    usable: bool,
+    registry: &Registry,
+    source: &str,
+    json: bool,
+) -> String {
+    let (sandbox, network) = if usable {
+        (
+            "linux-sandbox for sandbox=on workspaces (user + network namespaces, Landlock, seccomp, no capabilities); none for sandbox=off",
+            "enforced for sandbox=on workspaces (restricted: no TCP/UDP/raw sockets; pathname unix sockets stay reachable)",
+        )
+    } else {
+        (
+            "unavailable on this host: sandbox=on workspaces refuse commands; sandbox=off runs them unconfined",
+            "not enforced",
+        )
+    };
     let workspaces: Vec<serde_json::Value> = registry
         .workspaces()
         .map(|w| {
@@ -16,12 +33,11 @@ pub(crate) fn report(probe: &HostProbe, registry: &Registry, source: &str, json:
             })
         })
         .collect();
-    // No command sandbox is built into this version: commands would run unconfined, and the
-    // report says so instead of implying enforcement from the kernel probes.
+    // What is enforced follows from the probes, the same decision `serve` makes.
     let enforcement = json!({
         "file_tools": "openat2 beneath the workspace root, no symlinks followed",
-        "command_sandbox": "none (not built into this version)",
-        "network": "not enforced",
+        "command_sandbox": sandbox,
+        "network": network,
     });
     if json {
         let doc = json!({
@@ -45,8 +61,8 @@ pub(crate) fn report(probe: &HostProbe, registry: &Registry, source: &str, json:
     s += &format!("  openat2 (RESOLVE_BENEATH):    {}\n", yes_no(probe.openat2));
     s += "\nenforced by this server:\n";
     s += "  file tools:      openat2 beneath the workspace root, no symlinks followed\n";
-    s += "  command sandbox: none (not built into this version)\n";
-    s += "  network policy:  not enforced\n";
+    s += &format!("  command sandbox: {sandbox}\n");
+    s += &format!("  network policy:  {network}\n");
     s += &format!("\nregistry ({source}):\n");
     if registry.is_empty() {
         s += "  (no workspaces)\n";

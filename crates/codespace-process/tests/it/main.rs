@@ -8,5 +8,6 @@ mod basics;
 mod flood;
 mod lifecycle;
 mod pty;
+mod sandbox;
 mod stdin;
 mod support;

@@ -39,6 +39,7 @@ pub(crate) fn req(argv: &[&str]) -> SpawnRequest {
         env: base_env(),
         tty: false,
         timeout: Duration::from_secs(60),
+        sandbox: None,
     }
 }
 

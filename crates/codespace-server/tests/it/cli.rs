@@ -115,7 +115,7 @@ fn doctor_reports_host_and_registry() {
     assert!(
         text.contains("landlock ABI")
             && text.contains("demo:")
-            && text.contains("command sandbox: none"),
+            && text.contains("command sandbox: linux-sandbox"),
         "{text}"
     );
     // Zero-config doctor shows the default workspace.

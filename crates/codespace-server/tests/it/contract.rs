@@ -96,6 +96,7 @@ async fn workspace_info_tells_the_truth() {
         json!({"profile": "workspace-write", "network": "enabled", "approvals": "confirm"}),
     );
     env.workspace("plain", json!({"profile": "workspace-write"}));
+    env.workspace("off", json!({"profile": "workspace-write", "sandbox": "off"}));
     env.raw_workspace(
         "boxed",
         json!({"root": "/nonexistent/container/root", "environment": "box"}),
@@ -124,9 +125,10 @@ async fn workspace_info_tells_the_truth() {
     assert_eq!(ex["files"]["patch"]["available"], false);
     assert_eq!(ex["files"]["capabilities"]["read_max_bytes"], 1048576);
     assert_eq!(ex["files"]["capabilities"]["find_max_paths"], 10000);
-    assert_eq!(ex["process"]["available"], false);
-    assert_eq!(ex["isolation"]["command_sandbox"], "none");
-    assert_eq!(ex["network"]["enforcement"], "none");
+    assert_eq!(ex["process"]["available"], false, "read-only: no exec");
+    // CI requires the sandbox (CODESPACE_REQUIRE_SANDBOX=1): sandbox=on is enforced here.
+    assert_eq!(ex["isolation"]["command_sandbox"], "linux-sandbox");
+    assert_eq!(ex["network"]["enforcement"], "enforced");
     assert_eq!(ex["network"]["client_may_escalate"], false);
     assert!(ex.get("environment_id").is_none() && ex.get("patch_supported").is_none());
 
@@ -137,15 +139,21 @@ async fn workspace_info_tells_the_truth() {
     assert_eq!(ex["files"]["patch"]["available"], false);
     assert_eq!(ex["process"]["available"], false);
     assert_eq!(ex["network"]["policy"], "enabled");
-    assert_eq!(ex["network"]["enforcement"], "none");
+    assert_eq!(ex["network"]["enforcement"], "enforced");
     assert_eq!(ex["approvals"], "confirm");
 
     let plain = call(&client, "workspace_info", json!({"workspace_id": "plain"})).await.unwrap();
     assert_eq!(plain["execution"]["files"]["patch"]["available"], true);
     assert_eq!(
-        plain["execution"]["process"]["available"], false,
-        "sandbox=on and no command sandbox: commands are refused"
+        plain["execution"]["process"]["available"], true,
+        "sandbox=on and the sandbox is usable"
     );
+    let off = call(&client, "workspace_info", json!({"workspace_id": "off"})).await.unwrap();
+    assert_eq!(
+        off["execution"]["isolation"]["command_sandbox"], "none",
+        "sandbox=off is unconfined and says so"
+    );
+    assert_eq!(off["execution"]["network"]["enforcement"], "none");
 
     let boxed = call(&client, "workspace_info", json!({"workspace_id": "boxed"})).await.unwrap();
     let env_info = &boxed["execution"]["environment"];

@@ -321,7 +321,10 @@ impl RawStdio {
         if self.stdout.read_line(&mut line).unwrap() == 0 {
             return None;
         }
-        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}")))
+        Some(
+            serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}")),
+        )
     }
 
     /// Closes stdin (EOF) and waits for the server to exit.

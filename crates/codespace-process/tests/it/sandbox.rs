@@ -1,0 +1,509 @@
+//! The command sandbox end to end: `SpawnRequest.sandbox` → the shim's argv → `enter()` in
+//! the command's child → the real command. Each case asserts a denial that would fail if
+//! its rule were missing, and (where it is safe to do) the same action succeeding without
+//! the sandbox or under the policy that allows it. Case ids refer to
+//! `security-cases.md` (F: filesystem, N: network, R: runtime).
+//!
+//! These tests never skip: a host that cannot enforce the sandbox fails them, loudly
+//! (`CODESPACE_REQUIRE_SANDBOX=1` in CI only makes the message say so).
+
+use std::net::TcpListener;
+use std::os::linux::net::SocketAddrExt as _;
+use std::os::unix::net::{SocketAddr, UnixListener};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use codespace_process::{
+    NetworkPolicy, ProcError, SandboxPolicy, SpawnRequest, Terminate, Termination,
+};
+use rustix::process::Signal;
+
+use crate::support::{
+    assert_gone, lossy, marker, req, run, supervisor, tty_req, wait_exit, wait_started,
+};
+
+const PYTHON: &str = "/usr/bin/python3";
+
+/// Fails the test (never skips) when this host cannot enforce the sandbox.
+fn require_sandbox() {
+    let p = codespace_sandbox::probe();
+    let ok =
+        p.landlock_abi.is_some_and(|v| v >= 7) && p.seccomp_filter && p.user_and_network_namespaces;
+    let required = std::env::var("CODESPACE_REQUIRE_SANDBOX").is_ok_and(|v| v == "1");
+    assert!(
+        ok,
+        "this host cannot enforce the command sandbox (need Landlock ABI >= 7, seccomp filters, \
+         user + network namespaces): {p:?}; CODESPACE_REQUIRE_SANDBOX={required}. The sandbox \
+         tests fail rather than skip."
+    );
+}
+
+fn sandboxed(argv: &[&str], roots: &[&Path], network: NetworkPolicy) -> SpawnRequest {
+    require_sandbox();
+    let mut r = req(argv);
+    r.sandbox = Some(SandboxPolicy {
+        writable_roots: roots.iter().map(|p| p.to_path_buf()).collect(),
+        network,
+    });
+    r
+}
+
+fn sh(script: &str) -> Vec<String> {
+    vec!["sh".into(), "-c".into(), script.into()]
+}
+
+fn argv(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// A scratch workspace under the host's `/tmp` (so host-`/tmp` cases are siblings of it).
+fn workspace() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("codespace-sbx-ws-").tempdir_in("/tmp").unwrap()
+}
+
+/// A path outside every writable root, cleaned up by the test.
+fn outside(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("codespace-sbx-{}-{name}", std::process::id()))
+}
+
+/// `try <label> <path>`: prints `<label>=ok` if `echo x > path` worked, else `<label>=denied`.
+const TRY: &str = "try() { if (echo x > \"$2\") 2>/dev/null; then echo \"$1=ok\"; else echo \"$1=denied\"; fi; }; ";
+
+async fn output_of(r: SpawnRequest) -> (Option<i32>, String) {
+    let sup = supervisor();
+    let (status, out) = run(&sup, r).await;
+    (status.exit_code, lossy(&out))
+}
+
+fn has_line(out: &str, line: &str) -> bool {
+    out.lines().any(|l| l.trim() == line)
+}
+
+/// F1 (workspace-write) and a write through a symlink out of the root: only the workspace
+/// (and /dev/null) is writable.
+#[tokio::test]
+async fn workspace_write_confines_writes_to_the_root() {
+    let ws = workspace();
+    let root = ws.path();
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let etc = outside(Path::new("/etc"), "etc");
+    let home_file = outside(&home, "home");
+    let host_tmp = outside(Path::new("/tmp"), "tmp");
+    let escape_dir =
+        tempfile::Builder::new().prefix("codespace-sbx-out-").tempdir_in("/tmp").unwrap();
+    std::os::unix::fs::symlink(escape_dir.path(), root.join("link")).unwrap();
+    let script = format!(
+        "{TRY}try inside '{r}/inside'; try etc '{e}'; try home '{h}'; try tmp '{t}'; \
+         try devnull /dev/null; try symlink '{r}/link/escaped'; \
+         if mkdir '{t}.d' 2>/dev/null; then echo mkdir=ok; else echo mkdir=denied; fi; \
+         mkdir '{r}/sub' && echo nested > '{r}/sub/f' && mv '{r}/sub/f' '{r}/sub/g' && echo tree=ok; \
+         exit 7",
+        r = root.display(),
+        e = etc.display(),
+        h = home_file.display(),
+        t = host_tmp.display(),
+    );
+    let (code, out) =
+        output_of(sandboxed(&argv(&sh(&script)), &[root], NetworkPolicy::Restricted)).await;
+    for line in [
+        "inside=ok",
+        "etc=denied",
+        "home=denied",
+        "tmp=denied",
+        "devnull=ok",
+        "symlink=denied",
+        "mkdir=denied",
+        "tree=ok",
+    ] {
+        assert!(has_line(&out, line), "missing {line:?} in {out:?}");
+    }
+    // The command's own exit code comes through the sandbox unchanged.
+    assert_eq!(code, Some(7), "{out}");
+    assert_eq!(std::fs::read_to_string(root.join("inside")).unwrap(), "x\n");
+    assert_eq!(std::fs::read_to_string(root.join("sub/g")).unwrap(), "nested\n");
+    for p in [&etc, &home_file, &host_tmp, &escape_dir.path().join("escaped")] {
+        assert!(!p.exists(), "{} was written", p.display());
+    }
+
+    // Control: unsandboxed, the host-/tmp write works, so the denial above is the sandbox's.
+    let control = format!("{TRY}try tmp '{}'", host_tmp.display());
+    let (_, out) = output_of(req(&argv(&sh(&control)))).await;
+    assert!(has_line(&out, "tmp=ok"), "{out}");
+    std::fs::remove_file(&host_tmp).unwrap();
+}
+
+/// F1 (read-only): every write is denied, the workspace included, but reads work.
+#[tokio::test]
+async fn read_only_denies_every_write() {
+    let ws = workspace();
+    let root = ws.path();
+    std::fs::write(root.join("existing"), "before\n").unwrap();
+    let script = format!(
+        "{TRY}try inside '{r}/new'; try existing '{r}/existing'; try devnull /dev/null; \
+         cat '{r}/existing'; if rm '{r}/existing' 2>/dev/null; then echo rm=ok; else echo rm=denied; fi",
+        r = root.display()
+    );
+    let (code, out) =
+        output_of(sandboxed(&argv(&sh(&script)), &[], NetworkPolicy::Restricted)).await;
+    for line in ["inside=denied", "existing=denied", "devnull=ok", "before", "rm=denied"] {
+        assert!(has_line(&out, line), "missing {line:?} in {out:?}");
+    }
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!root.join("new").exists());
+    assert_eq!(std::fs::read_to_string(root.join("existing")).unwrap(), "before\n");
+}
+
+/// Python that connects to 127.0.0.1:<port> and prints `connect=ok` or `connect=<errno>`.
+fn py_connect(port: u16) -> String {
+    format!(
+        "import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=5).close()\n    \
+         print('connect=ok')\nexcept OSError as e:\n    print('connect=%s' % e.errno)\n"
+    )
+}
+
+fn bash_tcp(port: u16) -> String {
+    format!(
+        "if (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; then echo devtcp=ok; else echo devtcp=denied; fi"
+    )
+}
+
+/// N1, N3: restricted cuts TCP to a host listener (python socket, bash /dev/tcp, curl);
+/// enabled lets the same commands through.
+#[tokio::test]
+async fn restricted_network_blocks_tcp_and_enabled_allows_it() {
+    let ws = workspace();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let py = py_connect(port);
+    let bash = bash_tcp(port);
+    let curl = format!("curl -s -o /dev/null --max-time 3 http://127.0.0.1:{port}/; echo curl=$?");
+    let root = ws.path();
+
+    let (_, out) =
+        output_of(sandboxed(&[PYTHON, "-c", &py], &[root], NetworkPolicy::Restricted)).await;
+    // seccomp refuses the AF_INET socket itself: EPERM.
+    assert!(has_line(&out, "connect=1"), "{out}");
+    let (_, out) =
+        output_of(sandboxed(&["bash", "-c", &bash], &[root], NetworkPolicy::Restricted)).await;
+    assert!(has_line(&out, "devtcp=denied"), "{out}");
+    if Path::new("/usr/bin/curl").exists() {
+        let (_, out) =
+            output_of(sandboxed(&["sh", "-c", &curl], &[root], NetworkPolicy::Restricted)).await;
+        // 7: could not connect (the socket is refused); 28 would be a timeout.
+        assert!(has_line(&out, "curl=7"), "{out}");
+    }
+
+    // Enabled: the same connects reach the listener (the backlog accepts them).
+    let (_, out) =
+        output_of(sandboxed(&[PYTHON, "-c", &py], &[root], NetworkPolicy::Enabled)).await;
+    assert!(has_line(&out, "connect=ok"), "{out}");
+    let (_, out) =
+        output_of(sandboxed(&["bash", "-c", &bash], &[root], NetworkPolicy::Enabled)).await;
+    assert!(has_line(&out, "devtcp=ok"), "{out}");
+    drop(listener);
+}
+
+/// Python calling a raw syscall through ctypes; prints `<label>=<ret>/<errno>`.
+fn py_syscalls(calls: &[(&str, &str)]) -> String {
+    let mut s = String::from(
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n\
+         buf = ctypes.create_string_buffer(256)\n",
+    );
+    for (label, call) in calls {
+        s.push_str(&format!(
+            "ctypes.set_errno(0)\nr = {call}\nprint('{label}=%d/%d' % (r, ctypes.get_errno()))\n"
+        ));
+    }
+    s
+}
+
+/// N6, R6: io_uring (the socket-filter bypass), ptrace and process_vm_* are refused in
+/// every mode;
+/// the control shows io_uring_setup works on this host without the sandbox.
+#[tokio::test]
+async fn io_uring_and_ptrace_are_refused() {
+    assert_eq!(std::env::consts::ARCH, "x86_64", "syscall numbers below are x86_64's");
+    let ws = workspace();
+    let me = std::process::id();
+    let script = py_syscalls(&[
+        // io_uring_setup(1, &params)
+        ("io_uring", "libc.syscall(425, 1, buf)"),
+        // ptrace(PTRACE_SEIZE, <test process>, 0, 0): does not stop the tracee if it worked.
+        ("seize", &format!("libc.syscall(101, 0x4206, {me}, 0, 0)")),
+        // ptrace(PTRACE_TRACEME): only seccomp refuses this one.
+        ("traceme", "libc.syscall(101, 0, 0, 0, 0)"),
+        // process_vm_readv(<test process>, ...)
+        ("vm_readv", &format!("libc.syscall(310, {me}, 0, 0, 0, 0, 0)")),
+    ]);
+    for network in [NetworkPolicy::Restricted, NetworkPolicy::Enabled] {
+        let (_, out) = output_of(sandboxed(&[PYTHON, "-c", &script], &[ws.path()], network)).await;
+        for line in ["io_uring=-1/1", "seize=-1/1", "traceme=-1/1", "vm_readv=-1/1"] {
+            assert!(has_line(&out, line), "{network:?}: missing {line:?} in {out:?}");
+        }
+    }
+    let control = py_syscalls(&[("io_uring", "libc.syscall(425, 1, buf)")]);
+    let (_, out) = output_of(req(&[PYTHON, "-c", &control])).await;
+    let ret: i64 = out
+        .trim()
+        .strip_prefix("io_uring=")
+        .and_then(|v| v.split('/').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(-1);
+    assert!(ret >= 0, "io_uring_setup unsandboxed should work here: {out}");
+}
+
+/// R5: no_new_privs, no capabilities (even for a root server), seccomp on.
+#[tokio::test]
+async fn no_new_privs_and_no_capabilities() {
+    let ws = workspace();
+    for network in [NetworkPolicy::Restricted, NetworkPolicy::Enabled] {
+        let (_, out) =
+            output_of(sandboxed(&["cat", "/proc/self/status"], &[ws.path()], network)).await;
+        let field = |name: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_owned()))
+                .unwrap_or_else(|| panic!("no {name} in {out}"))
+        };
+        assert_eq!(field("NoNewPrivs:"), "1");
+        assert_eq!(field("CapEff:"), "0000000000000000");
+        assert_eq!(field("CapPrm:"), "0000000000000000");
+        assert_eq!(field("CapInh:"), "0000000000000000");
+        assert_eq!(field("CapAmb:"), "0000000000000000");
+        assert_eq!(field("Seccomp:"), "2");
+    }
+}
+
+/// N4 (abstract part), R6 (kill the server): abstract unix sockets and signals stay inside the sandbox
+/// (Landlock scopes), checked under `enabled` where no network namespace hides them.
+#[tokio::test]
+async fn abstract_sockets_and_signals_are_scoped() {
+    let ws = workspace();
+    let name = format!("codespace-sbx-{}", std::process::id());
+    let addr = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let listener = UnixListener::bind_addr(&addr).unwrap();
+    let py = format!(
+        "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('\\0{name}')\n    \
+         print('abstract=ok')\nexcept OSError as e:\n    print('abstract=%s' % e.errno)\n"
+    );
+    let (_, out) =
+        output_of(sandboxed(&[PYTHON, "-c", &py], &[ws.path()], NetworkPolicy::Enabled)).await;
+    assert!(has_line(&out, "abstract=1"), "{out}");
+    let (_, out) = output_of(req(&[PYTHON, "-c", &py])).await;
+    assert!(has_line(&out, "abstract=ok"), "control: {out}");
+
+    let me = std::process::id();
+    let kill =
+        format!("if kill -0 {me} 2>/dev/null; then echo signal=ok; else echo signal=denied; fi");
+    let (_, out) =
+        output_of(sandboxed(&["sh", "-c", &kill], &[ws.path()], NetworkPolicy::Enabled)).await;
+    assert!(has_line(&out, "signal=denied"), "{out}");
+    let (_, out) = output_of(req(&["sh", "-c", &kill])).await;
+    assert!(has_line(&out, "signal=ok"), "control: {out}");
+    drop(listener);
+}
+
+/// KNOWN GAP, asserted so it cannot be forgotten: Landlock ABI 7 does not mediate
+/// `connect` to a *pathname* AF_UNIX socket (that needs ABI 9's scoped pathname sockets),
+/// and neither the network namespace nor the socket filter (which allows AF_UNIX) stops
+/// it. When a mount namespace hides such sockets or the ABI allows it, flip this test.
+#[tokio::test]
+async fn known_gap_pathname_unix_connect_outside_is_not_blocked() {
+    let ws = workspace();
+    let dir = tempfile::Builder::new().prefix("codespace-sbx-sock-").tempdir_in("/tmp").unwrap();
+    let path = dir.path().join("s");
+    let listener = UnixListener::bind(&path).unwrap();
+    let py = format!(
+        "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{}')\n    \
+         print('unix=ok')\nexcept OSError as e:\n    print('unix=%s' % e.errno)\n",
+        path.display()
+    );
+    let (_, out) =
+        output_of(sandboxed(&[PYTHON, "-c", &py], &[ws.path()], NetworkPolicy::Restricted)).await;
+    assert!(has_line(&out, "unix=ok"), "the gap is closed? update the report and this test: {out}");
+    drop(listener);
+}
+
+/// F8: a sandbox that cannot be entered is a spawn failure naming the step; the command never
+/// runs (no weaker fallback).
+#[tokio::test]
+async fn unenterable_sandbox_is_a_spawn_failure() {
+    let ws = workspace();
+    let marker = outside(ws.path(), "ran");
+    let missing = ws.path().join("does-not-exist");
+    let r = sandboxed(
+        &["touch", marker.to_str().unwrap()],
+        &[&missing, ws.path()],
+        NetworkPolicy::Restricted,
+    );
+    let sup = supervisor();
+    match sup.spawn(r).await {
+        Err(ProcError::SpawnFailed(msg)) => {
+            assert!(msg.contains("sandbox landlock"), "{msg}");
+            assert!(msg.contains("does-not-exist"), "{msg}");
+        }
+        other => panic!("expected SpawnFailed, got {other:?}"),
+    }
+    assert!(!marker.exists(), "the command ran unsandboxed");
+}
+
+/// A PTY works through the sandbox: size, `/dev/tty` writes, stdin-free output.
+#[tokio::test]
+async fn pty_works_under_the_sandbox() {
+    require_sandbox();
+    let ws = workspace();
+    let mut r = tty_req(&["sh", "-c", "stty size; echo via-tty > /dev/tty; echo done"]);
+    r.sandbox = Some(SandboxPolicy {
+        writable_roots: vec![ws.path().to_path_buf()],
+        network: NetworkPolicy::Restricted,
+    });
+    let (code, out) = output_of(r).await;
+    assert_eq!(code, Some(0), "{out}");
+    for line in ["24 80", "via-tty", "done"] {
+        assert!(has_line(&out, line), "missing {line:?} in {out:?}");
+    }
+}
+
+/// Sanity of the harness: `/dev/stdout` (a pipe reached through /proc) still works.
+#[tokio::test]
+async fn stdout_through_proc_works() {
+    let ws = workspace();
+    let (code, out) = output_of(sandboxed(
+        &["sh", "-c", "echo via-proc > /dev/stdout; echo err >&2"],
+        &[ws.path()],
+        NetworkPolicy::Restricted,
+    ))
+    .await;
+    assert_eq!(code, Some(0), "{out}");
+    assert!(has_line(&out, "via-proc") && has_line(&out, "err"), "{out}");
+}
+
+/// N3: `restricted` gets its own network namespace (only a loopback, down) and every mode
+/// its own user namespace (the caller's uid mapped to itself, nothing else); `enabled`
+/// keeps the host's network namespace.
+#[tokio::test]
+async fn namespaces_isolate_user_and_network() {
+    let ws = workspace();
+    let host_ns = |kind: &str| std::fs::read_link(format!("/proc/self/ns/{kind}")).unwrap();
+    let (host_net, host_user) = (host_ns("net"), host_ns("user"));
+    let script = "readlink /proc/self/ns/net; readlink /proc/self/ns/user; cat /proc/self/uid_map; \
+                  cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '";
+    let (_, out) =
+        output_of(sandboxed(&["sh", "-c", script], &[ws.path()], NetworkPolicy::Restricted)).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.len() >= 4, "{out}");
+    assert_ne!(lines[0], host_net.to_str().unwrap(), "{out}");
+    assert_ne!(lines[1], host_user.to_str().unwrap(), "{out}");
+    // The test process's effective uid.
+    let uid = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Uid:").map(|v| v.split_whitespace().nth(1).unwrap().to_owned())
+        })
+        .unwrap();
+    let map: Vec<&str> = lines[2].split_whitespace().collect();
+    assert_eq!(map, [uid.as_str(), uid.as_str(), "1"], "{out}");
+    assert_eq!(&lines[3..], ["lo"], "only a loopback in the private netns: {out}");
+
+    let (_, out) =
+        output_of(sandboxed(&["sh", "-c", script], &[ws.path()], NetworkPolicy::Enabled)).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], host_net.to_str().unwrap(), "{out}");
+    assert_ne!(lines[1], host_user.to_str().unwrap(), "{out}");
+}
+
+/// R1/R2 under the sandbox: the shim (outside the Landlock domain) still kills the whole
+/// sandboxed tree, a signal death is reported as such, and the command's parent-death
+/// signal survives the namespace and capability changes (a SIGKILLed shim takes it along).
+#[tokio::test]
+async fn sandboxed_trees_are_killed_and_signals_reported() {
+    let ws = workspace();
+    let policy = |argv: &[&str]| sandboxed(argv, &[ws.path()], NetworkPolicy::Restricted);
+    let sup = supervisor();
+
+    let (status, _) = run(&sup, policy(&["sh", "-c", "kill -TERM $$"])).await;
+    assert_eq!(status.termination, Some(Termination::Signaled));
+    assert_eq!(status.signal.map(|s| s.number), Some(15));
+
+    let (esc, fg) = (marker(), marker());
+    let script = format!("setsid sh -c 'sleep {esc}' & sleep {fg}");
+    let spawned = sup.spawn(policy(&["sh", "-c", &script])).await.unwrap();
+    wait_started(&[&esc, &fg]).await;
+    assert_eq!(sup.terminate(&spawned.id).unwrap(), Terminate::Sent);
+    assert_gone(&[&esc, &fg], Duration::from_secs(5)).await;
+    assert_eq!(wait_exit(&sup, &spawned).await.termination, Some(Termination::Terminated));
+
+    let m = marker();
+    let spawned = sup.spawn(policy(&["sleep", &m])).await.unwrap();
+    wait_started(&[&m]).await;
+    let shim = shim_of(&m);
+    rustix::process::kill_process(rustix::process::Pid::from_raw(shim).unwrap(), Signal::KILL)
+        .unwrap();
+    assert_gone(&[&m], Duration::from_secs(5)).await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), spawned.exited.wait()).await;
+}
+
+/// The pid of the reaper shim whose arguments carry `marker`.
+fn shim_of(marker: &str) -> i32 {
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let argv: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        if argv.first().is_some_and(|a| a.ends_with(b"reaper")) && argv.contains(&marker.as_bytes())
+        {
+            return pid;
+        }
+    }
+    panic!("no shim for {marker}");
+}
+
+/// N2, N7: under `restricted` no socket of another family than AF_UNIX can be created
+/// (UDP for DNS, raw, netlink, packet, vsock); AF_UNIX still works. Under `enabled` the
+/// same UDP socket is allowed (the control).
+#[tokio::test]
+async fn restricted_refuses_every_socket_family_but_unix() {
+    let ws = workspace();
+    let py = "import socket\n\
+              cases = [('udp', socket.AF_INET, socket.SOCK_DGRAM), ('udp6', socket.AF_INET6, socket.SOCK_DGRAM),\n\
+                       ('raw', socket.AF_INET, socket.SOCK_RAW), ('netlink', socket.AF_NETLINK, socket.SOCK_RAW),\n\
+                       ('packet', socket.AF_PACKET, socket.SOCK_RAW), ('vsock', socket.AF_VSOCK, socket.SOCK_STREAM),\n\
+                       ('unix', socket.AF_UNIX, socket.SOCK_STREAM)]\n\
+              for name, fam, kind in cases:\n\
+              \x20   try:\n\
+              \x20       socket.socket(fam, kind).close(); print(name + '=ok')\n\
+              \x20   except OSError as e:\n\
+              \x20       print('%s=%s' % (name, e.errno))\n\
+              a, b = socket.socketpair(); print('socketpair=ok')\n";
+    let (_, out) =
+        output_of(sandboxed(&[PYTHON, "-c", py], &[ws.path()], NetworkPolicy::Restricted)).await;
+    for line in
+        ["udp=1", "udp6=1", "raw=1", "netlink=1", "packet=1", "vsock=1", "unix=ok", "socketpair=ok"]
+    {
+        assert!(has_line(&out, line), "missing {line:?} in {out:?}");
+    }
+    let (_, out) =
+        output_of(sandboxed(&[PYTHON, "-c", py], &[ws.path()], NetworkPolicy::Enabled)).await;
+    assert!(has_line(&out, "udp=ok"), "{out}");
+}
+
+/// F7 (part): the server's `/proc/<pid>/environ` is unreadable (Landlock's ptrace
+/// scoping). Its `cmdline` stays readable: there is no PID namespace yet.
+#[tokio::test]
+async fn server_proc_secrets_are_unreadable() {
+    let ws = workspace();
+    let me = std::process::id();
+    let script = format!(
+        "for f in environ; do if cat /proc/{me}/$f >/dev/null 2>&1; then echo $f=ok; \
+         else echo $f=denied; fi; done"
+    );
+    let (_, out) =
+        output_of(sandboxed(&["sh", "-c", &script], &[ws.path()], NetworkPolicy::Enabled)).await;
+    assert!(has_line(&out, "environ=denied"), "{out}");
+    let control = format!(
+        "if cat /proc/{me}/environ >/dev/null 2>&1; then echo environ=ok; else echo environ=denied; fi"
+    );
+    let (_, out) = output_of(req(&["sh", "-c", &control])).await;
+    assert!(has_line(&out, "environ=ok"), "control: {out}");
+}
