@@ -99,7 +99,8 @@ async fn main() {
     for _ in 0..rounds {
         for (ws, out) in [("w", &mut plain), ("boxed", &mut boxed)] {
             let t = Instant::now();
-            let r = call(&client, "exec_command", json!({"workspace_id": ws, "command": ["true"]})).await;
+            let r = call(&client, "exec_command", json!({"workspace_id": ws, "command": ["true"]}))
+                .await;
             let id = r["process_id"].as_str().unwrap().to_owned();
             loop {
                 let st = call(&client, "process_status", json!({"process_id": id})).await;
