@@ -110,7 +110,7 @@ impl ErrorCode {
     pub fn meaning(self) -> &'static str {
         match self {
             ErrorCode::Unauthorized => {
-                "The operator's policy denies this action (read-only profile, or an environment whose backend is unavailable)."
+                "The operator's policy denies this action: a read-only profile, an unavailable environment backend, approvals=confirm (no holds yet), or sandbox=on on a host that cannot enforce it."
             }
             ErrorCode::WorkspaceNotFound => "The workspace_id is not registered.",
             ErrorCode::InvalidPattern => "The glob or regular expression does not parse.",
