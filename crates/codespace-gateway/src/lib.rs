@@ -92,11 +92,6 @@ impl Gateway {
         })
     }
 
-    /// Canonical roots of the host workspaces (the server refuses a ledger inside one).
-    pub fn roots(&self) -> impl Iterator<Item = &std::path::Path> {
-        self.workspaces.values().filter_map(|r| r.root.as_deref().map(Root::path))
-    }
-
     fn lookup(&self, id: &str) -> Result<&Registered, GatewayError> {
         self.workspaces.get(id).ok_or_else(|| GatewayError::WorkspaceNotFound { id: id.to_owned() })
     }

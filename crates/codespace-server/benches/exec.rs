@@ -4,37 +4,17 @@
 //! `read_process` vs the same output captured in-process.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use std::path::PathBuf;
+mod common;
+
+use common::{binary, call, median};
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
-use rmcp::service::RunningService;
+use rmcp::ServiceExt;
+use rmcp::model::{ClientRequest, PingRequest};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
-use serde_json::{Value, json};
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe.parent().unwrap().parent().unwrap().join("codespace");
-    assert!(bin.exists(), "{} missing: run `cargo bench -p codespace-server`", bin.display());
-    bin
-}
-
-async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> Value {
-    let Value::Object(map) = args else { unreachable!() };
-    let r = client
-        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(map))
-        .await
-        .unwrap();
-    assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);
-    r.structured_content.unwrap()
-}
+use serde_json::json;
 
 #[tokio::main]
 async fn main() {

@@ -5,22 +5,20 @@
 //! file.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+mod common;
 
-use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
-use rmcp::service::RunningService;
+use common::{binary, call, median};
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use rmcp::ServiceExt;
+use rmcp::model::{ClientRequest, PingRequest};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 const NEEDLE: &str = "codespace_bench_needle";
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 fn build_tree(root: &Path) {
     for d in 0..2000 {
@@ -67,16 +65,6 @@ fn bare_walk(root: &Path) -> usize {
     n
 }
 
-async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> Value {
-    let Value::Object(map) = args else { unreachable!() };
-    let r = client
-        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(map))
-        .await
-        .unwrap();
-    assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);
-    r.structured_content.unwrap()
-}
-
 fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     status
@@ -86,15 +74,6 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap()
         .parse()
         .unwrap()
-}
-
-fn binary() -> PathBuf {
-    // The bench profile builds the bin beside the bench executable.
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let bin = dir.join("codespace");
-    assert!(bin.exists(), "{} missing: run `cargo bench -p codespace-server`", bin.display());
-    bin
 }
 
 #[tokio::main]

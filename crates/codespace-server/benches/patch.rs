@@ -4,9 +4,12 @@
 //! client's `ping`. Each figure is printed against its floor measured in the same run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use std::path::PathBuf;
+mod common;
+
+use common::{binary, median};
+
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use codespace_runner::Root;
 use rmcp::ServiceExt;
@@ -14,20 +17,8 @@ use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn line(i: usize) -> String {
     format!("    let value_{i} = compute({i}, \"line {i}\");")
-}
-
-fn binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe.parent().unwrap().parent().unwrap().join("codespace");
-    assert!(bin.exists(), "{} missing: run `cargo bench -p codespace-server`", bin.display());
-    bin
 }
 
 #[tokio::main]

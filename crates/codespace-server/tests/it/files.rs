@@ -6,7 +6,7 @@ use std::os::unix::fs::symlink;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::support::{Env, call, refused};
+use crate::support::{Env, call, mkfifo, refused};
 
 fn sha(bytes: &[u8]) -> String {
     let d = Sha256::digest(bytes);
@@ -97,14 +97,7 @@ async fn find_globs_pages_and_listing_versions() {
     }
     symlink(root.join("a.rs"), root.join("link.rs")).unwrap();
     symlink(env.path().join("outside"), root.join("outlink")).unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        root.join("fifo.rs"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    mkfifo(&root.join("fifo.rs"));
     let client = env.stdio().await;
     let find = |glob: Option<&str>| {
         let mut a = json!({"workspace_id": "ro"});

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{Env, RawStdio, call, refused};
+use crate::support::{Env, RawStdio, call, mkfifo, refused};
 
 fn ww(env: &mut Env, id: &str) -> std::path::PathBuf {
     env.workspace(id, json!({"profile": "workspace-write"}))
@@ -124,14 +124,7 @@ async fn version_guard_and_refusals_write_nothing() {
     env.workspace("confirm", json!({"profile": "workspace-write", "approvals": "confirm"}));
     std::fs::write(root.join("a.txt"), "v1\n").unwrap();
     std::fs::write(root.join("b.txt"), "b\n").unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        root.join("fifo"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    mkfifo(&root.join("fifo"));
     symlink(env.path().join("outside/secret.txt"), root.join("leak")).unwrap();
     symlink(env.path().join("outside"), root.join("outdir")).unwrap();
     let client = env.stdio().await;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::{Env, call, refused};
+use crate::support::{Env, call, mkfifo, refused};
 
 const SECRET: &str = "TOP-SECRET\n";
 
@@ -167,14 +167,7 @@ async fn p4_live_symlink_swap_race_never_escapes() {
 async fn p7_special_files_are_refused_without_blocking() {
     let mut env = Env::new();
     let root = env.workspace("ro", json!({}));
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        root.join("fifo"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    mkfifo(&root.join("fifo"));
     let _sock = UnixListener::bind(root.join("sock")).unwrap();
     // A character device node (root can create one): /dev/null's numbers.
     let dev_made = rustix::fs::mknodat(

@@ -334,3 +334,15 @@ impl RawStdio {
         child.wait().unwrap()
     }
 }
+
+/// Creates a FIFO at `path` (no writer ever opens it).
+pub fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+}
