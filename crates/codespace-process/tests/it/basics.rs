@@ -233,7 +233,7 @@ fn r7_a_leaked_server_descriptor_and_secret_never_reach_the_command() {
 #[tokio::test]
 async fn r8_a_pipe_command_has_its_own_session_and_no_terminal() {
     let sup = supervisor();
-    let my_sid = rustix::process::getsid(None).unwrap().as_raw_nonzero().get();
+    let my_sid = my_sid();
     let (status, out) = run(&sup, req(&["sh", "-c", "ps -o sid=,tty= -p $$; tty"])).await;
     let text = lossy(&out);
     let mut lines = text.lines();

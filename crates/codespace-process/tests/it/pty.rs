@@ -8,7 +8,7 @@ use crate::support::*;
 #[tokio::test]
 async fn r8_a_pty_command_has_its_own_controlling_terminal_and_session() {
     let sup = supervisor();
-    let my_sid = rustix::process::getsid(None).unwrap().as_raw_nonzero().get();
+    let my_sid = my_sid();
     let (status, out) =
         run(&sup, tty_req(&["sh", "-c", "tty; ps -o sid=,tty= -p $$; echo $TERM"])).await;
     assert_eq!(status.exit_code, Some(0));

@@ -184,3 +184,13 @@ pub(crate) fn fd_numbers(ls_output: &str) -> Vec<u32> {
     fds.sort_unstable();
     fds
 }
+
+/// This test process's session id as the kernel reports it in `/proc/self/stat`. It is 0
+/// when the session leader lives outside our PID namespace (a container), which is why
+/// this does not go through a non-zero `Pid` type.
+pub(crate) fn my_sid() -> i32 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // Fields after the parenthesised command name: state ppid pgrp session ...
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    rest.split_whitespace().nth(3).unwrap().parse().unwrap()
+}
