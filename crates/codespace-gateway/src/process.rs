@@ -25,10 +25,15 @@ pub struct ExecSettings {
     pub path: String,
     pub home: String,
     pub lang: String,
+    /// The `pid_max` of a sandboxed command's PID namespace (its process cap).
+    pub max_pids: u32,
+    /// Paths hidden from sandboxed commands even beneath a visible root: the server's
+    /// state directory, ledger and token file.
+    pub masked: Vec<std::path::PathBuf>,
 }
 
 impl ExecSettings {
-    fn env(&self, tty: bool) -> Vec<(String, String)> {
+    fn env(&self, tty: bool, sandboxed: bool) -> Vec<(String, String)> {
         let mut env = vec![
             ("PATH".to_owned(), self.path.clone()),
             ("HOME".to_owned(), self.home.clone()),
@@ -36,6 +41,10 @@ impl ExecSettings {
         ];
         if tty {
             env.push(("TERM".to_owned(), "xterm".to_owned()));
+        }
+        if sandboxed {
+            // The sandbox's private /tmp.
+            env.push(("TMPDIR".to_owned(), "/tmp".to_owned()));
         }
         env
     }
@@ -73,27 +82,37 @@ impl Gateway {
             ));
         }
         let tty = p.tty.unwrap_or(false);
-        // sandbox=on: confined to the profile (writes beneath the root only for
-        // workspace-write) and the network policy; sandbox=off: the operator's explicit opt-out.
+        // sandbox=on: a private root holding the system directories, the workspace
+        // (writable only for workspace-write) and its extra read roots, and the network
+        // policy; sandbox=off: the operator's explicit opt-out.
+        let settings = &self.processes.settings;
         let sandbox = match reg.ws.sandbox {
-            SandboxSetting::On => Some(SandboxPolicy {
-                writable_roots: if reg.ws.profile.can_write() {
-                    vec![root.path().to_path_buf()]
+            SandboxSetting::On => {
+                let mut read_roots = reg.ws.extra_read_roots.clone();
+                let mut writable_roots = Vec::new();
+                if reg.ws.profile.can_write() {
+                    writable_roots.push(root.path().to_path_buf());
                 } else {
-                    vec![]
-                },
-                network: match reg.ws.network {
-                    Network::Restricted => NetworkPolicy::Restricted,
-                    Network::Enabled => NetworkPolicy::Enabled,
-                },
-            }),
+                    read_roots.push(root.path().to_path_buf());
+                }
+                Some(SandboxPolicy {
+                    read_roots,
+                    writable_roots,
+                    masked: settings.masked.clone(),
+                    network: match reg.ws.network {
+                        Network::Restricted => NetworkPolicy::Restricted,
+                        Network::Enabled => NetworkPolicy::Enabled,
+                    },
+                    max_pids: settings.max_pids,
+                })
+            }
             SandboxSetting::Off => None,
         };
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
         let req = SpawnRequest {
             argv: p.command,
             cwd: root.path().to_path_buf(),
-            env: self.processes.settings.env(tty),
+            env: settings.env(tty, sandbox.is_some()),
             tty,
             timeout: self.processes.settings.timeout,
             sandbox,

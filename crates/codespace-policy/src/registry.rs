@@ -119,6 +119,10 @@ pub struct Workspace {
     pub environment: String,
     pub environment_kind: EnvironmentKind,
     pub sandbox: SandboxSetting,
+    /// Absolute, lexically normalised directories a sandboxed command may read (and
+    /// execute) besides the system directories and the root: toolchains under a home
+    /// directory, say.
+    pub extra_read_roots: Vec<PathBuf>,
 }
 
 /// The loaded registry. Loaded once at start; models cannot add workspaces.
@@ -141,6 +145,7 @@ impl Registry {
             environment: HOST_ENVIRONMENT_ID.to_owned(),
             environment_kind: EnvironmentKind::Host,
             sandbox: SandboxSetting::On,
+            extra_read_roots: Vec::new(),
         };
         Ok(Registry { workspaces: BTreeMap::from([(ws.id.clone(), ws)]) })
     }
@@ -218,7 +223,11 @@ fn parse_workspace(
     environments: &BTreeMap<String, EnvironmentKind>,
 ) -> Result<Workspace, RegistryError> {
     let obj = as_object(value, key)?;
-    known_keys(obj, key, &["root", "profile", "network", "approvals", "environment", "sandbox"])?;
+    known_keys(
+        obj,
+        key,
+        &["root", "profile", "network", "approvals", "environment", "sandbox", "extra_read_roots"],
+    )?;
     let root_key = format!("{key}.root");
     let root = normalize_root(&root_key, Path::new(required_str(obj, "root", &root_key)?))?;
     let profile = match optional_str(obj, "profile", key)? {
@@ -245,6 +254,20 @@ fn parse_workspace(
         Some("off") => SandboxSetting::Off,
         Some(other) => return Err(bad_value(key, "sandbox", other, "\"on\" or \"off\"")),
     };
+    let mut extra_read_roots = Vec::new();
+    if let Some(list) = obj.get("extra_read_roots") {
+        let list_key = format!("{key}.extra_read_roots");
+        let Value::Array(items) = list else {
+            return Err(err(list_key, "must be an array of absolute paths"));
+        };
+        for (i, item) in items.iter().enumerate() {
+            let item_key = format!("{list_key}[{i}]");
+            let Value::String(path) = item else {
+                return Err(err(item_key, "must be a string (an absolute path)"));
+            };
+            extra_read_roots.push(normalize_root(&item_key, Path::new(path))?);
+        }
+    }
     let environment =
         optional_str(obj, "environment", key)?.unwrap_or(HOST_ENVIRONMENT_ID).to_owned();
     let Some(&environment_kind) = environments.get(&environment) else {
@@ -264,6 +287,7 @@ fn parse_workspace(
         environment,
         environment_kind,
         sandbox,
+        extra_read_roots,
     })
 }
 

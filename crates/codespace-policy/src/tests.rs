@@ -68,6 +68,26 @@ fn strict_failures_name_the_key() {
         ),
         (r#"{"workspace": {}}"#, "workspace", "unknown key"),
         (
+            r#"{"workspaces": {"a": {"root": "/x", "extra_read_roots": "/opt"}}}"#,
+            "workspaces.a.extra_read_roots",
+            "array",
+        ),
+        (
+            r#"{"workspaces": {"a": {"root": "/x", "extra_read_roots": ["/opt", "rel"]}}}"#,
+            "workspaces.a.extra_read_roots[1]",
+            "not an absolute path",
+        ),
+        (
+            r#"{"workspaces": {"a": {"root": "/x", "extra_read_roots": [3]}}}"#,
+            "workspaces.a.extra_read_roots[0]",
+            "string",
+        ),
+        (
+            r#"{"workspaces": {"a": {"root": "/x", "extra_read_roots": ["/home/u/../v"]}}}"#,
+            "workspaces.a.extra_read_roots[0]",
+            "'..'",
+        ),
+        (
             r#"{"workspaces": {"a": {"root": "/x", "environment": "nope"}}}"#,
             "workspaces.a.environment",
             "not registered",
@@ -131,4 +151,19 @@ fn zero_config_is_read_only_unless_write() {
     assert_eq!(r.get(DEFAULT_WORKSPACE_ID).unwrap().profile, Profile::ReadOnly);
     let w = Registry::zero_config("/tmp/project".into(), true).unwrap();
     assert_eq!(w.get(DEFAULT_WORKSPACE_ID).unwrap().profile, Profile::WorkspaceWrite);
+}
+
+#[test]
+fn extra_read_roots_are_normalised() {
+    let r = Registry::parse(
+        r#"{"workspaces": {"a": {"root": "/x", "extra_read_roots": ["/home/u/.rustup/", "/opt//tc"]}}}"#,
+    )
+    .unwrap();
+    let ws = r.get("a").unwrap();
+    assert_eq!(
+        ws.extra_read_roots,
+        vec![std::path::PathBuf::from("/home/u/.rustup"), std::path::PathBuf::from("/opt/tc")]
+    );
+    let none = Registry::parse(r#"{"workspaces": {"a": {"root": "/x"}}}"#).unwrap();
+    assert!(none.get("a").unwrap().extra_read_roots.is_empty());
 }

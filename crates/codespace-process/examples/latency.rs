@@ -56,9 +56,13 @@ fn main() {
 
             // The same under the sandbox (workspace-write on the temp dir, network restricted).
             let mut r = req(&["true"]);
+            r.cwd = scratch.clone();
             r.sandbox = Some(SandboxPolicy {
+                read_roots: vec![],
                 writable_roots: vec![scratch.clone()],
+                masked: vec![],
                 network: NetworkPolicy::Restricted,
+                max_pids: 1024,
             });
             let t = Instant::now();
             let Ok(spawned) = sup.spawn(r).await else { return };

@@ -18,10 +18,11 @@
 //! Commands see exactly the environment of the request and only descriptors 0-2; in pipe
 //! mode they have no controlling terminal (new session), on a PTY their own.
 //!
-//! A request may carry a [`SandboxPolicy`]: the shim then enters it (user and, when the
-//! network is restricted, network namespaces; Landlock; seccomp; no capabilities) in the
-//! command's child right before exec, through [`codespace_sandbox::enter`]. A sandbox that
-//! cannot be entered is a spawn failure; the command never runs unconfined instead.
+//! A request may carry a [`SandboxPolicy`]: the shim then starts the command through
+//! [`codespace_sandbox::launch`] (its own user, mount, PID and IPC namespaces, a network
+//! namespace when the network is restricted, a private root, a pid cap; Landlock; seccomp;
+//! no capabilities). A sandbox that cannot be entered is a spawn failure; the command never
+//! runs unconfined instead.
 //!
 //! **Architecture Invariant:** this crate knows nothing of MCP, the registry, leases or the
 //! ledger; the caller releases a lease when [`Spawned::exited`] resolves.

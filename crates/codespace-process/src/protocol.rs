@@ -11,10 +11,10 @@
 //! - `pipe` or `tty`: in `tty` mode the shim's stdio is the terminal and the command's
 //!   process group is made the terminal's foreground group.
 //! - `<sandbox>`: `none`, or a [`SandboxPolicy`] in its argv encoding
-//!   (`sandbox-v1 <restricted|enabled> <n> <root>…`, see
-//!   [`SandboxPolicy::to_args`]). With a policy the shim calls
-//!   [`codespace_sandbox::enter`] in the command's child before exec; if that fails the
-//!   command does not run and the shim reports `failed`.
+//!   (`sandbox-v2 <restricted|enabled> <max_pids>` and three path lists, see
+//!   [`SandboxPolicy::to_args`]). With a policy the shim forks and calls
+//!   [`codespace_sandbox::launch`], which builds the command's namespaces and root and
+//!   execs it; if any step fails the command does not run and the shim reports `failed`.
 //! - `<exe>`: the program, already resolved on the child's `PATH` by the supervisor.
 //! - `<argv0> [args…]`: the command's argv exactly as requested.
 //!
@@ -185,8 +185,11 @@ mod tests {
         for network in [NetworkPolicy::Restricted, NetworkPolicy::Enabled] {
             let s = ShimArgs {
                 sandbox: Some(SandboxPolicy {
+                    read_roots: vec!["/opt/x".into()],
                     writable_roots: vec!["/w/one".into(), "/w/t wo".into()],
+                    masked: vec![],
                     network,
+                    max_pids: 512,
                 }),
                 ..a.clone()
             };
@@ -204,9 +207,10 @@ mod tests {
         assert!(ShimArgs::decode(v(&["v2", "1", "pty", "none", "/bin/true", "true"])).is_err());
         assert!(ShimArgs::decode(v(&["v2", "1", "pipe", "none", "/bin/true"])).is_err());
         assert!(ShimArgs::decode(v(&["v2", "1", "pipe", "/bin/true", "true"])).is_err());
-        let bad = ["v2", "1", "pipe", "sandbox-v1", "open", "0", "/bin/true", "true"];
+        let bad = ["v2", "1", "pipe", "sandbox-v2", "open", "400", "0", "0", "0", "/bin/true", "t"];
         assert!(ShimArgs::decode(v(&bad)).is_err());
-        let ok = ["v2", "1", "pipe", "sandbox-v1", "enabled", "0", "/bin/true", "true"];
+        let ok =
+            ["v2", "1", "pipe", "sandbox-v2", "enabled", "400", "0", "0", "0", "/bin/true", "t"];
         assert!(ShimArgs::decode(v(&ok)).is_ok());
     }
 

@@ -14,10 +14,11 @@
 //! 3. Keeps fd 3 (its report pipe, now close-on-exec) and closes everything above it.
 //! 4. Starts the command (no shell) in its own process group with the signal mask cleared,
 //!    `PR_SET_PDEATHSIG(SIGKILL)` armed, and, on a terminal, as the foreground group.
-//!    With a sandbox policy, that child then calls [`codespace_sandbox::enter`] (namespaces,
-//!    Landlock, seccomp, no capabilities) right before exec; if it fails, the child exits
-//!    without exec'ing and the shim reports `failed` with the step and reason (sent back on
-//!    a private close-on-exec pipe), so nothing runs unsandboxed.
+//!    With a sandbox policy, that child calls [`codespace_sandbox::launch`] instead of
+//!    exec'ing (namespaces, a private root, Landlock, seccomp, no capabilities; the child
+//!    then ends exactly as the command does); if any step fails, nothing is exec'd and the
+//!    shim reports `failed` with the step and reason (sent back on a private close-on-exec
+//!    pipe), so nothing runs unsandboxed.
 //!    Then it points its own fds 0-2 at `/dev/null`, holding no end of the command's stdio.
 //! 5. Waits. A kill request (SIGTERM from the supervisor or the parent-death signal, SIGHUP
 //!    when the terminal's master closes, SIGINT, SIGQUIT) sends SIGKILL to every descendant.
@@ -90,64 +91,17 @@ fn run(args: &ShimArgs) -> i32 {
         return EXIT_SPAWN_FAILED;
     }
 
-    let mut cmd = std::process::Command::new(&args.exe);
-    cmd.arg0(&args.argv[0]).args(&args.argv[1..]);
-    let tty = args.tty;
-    // Where the command's child says why it could not enter the sandbox (the exec-failure
-    // channel of `spawn` carries only an errno).
-    let diag = match &args.sandbox {
-        None => None,
-        Some(_) => match rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK) {
-            Ok(pair) => Some(pair),
-            Err(e) => {
-                send(&mut report, &failed("sandbox diagnostics pipe", &io::Error::from(e)));
-                return EXIT_SPAWN_FAILED;
-            }
-        },
+    let main = match &args.sandbox {
+        Some(policy) => spawn_sandboxed(args, policy),
+        None => spawn_plain(args),
     };
-    let sandbox = args.sandbox.clone();
-    let diag_w = diag.as_ref().map(|(_, w)| w.as_raw_fd());
-    // SAFETY: the hook runs in the forked child before exec. `command_pre_exec` makes only
-    // async-signal-safe calls (setpgid, prctl, signal, tcsetpgrp, getpid, sigprocmask) that
-    // affect that child alone. `enter_sandbox` allocates and opens files, which is sound
-    // here because the shim is single-threaded (see `reaper_main`): no other thread can
-    // hold the allocator's or any other lock across the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            command_pre_exec(tty)?;
-            match &sandbox {
-                Some(policy) => enter_sandbox(policy, diag_w),
-                None => Ok(()),
-            }
-        })
-    };
-    let mut busy_retries = 0;
-    let main = loop {
-        match cmd.spawn() {
-            // Dropping the std handle neither kills nor waits: the shim reaps by pid below.
-            Ok(child) => break child.id(),
-            // ETXTBSY: the file was just written and some process forked meanwhile still
-            // holds the write descriptor until its own exec (a race every forking server
-            // has). It clears within microseconds, so retry briefly before giving up.
-            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && busy_retries < TXTBSY_RETRIES => {
-                busy_retries += 1;
-                std::thread::sleep(TXTBSY_PAUSE);
-            }
-            Err(e) => {
-                let why = diag.as_ref().and_then(|(r, _)| read_diagnostic(r));
-                let line = match why {
-                    Some(why) => ShimReport::Failed {
-                        errno: e.raw_os_error().unwrap_or(0),
-                        message: format!("{}: {why}", args.exe.to_string_lossy()),
-                    },
-                    None => failed(&args.exe.to_string_lossy(), &e),
-                };
-                send(&mut report, &line);
-                return EXIT_SPAWN_FAILED;
-            }
+    let main = match main {
+        Ok(pid) => pid,
+        Err(line) => {
+            send(&mut report, &line);
+            return EXIT_SPAWN_FAILED;
         }
     };
-    drop(diag);
     send(&mut report, &ShimReport::Started { pid: main });
     detach_stdio();
 
@@ -183,6 +137,90 @@ fn run(args: &ShimArgs) -> i32 {
     code
 }
 
+/// Starts the command directly (no sandbox) in its own process group.
+fn spawn_plain(args: &ShimArgs) -> Result<u32, ShimReport> {
+    let mut cmd = std::process::Command::new(&args.exe);
+    cmd.arg0(&args.argv[0]).args(&args.argv[1..]);
+    let tty = args.tty;
+    // SAFETY: the hook runs in the forked child before exec and makes only
+    // async-signal-safe calls (setpgid, prctl, signal, tcsetpgrp, getpid, sigprocmask)
+    // that affect that child alone.
+    unsafe { cmd.pre_exec(move || command_pre_exec(tty)) };
+    let mut busy_retries = 0;
+    loop {
+        match cmd.spawn() {
+            // Dropping the std handle neither kills nor waits: the shim reaps by pid.
+            Ok(child) => return Ok(child.id()),
+            // ETXTBSY: the file was just written and some process forked meanwhile still
+            // holds the write descriptor until its own exec (a race every forking server
+            // has). It clears within microseconds, so retry briefly before giving up.
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && busy_retries < TXTBSY_RETRIES => {
+                busy_retries += 1;
+                std::thread::sleep(TXTBSY_PAUSE);
+            }
+            Err(e) => return Err(failed(&args.exe.to_string_lossy(), &e)),
+        }
+    }
+}
+
+/// Starts the command through [`codespace_sandbox::launch`] in a fork of the shim. The
+/// launcher's close-on-exec report pipe reaches end of file with nothing written once the
+/// command itself has exec'd; otherwise it carries `<errno> <why>`, and the command never
+/// ran. The pid returned is the launcher's monitor, which ends exactly as the command did.
+fn spawn_sandboxed(
+    args: &ShimArgs,
+    policy: &codespace_sandbox::SandboxPolicy,
+) -> Result<u32, ShimReport> {
+    let (read, write) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)
+        .map_err(|e| failed("sandbox report pipe", &io::Error::from(e)))?;
+    // SAFETY: fork in the single-threaded shim (see `reaper_main`), so the child may
+    // allocate; it never returns from this block.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(failed("fork", &io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: in the child: closes the shim's report pipe and the read end, which the
+        // launcher does not use, and exits without unwinding if the pre-exec setup fails.
+        unsafe {
+            libc::close(REPORT_FD);
+            libc::close(read.as_raw_fd());
+            if let Err(e) = command_pre_exec(args.tty) {
+                let text = format!("{} pre-exec: {e}", e.raw_os_error().unwrap_or(0));
+                libc::write(write.as_raw_fd(), text.as_ptr().cast(), text.len());
+                libc::_exit(EXIT_SPAWN_FAILED);
+            }
+        }
+        codespace_sandbox::launch(policy, args.exe.as_os_str(), &args.argv, write.as_raw_fd())
+    }
+    drop(write);
+    let mut text = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        match rustix::io::read(&read, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => {
+                text = format!("{} reading the sandbox report: {e}", e.raw_os_error()).into_bytes();
+                break;
+            }
+        }
+    }
+    if text.is_empty() {
+        return Ok(pid as u32);
+    }
+    let mut status = 0;
+    // SAFETY: reaps the launcher forked above, which exits right after a failed report.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    let text = String::from_utf8_lossy(&text);
+    let (errno, why) = text.split_once(' ').unwrap_or(("0", &text));
+    Err(ShimReport::Failed {
+        errno: errno.parse().unwrap_or(0),
+        message: format!("{}: {why}", args.exe.to_string_lossy()),
+    })
+}
+
 fn failed(what: &str, e: &io::Error) -> ShimReport {
     ShimReport::Failed { errno: e.raw_os_error().unwrap_or(0), message: format!("{what}: {e}") }
 }
@@ -206,26 +244,6 @@ fn detach_stdio() {
         // valid (they now reach /dev/null, and the shim writes nothing to them anyway).
         unsafe { libc::dup2(null.as_raw_fd(), fd) };
     }
-}
-
-/// In the command's child, last before exec: enters the sandbox, or writes why not on
-/// `diag` and fails (so `spawn` fails and the command never runs).
-fn enter_sandbox(policy: &codespace_sandbox::SandboxPolicy, diag: Option<i32>) -> io::Result<()> {
-    let Err(e) = codespace_sandbox::enter(policy) else { return Ok(()) };
-    if let Some(fd) = diag {
-        let text = e.to_string();
-        // SAFETY: writes the message bytes, which outlive the call, to the pipe's write end,
-        // a descriptor the shim created for this purpose and keeps open across the fork.
-        unsafe { libc::write(fd, text.as_ptr().cast(), text.len()) };
-    }
-    Err(if e.errno > 0 { io::Error::from_raw_os_error(e.errno) } else { io::Error::other(e) })
-}
-
-/// What a failed command child wrote on the diagnostics pipe, if anything.
-fn read_diagnostic(read: &OwnedFd) -> Option<String> {
-    let mut buf = [0u8; 1024];
-    let n = rustix::io::read(read, &mut buf).ok()?;
-    (n > 0).then(|| String::from_utf8_lossy(&buf[..n]).into_owned())
 }
 
 /// Runs in the command's child between fork and exec.

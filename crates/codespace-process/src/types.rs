@@ -22,8 +22,8 @@ pub struct SpawnRequest {
     /// Wall-clock limit; at expiry the whole tree is killed and the termination is
     /// [`Termination::Timeout`]. Must be non-zero.
     pub timeout: Duration,
-    /// Run under this Linux sandbox (namespaces, Landlock, seccomp, no capabilities),
-    /// entered in the command's child right before exec. If it cannot be entered the
+    /// Run under this Linux sandbox (namespaces, a private root, Landlock, seccomp, no
+    /// capabilities), built by [`codespace_sandbox::launch`]. If it cannot be entered the
     /// command does not run: [`ProcError::SpawnFailed`](crate::ProcError::SpawnFailed).
     /// `None` runs the command unconfined.
     pub sandbox: Option<codespace_sandbox::SandboxPolicy>,

@@ -1,34 +1,32 @@
-//! Entering the sandbox: the calling process restricts itself, then execs the command.
-//!
-//! Order (each step fails closed; there is no weaker fallback):
+//! Restricting the command itself, last before its exec (the launcher has already built
+//! its namespaces and root):
 //! 1. `PR_SET_NO_NEW_PRIVS`.
-//! 2. `unshare(CLONE_NEWUSER)`, plus `CLONE_NEWNET` under [`NetworkPolicy::Restricted`];
-//!    `setgroups` denied and the caller's own uid and gid mapped to themselves.
-//! 3. Landlock at ABI 7 as a hard requirement: read and execute everywhere, every access
-//!    beneath the writable roots, read/write/ioctl on the terminal devices and `/dev/null`;
-//!    under `Restricted` TCP bind and connect handled with no port allowed; abstract unix
+//! 2. Landlock at ABI 7 as a hard requirement: directory listing of the new root, read
+//!    and execute on the system directories, `/proc`, `/sys`, `/dev` and the read roots,
+//!    every access beneath the writable roots, the private `/tmp` and `/dev/shm`,
+//!    read/write/ioctl on the terminal devices and the null-like devices; under
+//!    `Restricted` TCP bind and connect handled with no port allowed; abstract unix
 //!    sockets and signals scoped to the sandbox.
-//! 4. seccomp (architecture checked, other architectures killed): `EPERM` for
+//! 3. seccomp (architecture checked, other architectures killed): `EPERM` for
 //!    `io_uring_*`, `ptrace`, `process_vm_readv/writev`, `bpf`, `perf_event_open`, the
-//!    keyring calls, `mount`, `umount2`, `pivot_root`, `kexec_*`, module loading and
-//!    `ioctl(TIOCSTI)`; under `Restricted` also `socket`/`socketpair` of every family but
-//!    `AF_UNIX`.
-//! 5. Every capability dropped (effective, permitted, inheritable, ambient), so the exec'd
+//!    keyring calls, every mount call (old and new API), `pivot_root`, `kexec_*`, module
+//!    loading and `ioctl(TIOCSTI)`; under `Restricted` also `socket`/`socketpair` of every
+//!    family but `AF_UNIX`.
+//! 4. Every capability dropped (effective, permitted, inheritable, ambient), so the exec'd
 //!    command holds none even as uid 0 inside its user namespace (`no_new_privs` keeps exec
 //!    from granting any back).
 //!
-//! Known gaps at Landlock ABI 7 (documented, not hidden): `connect` to a *pathname*
-//! `AF_UNIX` socket outside the sandbox is not mediated (needs ABI 9), UDP is only cut by
-//! the network namespace and the socket filter, there is no PID or mount namespace and no
-//! process-count cap here.
+//! Known gap at Landlock ABI 7: UDP is only cut by the network namespace and the socket
+//! filter. (`connect` to a pathname `AF_UNIX` socket is not mediated by Landlock before
+//! ABI 9; the launcher's root is what keeps the host's sockets out of reach.)
 
-// The namespace, prctl and capset calls are raw kernel calls.
+// The prctl and capset calls are raw kernel calls.
 #![allow(unsafe_code)]
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access as _, AccessFs, AccessNet, CompatLevel, Compatible as _, PathBeneath, PathFd,
@@ -45,7 +43,25 @@ use crate::policy::{NetworkPolicy, SandboxPolicy};
 pub const LANDLOCK_ABI: ABI = ABI::V7;
 
 /// Devices a command may open for reading, writing and ioctl (a missing one is skipped).
-const DEVICES: [&str; 4] = ["/dev/null", "/dev/tty", "/dev/ptmx", "/dev/pts"];
+const DEVICES: [&str; 8] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+/// Writable scratch space private to the sandbox.
+const SCRATCH: [&str; 2] = ["/tmp", "/dev/shm"];
+
+/// The canonical roots the launcher bound into the new root.
+#[derive(Debug, Default)]
+pub(crate) struct Visible {
+    pub(crate) read: Vec<PathBuf>,
+    pub(crate) write: Vec<PathBuf>,
+}
 
 /// Why the sandbox could not be entered. The command must not run.
 #[derive(Debug)]
@@ -59,15 +75,23 @@ pub struct SandboxError {
 }
 
 impl SandboxError {
-    fn io(step: &'static str, e: &io::Error) -> Self {
+    pub(crate) fn io(step: &'static str, e: &io::Error) -> Self {
         Self { step, message: e.to_string(), errno: e.raw_os_error().unwrap_or(0) }
     }
 
-    fn other(step: &'static str, message: impl fmt::Display) -> Self {
+    pub(crate) fn io_at(step: &'static str, path: &Path, e: &io::Error) -> Self {
+        Self {
+            step,
+            message: format!("{}: {e}", path.display()),
+            errno: e.raw_os_error().unwrap_or(0),
+        }
+    }
+
+    pub(crate) fn other(step: &'static str, message: impl fmt::Display) -> Self {
         Self { step, message: message.to_string(), errno: 0 }
     }
 
-    fn last_os(step: &'static str) -> Self {
+    pub(crate) fn last_os(step: &'static str) -> Self {
         Self::io(step, &io::Error::last_os_error())
     }
 }
@@ -80,20 +104,17 @@ impl fmt::Display for SandboxError {
 
 impl std::error::Error for SandboxError {}
 
-/// Restricts the calling process to `policy`, for good. Call it in the command's child
-/// right before `execve`, in a single-threaded process (it allocates, opens files and
-/// unshares a user namespace, which a multi-threaded process cannot): the reaper shim's
-/// fork child qualifies. On error the process is partly restricted and must not exec.
-pub fn enter(policy: &SandboxPolicy) -> Result<(), SandboxError> {
-    if let Some(root) = policy.writable_roots.iter().find(|r| !r.is_absolute()) {
-        return Err(SandboxError::other("policy", format!("{} is not absolute", root.display())));
-    }
-    // Built first so a malformed filter fails before anything is changed.
-    let bpf = seccomp_program(policy.network)?;
+/// Restricts the calling process to `policy`, for good: called by the launcher in the
+/// command's process, inside its new root, right before `execve`. On error the process is
+/// partly restricted and must not exec.
+pub(crate) fn enter(
+    policy: &SandboxPolicy,
+    visible: &Visible,
+    bpf: &BpfProgram,
+) -> Result<(), SandboxError> {
     set_no_new_privs()?;
-    enter_namespaces(policy.network)?;
-    landlock(policy)?;
-    seccompiler::apply_filter(&bpf).map_err(|e| SandboxError::other("seccomp", e))?;
+    landlock(policy, visible)?;
+    seccompiler::apply_filter(bpf).map_err(|e| SandboxError::other("seccomp", e))?;
     drop_capabilities()
 }
 
@@ -105,28 +126,7 @@ fn set_no_new_privs() -> Result<(), SandboxError> {
     Ok(())
 }
 
-fn enter_namespaces(network: NetworkPolicy) -> Result<(), SandboxError> {
-    // SAFETY: geteuid/getegid only read the caller's credentials.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let mut flags = libc::CLONE_NEWUSER;
-    if network == NetworkPolicy::Restricted {
-        flags |= libc::CLONE_NEWNET;
-    }
-    // SAFETY: unshare takes no pointer; in a single-threaded process it moves only the
-    // caller into new namespaces.
-    if unsafe { libc::unshare(flags) } != 0 {
-        return Err(SandboxError::last_os("unshare"));
-    }
-    write_proc("setgroups", "/proc/self/setgroups", "deny")?;
-    write_proc("uid_map", "/proc/self/uid_map", &format!("{uid} {uid} 1\n"))?;
-    write_proc("gid_map", "/proc/self/gid_map", &format!("{gid} {gid} 1\n"))
-}
-
-fn write_proc(step: &'static str, path: &str, text: &str) -> Result<(), SandboxError> {
-    std::fs::write(path, text).map_err(|e| SandboxError::io(step, &e))
-}
-
-fn landlock(policy: &SandboxPolicy) -> Result<(), SandboxError> {
+fn landlock(policy: &SandboxPolicy, visible: &Visible) -> Result<(), SandboxError> {
     let abi = LANDLOCK_ABI;
     let err = |e: landlock::RulesetError| SandboxError::other("landlock", e);
     let mut ruleset = Ruleset::default()
@@ -141,9 +141,21 @@ fn landlock(policy: &SandboxPolicy) -> Result<(), SandboxError> {
         .map_err(err)?
         .create()
         .map_err(err)?
-        .add_rule(PathBeneath::new(path_fd(Path::new("/"))?, AccessFs::from_read(abi)))
+        // Listing the new root (it holds only what the launcher put there).
+        .add_rule(PathBeneath::new(path_fd(Path::new("/"))?, AccessFs::ReadDir))
         .map_err(err)?;
-    for root in &policy.writable_roots {
+    let system = crate::launch::SYSTEM_DIRS.iter().chain(&["/proc", "/sys", "/dev"]);
+    for dir in system.map(Path::new) {
+        // A system directory the host lacks is not in the new root either.
+        let Ok(fd) = PathFd::new(dir) else { continue };
+        created = created.add_rule(PathBeneath::new(fd, AccessFs::from_read(abi))).map_err(err)?;
+    }
+    for root in &visible.read {
+        created = created
+            .add_rule(PathBeneath::new(path_fd(root)?, AccessFs::from_read(abi)))
+            .map_err(err)?;
+    }
+    for root in visible.write.iter().map(PathBuf::as_path).chain(SCRATCH.map(Path::new)) {
         created = created
             .add_rule(PathBeneath::new(path_fd(root)?, AccessFs::from_all(abi)))
             .map_err(err)?;
@@ -189,6 +201,13 @@ pub fn seccomp_program(network: NetworkPolicy) -> Result<BpfProgram, SandboxErro
         libc::SYS_mount,
         libc::SYS_umount2,
         libc::SYS_pivot_root,
+        libc::SYS_fsopen,
+        libc::SYS_fsconfig,
+        libc::SYS_fsmount,
+        libc::SYS_fspick,
+        libc::SYS_move_mount,
+        libc::SYS_open_tree,
+        libc::SYS_mount_setattr,
         libc::SYS_kexec_load,
         libc::SYS_kexec_file_load,
         libc::SYS_init_module,

@@ -1,14 +1,16 @@
 //! The Linux command sandbox: probes of what the host kernel can enforce, the policy a
-//! command runs under (with its argv encoding for the reaper shim), and [`enter`], which
-//! the shim calls in the command's child right before exec (namespaces, Landlock,
-//! seccomp, no capabilities).
+//! command runs under (with its argv encoding for the reaper shim), and [`launch`], which
+//! the shim calls in a fork of itself to run the command in its own namespaces and root
+//! under Landlock, seccomp and no capabilities.
 //!
 //! Architecture Invariant: this crate knows nothing of MCP, the registry or the ledger.
 
 mod enter;
+mod launch;
 mod policy;
 mod probe;
 
-pub use enter::{LANDLOCK_ABI, SandboxError, enter, seccomp_program};
-pub use policy::{NetworkPolicy, SandboxPolicy};
+pub use enter::{LANDLOCK_ABI, SandboxError, seccomp_program};
+pub use launch::launch;
+pub use policy::{MAX_MAX_PIDS, MIN_MAX_PIDS, NetworkPolicy, SandboxPolicy};
 pub use probe::{HostProbe, probe};

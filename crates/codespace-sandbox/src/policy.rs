@@ -34,34 +34,58 @@ impl NetworkPolicy {
     }
 }
 
-/// What a sandboxed command may do. Everything is readable and executable; only the
-/// `writable_roots` (and the devices `/dev/null`, `/dev/tty`, `/dev/ptmx`, `/dev/pts`) are
-/// writable.
+/// The smallest [`SandboxPolicy::max_pids`]: the kernel refuses a namespace `pid_max`
+/// below 301 (it keeps pids under 300 for the first processes after a wrap).
+pub const MIN_MAX_PIDS: u32 = 301;
+/// The largest [`SandboxPolicy::max_pids`] (the kernel's own `PID_MAX_LIMIT`).
+pub const MAX_MAX_PIDS: u32 = 4_194_304;
+
+/// What a sandboxed command sees and may do.
+///
+/// The command runs in a new root that holds only the system directories (`/usr`, `/bin`,
+/// `/sbin`, `/lib*`, `/etc`, `/opt`; read-only), a read-only `/sys`, a fresh `/proc`, a
+/// minimal `/dev`, a private `/tmp`, and the roots listed here at their own absolute paths.
+/// Everything else of the host (home directories, `/run`, `/var`, the host's `/tmp`, the
+/// server's state) is not there at all.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SandboxPolicy {
-    /// Absolute directories the command may write beneath. Empty: the read-only profile.
+    /// Absolute directories visible read-only (the workspace under `read-only`, the
+    /// registry's `extra_read_roots`).
+    pub read_roots: Vec<PathBuf>,
+    /// Absolute directories visible and writable. Empty: nothing of the host is writable.
     pub writable_roots: Vec<PathBuf>,
+    /// Absolute paths hidden even when they lie beneath a visible root (the server's state
+    /// directory, ledger and token file): a directory is covered by an empty read-only
+    /// tmpfs, a file by `/dev/null`.
+    pub masked: Vec<PathBuf>,
     /// The network policy.
     pub network: NetworkPolicy,
+    /// The `pid_max` of the command's PID namespace: at most `max_pids - 1` tasks
+    /// (processes and threads) exist in the sandbox at once. Between [`MIN_MAX_PIDS`] and
+    /// [`MAX_MAX_PIDS`].
+    pub max_pids: u32,
 }
 
 /// The first token of an encoded policy.
-const TAG: &str = "sandbox-v1";
+const TAG: &str = "sandbox-v2";
+/// Upper bound on each path list of the encoding.
+const MAX_PATHS: usize = 4096;
 
 impl SandboxPolicy {
-    /// The argv encoding: `sandbox-v1 <restricted|enabled> <n> <root 1> … <root n>`.
+    /// The argv encoding: `sandbox-v2 <restricted|enabled> <max_pids>`, then the three path
+    /// lists (read, writable, masked), each as `<n> <path 1> … <path n>`.
     pub fn to_args(&self) -> Vec<OsString> {
-        let mut out: Vec<OsString> = vec![
-            TAG.into(),
-            self.network.as_str().into(),
-            self.writable_roots.len().to_string().into(),
-        ];
-        out.extend(self.writable_roots.iter().map(|p| p.clone().into_os_string()));
+        let mut out: Vec<OsString> =
+            vec![TAG.into(), self.network.as_str().into(), self.max_pids.to_string().into()];
+        for list in [&self.read_roots, &self.writable_roots, &self.masked] {
+            out.push(list.len().to_string().into());
+            out.extend(list.iter().map(|p| p.clone().into_os_string()));
+        }
         out
     }
 
     /// Decodes [`Self::to_args`] from the front of `args`, consuming exactly the policy's
-    /// arguments. Refuses a relative or empty root.
+    /// arguments. Refuses a relative or empty path and an out-of-range `max_pids`.
     pub fn from_args(args: &mut impl Iterator<Item = OsString>) -> Result<Self, String> {
         let tag = args.next().ok_or("missing sandbox policy")?;
         if tag.as_bytes() != TAG.as_bytes() {
@@ -71,20 +95,32 @@ impl SandboxPolicy {
             .next()
             .and_then(|n| NetworkPolicy::parse(n.as_bytes()))
             .ok_or("network must be restricted or enabled")?;
-        let count = args
+        let max_pids = args
             .next()
-            .and_then(|n| n.to_str().and_then(|n| n.parse::<usize>().ok()))
-            .filter(|n| *n <= 4096)
-            .ok_or("missing or invalid writable root count")?;
-        let mut writable_roots = Vec::with_capacity(count);
-        for _ in 0..count {
-            let root = PathBuf::from(args.next().ok_or("missing writable root")?);
-            if !root.is_absolute() {
-                return Err(format!("writable root {} is not absolute", root.display()));
+            .and_then(|n| n.to_str().and_then(|n| n.parse::<u32>().ok()))
+            .filter(|n| (MIN_MAX_PIDS..=MAX_MAX_PIDS).contains(n))
+            .ok_or(format!("max_pids must be between {MIN_MAX_PIDS} and {MAX_MAX_PIDS}"))?;
+        let mut lists = Vec::with_capacity(3);
+        for what in ["read", "writable", "masked"] {
+            let count = args
+                .next()
+                .and_then(|n| n.to_str().and_then(|n| n.parse::<usize>().ok()))
+                .filter(|n| *n <= MAX_PATHS)
+                .ok_or(format!("missing or invalid {what} path count"))?;
+            let mut list = Vec::with_capacity(count);
+            for _ in 0..count {
+                let path = PathBuf::from(args.next().ok_or(format!("missing {what} path"))?);
+                if !path.is_absolute() {
+                    return Err(format!("{what} path {} is not absolute", path.display()));
+                }
+                list.push(path);
             }
-            writable_roots.push(root);
+            lists.push(list);
         }
-        Ok(Self { writable_roots, network })
+        let masked = lists.pop().unwrap_or_default();
+        let writable_roots = lists.pop().unwrap_or_default();
+        let read_roots = lists.pop().unwrap_or_default();
+        Ok(Self { read_roots, writable_roots, masked, network, max_pids })
     }
 }
 
@@ -95,10 +131,19 @@ mod tests {
     #[test]
     fn args_round_trip() {
         for p in [
-            SandboxPolicy { writable_roots: vec![], network: NetworkPolicy::Restricted },
             SandboxPolicy {
+                read_roots: vec![],
+                writable_roots: vec![],
+                masked: vec![],
+                network: NetworkPolicy::Restricted,
+                max_pids: MIN_MAX_PIDS,
+            },
+            SandboxPolicy {
+                read_roots: vec!["/opt/tool chain".into()],
                 writable_roots: vec!["/w/a b".into(), "/tmp/x\ny".into()],
+                masked: vec!["/state".into()],
                 network: NetworkPolicy::Enabled,
+                max_pids: 1024,
             },
         ] {
             let mut args = p.to_args();
@@ -117,12 +162,15 @@ mod tests {
             )
         };
         assert!(d(&[]).is_err());
-        assert!(d(&["sandbox-v0", "enabled", "0"]).is_err());
-        assert!(d(&["sandbox-v1", "open", "0"]).is_err());
-        assert!(d(&["sandbox-v1", "enabled", "x"]).is_err());
-        assert!(d(&["sandbox-v1", "enabled", "2", "/a"]).is_err());
-        assert!(d(&["sandbox-v1", "enabled", "1", "rel"]).is_err());
-        assert!(d(&["sandbox-v1", "enabled", "1", ""]).is_err());
-        assert!(d(&["sandbox-v1", "enabled", "0"]).is_ok());
+        assert!(d(&["sandbox-v1", "enabled", "400", "0", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v2", "open", "400", "0", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v2", "enabled", "300", "0", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v2", "enabled", "4194305", "0", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v2", "enabled", "400", "x", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v2", "enabled", "400", "0", "2", "/a"]).is_err());
+        assert!(d(&["sandbox-v2", "enabled", "400", "0", "1", "rel", "0"]).is_err());
+        assert!(d(&["sandbox-v2", "enabled", "400", "1", "", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v2", "enabled", "400", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v2", "enabled", "400", "0", "0", "0"]).is_ok());
     }
 }

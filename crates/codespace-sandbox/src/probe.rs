@@ -13,6 +13,10 @@ pub struct HostProbe {
     pub seccomp_filter: bool,
     /// A child could create a user namespace together with a network namespace.
     pub user_and_network_namespaces: bool,
+    /// A child could create user, mount and PID namespaces, mount a tmpfs and a fresh
+    /// `/proc` in them, and set its PID namespace's own `pid_max` (Linux 6.14+): what the
+    /// launcher needs for the command's root and its process cap.
+    pub mount_and_pid_namespaces: bool,
     /// openat2(2) with RESOLVE_BENEATH works.
     pub openat2: bool,
 }
@@ -23,6 +27,7 @@ pub fn probe() -> HostProbe {
         landlock_abi: landlock_abi(),
         seccomp_filter: seccomp_filter(),
         user_and_network_namespaces: namespaces(),
+        mount_and_pid_namespaces: mount_and_pid_namespaces(),
         openat2: openat2(),
     }
 }
@@ -85,6 +90,93 @@ fn namespaces() -> bool {
     }
 }
 
+fn mount_and_pid_namespaces() -> bool {
+    // Everything the children need is prepared here: after a fork in a process that may
+    // have other threads, they make only raw, async-signal-safe system calls.
+    // SAFETY: geteuid/getegid only read the caller's credentials.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let (Ok(uid_map), Ok(gid_map)) = (
+        std::ffi::CString::new(format!("{uid} {uid} 1\n")),
+        std::ffi::CString::new(format!("{gid} {gid} 1\n")),
+    ) else {
+        return false;
+    };
+    // SAFETY: see above; the child only calls the helpers below and _exit.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        -1 => false,
+        0 => {
+            // SAFETY: raw system calls on NUL-terminated strings prepared before the fork.
+            unsafe {
+                let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+                let ok = libc::unshare(flags) == 0
+                    && put(c"/proc/self/setgroups", c"deny")
+                    && put(c"/proc/self/uid_map", &uid_map)
+                    && put(c"/proc/self/gid_map", &gid_map);
+                if !ok {
+                    libc::_exit(1);
+                }
+                // The first child is PID 1 of the new namespace.
+                let init = libc::fork();
+                if init == 0 {
+                    let null = std::ptr::null();
+                    let ok = libc::mount(
+                        null,
+                        c"/".as_ptr(),
+                        null,
+                        libc::MS_REC | libc::MS_PRIVATE,
+                        null.cast(),
+                    ) == 0
+                        && libc::mount(
+                            c"tmpfs".as_ptr(),
+                            c"/tmp".as_ptr(),
+                            c"tmpfs".as_ptr(),
+                            0,
+                            null.cast(),
+                        ) == 0
+                        && libc::mkdir(c"/tmp/proc".as_ptr(), 0o755) == 0
+                        && libc::mount(
+                            c"proc".as_ptr(),
+                            c"/tmp/proc".as_ptr(),
+                            c"proc".as_ptr(),
+                            0,
+                            null.cast(),
+                        ) == 0
+                        && put(c"/tmp/proc/sys/kernel/pid_max", c"1000");
+                    libc::_exit(if ok { 0 } else { 1 });
+                }
+                libc::_exit(if init > 0 && exited_zero(init) { 0 } else { 1 });
+            }
+        }
+        child => exited_zero(child),
+    }
+}
+
+/// Writes `text` to `path` with raw calls (usable right after a fork).
+///
+/// # Safety
+/// Both arguments are NUL-terminated strings; the call only opens, writes and closes.
+unsafe fn put(path: &std::ffi::CStr, text: &std::ffi::CStr) -> bool {
+    // SAFETY: per the function's contract.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let len = text.to_bytes().len();
+        let ok = libc::write(fd, text.as_ptr().cast(), len) == len as isize;
+        libc::close(fd);
+        ok
+    }
+}
+
+fn exited_zero(child: libc::pid_t) -> bool {
+    let mut status = 0;
+    // SAFETY: waits for a child this process forked; status is a valid out pointer.
+    let r = unsafe { libc::waitpid(child, &mut status, 0) };
+    r == child && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+}
+
 fn openat2() -> bool {
     #[repr(C)]
     struct OpenHow {
@@ -126,7 +218,10 @@ mod tests {
         assert!(p.openat2, "{p:?}");
         if std::env::var("CODESPACE_REQUIRE_SANDBOX").as_deref() == Ok("1") {
             assert!(
-                p.landlock_abi.is_some() && p.seccomp_filter && p.user_and_network_namespaces,
+                p.landlock_abi.is_some()
+                    && p.seccomp_filter
+                    && p.user_and_network_namespaces
+                    && p.mount_and_pid_namespaces,
                 "{p:?}"
             );
         }

@@ -178,9 +178,15 @@ fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {
     fs::rename(&tmp, path)
 }
 
+/// The default process cap of a sandboxed command: room for a parallel build, far below
+/// the host's `pid_max`.
+const DEFAULT_MAX_PIDS: u32 = 1024;
+
 /// The process supervisor and how commands are started, from the environment:
-/// `CODESPACE_PROCESS_TIMEOUT_SECS` (default 30) and `CODESPACE_MAX_PROCESSES` (default 8).
-pub(crate) fn processes() -> Result<codespace_gateway::Processes, UsageError> {
+/// `CODESPACE_PROCESS_TIMEOUT_SECS` (default 30), `CODESPACE_MAX_PROCESSES` (default 8) and
+/// `CODESPACE_PROCESS_MAX_PIDS` (default 1024: the `pid_max` of a sandboxed command's PID
+/// namespace). `masked` are the paths sandboxed commands must never see.
+pub(crate) fn processes(masked: Vec<PathBuf>) -> Result<codespace_gateway::Processes, UsageError> {
     let positive = |name: &str, default: u64| -> Result<u64, UsageError> {
         match std::env::var(name) {
             Err(_) => Ok(default),
@@ -194,6 +200,17 @@ pub(crate) fn processes() -> Result<codespace_gateway::Processes, UsageError> {
     };
     let timeout = positive("CODESPACE_PROCESS_TIMEOUT_SECS", 30)?;
     let max_live = positive("CODESPACE_MAX_PROCESSES", 8)?;
+    let (min, max) = (codespace_sandbox::MIN_MAX_PIDS, codespace_sandbox::MAX_MAX_PIDS);
+    let max_pids = match std::env::var("CODESPACE_PROCESS_MAX_PIDS") {
+        Err(_) => DEFAULT_MAX_PIDS,
+        Ok(v) => {
+            v.trim().parse::<u32>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| {
+                usage(format!(
+                    "CODESPACE_PROCESS_MAX_PIDS={v:?}: expected an integer from {min} to {max}"
+                ))
+            })?
+        }
+    };
     // The shim is this same binary in its hidden role.
     let exe = std::env::current_exe()
         .map_err(|e| usage(format!("cannot locate the codespace binary: {e}")))?;
@@ -213,6 +230,8 @@ pub(crate) fn processes() -> Result<codespace_gateway::Processes, UsageError> {
             .ok()
             .filter(|l| !l.is_empty())
             .unwrap_or_else(|| "C.UTF-8".to_owned()),
+        max_pids,
+        masked,
     };
     Ok(codespace_gateway::Processes {
         supervisor: codespace_gateway::Supervisor::new(config),

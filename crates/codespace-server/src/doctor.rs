@@ -13,8 +13,8 @@ pub(crate) fn report(
 ) -> String {
     let (sandbox, network) = if usable {
         (
-            "linux-sandbox for sandbox=on workspaces (user + network namespaces, Landlock, seccomp, no capabilities); none for sandbox=off",
-            "enforced for sandbox=on workspaces (restricted: no TCP/UDP/raw sockets; pathname unix sockets stay reachable)",
+            "linux-sandbox for sandbox=on workspaces (user, mount, PID, IPC and network namespaces, a private root with its own /tmp, a pid cap, Landlock, seccomp, no capabilities); none for sandbox=off",
+            "enforced for sandbox=on workspaces (restricted: a private network namespace, no TCP/UDP/raw sockets; the host's unix sockets are outside the private root)",
         )
     } else {
         (
@@ -30,6 +30,7 @@ pub(crate) fn report(
                 "network": w.network.as_str(), "approvals": w.approvals.as_str(),
                 "environment": w.environment, "environment_kind": w.environment_kind.as_str(),
                 "sandbox": w.sandbox.as_str(),
+                "extra_read_roots": w.extra_read_roots.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -58,6 +59,7 @@ pub(crate) fn report(
     s += &format!("  seccomp filters:              {}\n", yes_no(probe.seccomp_filter));
     s +=
         &format!("  user + network namespaces:    {}\n", yes_no(probe.user_and_network_namespaces));
+    s += &format!("  mount + PID ns, pid_max:      {}\n", yes_no(probe.mount_and_pid_namespaces));
     s += &format!("  openat2 (RESOLVE_BENEATH):    {}\n", yes_no(probe.openat2));
     s += "\nenforced by this server:\n";
     s += "  file tools:      openat2 beneath the workspace root, no symlinks followed\n";
@@ -79,6 +81,9 @@ pub(crate) fn report(
             w.environment_kind.as_str(),
             w.sandbox.as_str()
         );
+        for extra in &w.extra_read_roots {
+            s += &format!("    extra read root: {}\n", extra.display());
+        }
     }
     s
 }

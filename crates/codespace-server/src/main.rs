@@ -91,6 +91,17 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
         &state_dir,
         roots.iter().map(|p| p.as_path()),
     )?;
+    // What a sandboxed command must never see, even beneath a root it may read.
+    let mut masked = vec![state_dir.clone()];
+    if let config::LedgerPath::File(path) = &ledger {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = path.clone().into_os_string();
+            p.push(suffix);
+            masked.push(p.into());
+        }
+    }
+    masked.extend(args.token_file.as_deref().map(std::path::PathBuf::from));
+    let masked = masked.into_iter().map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect();
     let store = match &ledger {
         config::LedgerPath::Memory => Store::open_in_memory(),
         config::LedgerPath::File(path) => Store::open(path),
@@ -102,7 +113,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
             host: HostFacts { command_sandbox: sandbox_usable(&codespace_sandbox::probe()) },
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             store: Arc::new(store),
-            processes: config::processes()?,
+            processes: config::processes(masked)?,
         },
     )
     .map_err(|e| UsageError(format!("{}: {e}", config_name(&args))))?;
@@ -145,7 +156,10 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
 /// Whether every layer of the command sandbox is available: without all of them, a
 /// `sandbox: "on"` workspace refuses commands instead of running them weaker.
 fn sandbox_usable(p: &codespace_sandbox::HostProbe) -> bool {
-    p.landlock_abi.is_some_and(|abi| abi >= 7) && p.seccomp_filter && p.user_and_network_namespaces
+    p.landlock_abi.is_some_and(|abi| abi >= 7)
+        && p.seccomp_filter
+        && p.user_and_network_namespaces
+        && p.mount_and_pid_namespaces
 }
 
 fn config_name(args: &ServeArgs) -> String {

@@ -27,24 +27,44 @@ const PYTHON: &str = "/usr/bin/python3";
 /// Fails the test (never skips) when this host cannot enforce the sandbox.
 fn require_sandbox() {
     let p = codespace_sandbox::probe();
-    let ok =
-        p.landlock_abi.is_some_and(|v| v >= 7) && p.seccomp_filter && p.user_and_network_namespaces;
+    let ok = p.landlock_abi.is_some_and(|v| v >= 7)
+        && p.seccomp_filter
+        && p.user_and_network_namespaces
+        && p.mount_and_pid_namespaces;
     let required = std::env::var("CODESPACE_REQUIRE_SANDBOX").is_ok_and(|v| v == "1");
     assert!(
         ok,
         "this host cannot enforce the command sandbox (need Landlock ABI >= 7, seccomp filters, \
-         user + network namespaces): {p:?}; CODESPACE_REQUIRE_SANDBOX={required}. The sandbox \
+         user + network + mount + PID namespaces with a per-namespace pid_max): {p:?}; CODESPACE_REQUIRE_SANDBOX={required}. The sandbox \
          tests fail rather than skip."
     );
 }
 
+/// The pid cap of the tests' policies (the fork-bomb test sets its own).
+const TEST_MAX_PIDS: u32 = 1024;
+
+fn policy(read: &[&Path], write: &[&Path], network: NetworkPolicy) -> SandboxPolicy {
+    SandboxPolicy {
+        read_roots: read.iter().map(|p| p.to_path_buf()).collect(),
+        writable_roots: write.iter().map(|p| p.to_path_buf()).collect(),
+        masked: vec![],
+        network,
+        max_pids: TEST_MAX_PIDS,
+    }
+}
+
+/// `argv` under a policy with `roots` writable, started in the first root.
 fn sandboxed(argv: &[&str], roots: &[&Path], network: NetworkPolicy) -> SpawnRequest {
+    with_policy(argv, policy(&[], roots, network))
+}
+
+fn with_policy(argv: &[&str], policy: SandboxPolicy) -> SpawnRequest {
     require_sandbox();
     let mut r = req(argv);
-    r.sandbox = Some(SandboxPolicy {
-        writable_roots: roots.iter().map(|p| p.to_path_buf()).collect(),
-        network,
-    });
+    if let Some(root) = policy.writable_roots.first().or(policy.read_roots.first()) {
+        r.cwd = root.clone();
+    }
+    r.sandbox = Some(policy);
     r
 }
 
@@ -109,10 +129,11 @@ async fn workspace_write_confines_writes_to_the_root() {
         "inside=ok",
         "etc=denied",
         "home=denied",
-        "tmp=denied",
+        // The private /tmp: writable, and nothing reaches the host's (checked below).
+        "tmp=ok",
         "devnull=ok",
         "symlink=denied",
-        "mkdir=denied",
+        "mkdir=ok",
         "tree=ok",
     ] {
         assert!(has_line(&out, line), "missing {line:?} in {out:?}");
@@ -143,8 +164,8 @@ async fn read_only_denies_every_write() {
          cat '{r}/existing'; if rm '{r}/existing' 2>/dev/null; then echo rm=ok; else echo rm=denied; fi",
         r = root.display()
     );
-    let (code, out) =
-        output_of(sandboxed(&argv(&sh(&script)), &[], NetworkPolicy::Restricted)).await;
+    let ro = policy(&[root], &[], NetworkPolicy::Restricted);
+    let (code, out) = output_of(with_policy(&argv(&sh(&script)), ro)).await;
     for line in ["inside=denied", "existing=denied", "devnull=ok", "before", "rm=denied"] {
         assert!(has_line(&out, line), "missing {line:?} in {out:?}");
     }
@@ -302,25 +323,126 @@ async fn abstract_sockets_and_signals_are_scoped() {
     drop(listener);
 }
 
-/// KNOWN GAP, asserted so it cannot be forgotten: Landlock ABI 7 does not mediate
-/// `connect` to a *pathname* AF_UNIX socket (that needs ABI 9's scoped pathname sockets),
-/// and neither the network namespace nor the socket filter (which allows AF_UNIX) stops
-/// it. When a mount namespace hides such sockets or the ABI allows it, flip this test.
+/// N4, N5: a *pathname* AF_UNIX socket outside the sandbox is unreachable. Landlock ABI 7
+/// does not mediate `connect` to one, nor do the network namespace or the socket filter;
+/// the private root does: the host's `/tmp`, `/run` and home directories are not there.
+/// A socket inside the workspace still works, and unsandboxed the outside one connects.
 #[tokio::test]
-async fn known_gap_pathname_unix_connect_outside_is_not_blocked() {
+async fn pathname_unix_sockets_outside_are_unreachable() {
     let ws = workspace();
     let dir = tempfile::Builder::new().prefix("codespace-sbx-sock-").tempdir_in("/tmp").unwrap();
-    let path = dir.path().join("s");
-    let listener = UnixListener::bind(&path).unwrap();
-    let py = format!(
-        "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{}')\n    \
-         print('unix=ok')\nexcept OSError as e:\n    print('unix=%s' % e.errno)\n",
-        path.display()
-    );
+    let outside_sock = dir.path().join("s");
+    let inside_sock = ws.path().join("s");
+    let _outside = UnixListener::bind(&outside_sock).unwrap();
+    let _inside = UnixListener::bind(&inside_sock).unwrap();
+    let py = |label: &str, path: &Path| {
+        format!(
+            "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{}')\n    \
+             s.sendall(b'x')\n    print('{label}=ok')\nexcept OSError as e:\n    \
+             print('{label}=%s' % e.errno)\n",
+            path.display()
+        )
+    };
+    let script = format!("{}{}", py("outside", &outside_sock), py("inside", &inside_sock));
     let (_, out) =
-        output_of(sandboxed(&[PYTHON, "-c", &py], &[ws.path()], NetworkPolicy::Restricted)).await;
-    assert!(has_line(&out, "unix=ok"), "the gap is closed? update the report and this test: {out}");
-    drop(listener);
+        output_of(sandboxed(&[PYTHON, "-c", &script], &[ws.path()], NetworkPolicy::Restricted))
+            .await;
+    assert!(has_line(&out, &format!("outside={}", libc::ENOENT)), "{out}");
+    assert!(has_line(&out, "inside=ok"), "{out}");
+    let (_, out) = output_of(req(&[PYTHON, "-c", &py("outside", &outside_sock)])).await;
+    assert!(has_line(&out, "outside=ok"), "control: {out}");
+}
+
+/// F7, F2, private `/tmp`: the command's root holds the system directories, its roots and
+/// its own `/tmp`; the host's home, `/tmp` and `/run` are absent, masked paths inside a
+/// visible root are empty, and what the command writes to `/tmp` never reaches the host.
+#[tokio::test]
+async fn the_private_root_hides_the_host() {
+    let ws = workspace();
+    let root = ws.path();
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let host_tmp_file = outside(Path::new("/tmp"), "visible");
+    std::fs::write(&host_tmp_file, "host\n").unwrap();
+    std::fs::create_dir(root.join("state")).unwrap();
+    std::fs::write(root.join("state/token"), "s3cr3t\n").unwrap();
+    std::fs::write(root.join("ledger.db"), "ledger\n").unwrap();
+    let mut p = policy(&[], &[root], NetworkPolicy::Restricted);
+    p.masked = vec![root.join("state"), root.join("ledger.db"), "/nonexistent/x".into()];
+    let script = format!(
+        "{TRY}see() {{ if [ -e \"$2\" ]; then echo \"$1=visible\"; else echo \"$1=absent\"; fi; }}; \
+         see home '{home}'; see hosttmp '{htf}'; see run /run; see usr /usr/bin/env; \
+         see state_token '{r}/state/token'; echo ledger=$(cat '{r}/ledger.db' | wc -c); \
+         try state '{r}/state/new'; try tmp /tmp/scratch; try shm /dev/shm/scratch; \
+         echo tmpdir=$(ls -A /tmp); echo proc=$(ls /proc | grep -c '^[0-9]'); echo pid=$$",
+        home = home.display(),
+        htf = host_tmp_file.display(),
+        r = root.display(),
+    );
+    let (code, out) = output_of(with_policy(&argv(&sh(&script)), p)).await;
+    assert_eq!(code, Some(0), "{out}");
+    for line in [
+        "home=absent",
+        "hosttmp=absent",
+        "run=absent",
+        "usr=visible",
+        "state_token=absent",
+        "ledger=0",
+        "state=denied",
+        "tmp=ok",
+        "shm=ok",
+        // The workspace lies under the host's /tmp, so it stays visible there.
+        &format!("tmpdir={} scratch", root.file_name().unwrap().to_str().unwrap()),
+        // PID 1 (the namespace's init), the shell and `ls`: nothing of the host.
+        "pid=2",
+    ] {
+        assert!(has_line(&out, line), "missing {line:?} in {out:?}");
+    }
+    let procs: u32 = out.lines().find_map(|l| l.strip_prefix("proc=")).unwrap().parse().unwrap();
+    assert!(procs <= 6, "host processes visible in /proc: {out}");
+    assert!(!Path::new("/tmp/scratch").exists(), "the private /tmp leaked to the host");
+    assert_eq!(std::fs::read_to_string(root.join("state/token")).unwrap(), "s3cr3t\n");
+    std::fs::remove_file(&host_tmp_file).unwrap();
+
+    // Control: unsandboxed, the same paths are there.
+    let control = format!("cat '{}' '{}/state/token'", host_tmp_file.display(), root.display());
+    std::fs::write(&host_tmp_file, "host\n").unwrap();
+    let (code, out) = output_of(req(&["sh", "-c", &control])).await;
+    assert_eq!((code, out.as_str()), (Some(0), "host\ns3cr3t\n"));
+    std::fs::remove_file(&host_tmp_file).unwrap();
+}
+
+/// R3: the PID namespace's `pid_max` caps how many processes a command may have at once,
+/// so a fork bomb stops at the cap, the supervisor keeps serving, and terminating the
+/// command leaves nothing behind.
+#[tokio::test]
+async fn a_fork_bomb_is_capped_and_killable() {
+    let ws = workspace();
+    let mut p = policy(&[], &[ws.path()], NetworkPolicy::Restricted);
+    p.max_pids = 400;
+    let py = "import os, time\nn = 0\ntry:\n    while n < 5000:\n        if os.fork() == 0:\n            \
+              time.sleep(60)\n            os._exit(0)\n        n += 1\nexcept OSError as e:\n    \
+              print('forks=%d errno=%d' % (n, e.errno))\n";
+    let (_, out) = output_of(with_policy(&[PYTHON, "-c", py], p.clone())).await;
+    let forks: u32 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("forks="))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no fork count: {out}"));
+    assert!((300..400).contains(&forks), "{out}");
+    assert!(out.contains(&format!("errno={}", libc::EAGAIN)), "{out}");
+
+    // A real fork bomb, terminated while it runs.
+    let sup = supervisor();
+    let m = marker();
+    let bomb = format!("b() {{ b | b & }}; b; sleep {m}");
+    let spawned = sup.spawn(with_policy(&["bash", "-c", &bomb], p)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (status, out) = run(&sup, req(&["echo", "still-serving"])).await;
+    assert_eq!((status.exit_code, lossy(&out).trim()), (Some(0), "still-serving"));
+    assert_eq!(sup.terminate(&spawned.id).unwrap(), Terminate::Sent);
+    assert_eq!(wait_exit(&sup, &spawned).await.termination, Some(Termination::Terminated));
+    assert_gone(&[&m], Duration::from_secs(5)).await;
 }
 
 /// F8: a sandbox that cannot be entered is a spawn failure naming the step; the command never
@@ -330,15 +452,16 @@ async fn unenterable_sandbox_is_a_spawn_failure() {
     let ws = workspace();
     let marker = outside(ws.path(), "ran");
     let missing = ws.path().join("does-not-exist");
-    let r = sandboxed(
+    let mut r = sandboxed(
         &["touch", marker.to_str().unwrap()],
         &[&missing, ws.path()],
         NetworkPolicy::Restricted,
     );
+    r.cwd = ws.path().to_path_buf();
     let sup = supervisor();
     match sup.spawn(r).await {
         Err(ProcError::SpawnFailed(msg)) => {
-            assert!(msg.contains("sandbox landlock"), "{msg}");
+            assert!(msg.contains("sandbox root"), "{msg}");
             assert!(msg.contains("does-not-exist"), "{msg}");
         }
         other => panic!("expected SpawnFailed, got {other:?}"),
@@ -352,10 +475,8 @@ async fn pty_works_under_the_sandbox() {
     require_sandbox();
     let ws = workspace();
     let mut r = tty_req(&["sh", "-c", "stty size; echo via-tty > /dev/tty; echo done"]);
-    r.sandbox = Some(SandboxPolicy {
-        writable_roots: vec![ws.path().to_path_buf()],
-        network: NetworkPolicy::Restricted,
-    });
+    r.cwd = ws.path().to_path_buf();
+    r.sandbox = Some(policy(&[], &[ws.path()], NetworkPolicy::Restricted));
     let (code, out) = output_of(r).await;
     assert_eq!(code, Some(0), "{out}");
     for line in ["24 80", "via-tty", "done"] {
@@ -488,19 +609,19 @@ async fn restricted_refuses_every_socket_family_but_unix() {
     assert!(has_line(&out, "udp=ok"), "{out}");
 }
 
-/// F7 (part): the server's `/proc/<pid>/environ` is unreadable (Landlock's ptrace
-/// scoping). Its `cmdline` stays readable: there is no PID namespace yet.
+/// F7 (part): the server's `/proc/<pid>/environ` and `cmdline` are unreadable: the
+/// command's `/proc` belongs to its own PID namespace, where the server does not exist.
 #[tokio::test]
 async fn server_proc_secrets_are_unreadable() {
     let ws = workspace();
     let me = std::process::id();
     let script = format!(
-        "for f in environ; do if cat /proc/{me}/$f >/dev/null 2>&1; then echo $f=ok; \
+        "for f in environ cmdline; do if cat /proc/{me}/$f >/dev/null 2>&1; then echo $f=ok; \
          else echo $f=denied; fi; done"
     );
     let (_, out) =
         output_of(sandboxed(&["sh", "-c", &script], &[ws.path()], NetworkPolicy::Enabled)).await;
-    assert!(has_line(&out, "environ=denied"), "{out}");
+    assert!(has_line(&out, "environ=denied") && has_line(&out, "cmdline=denied"), "{out}");
     let control = format!(
         "if cat /proc/{me}/environ >/dev/null 2>&1; then echo environ=ok; else echo environ=denied; fi"
     );

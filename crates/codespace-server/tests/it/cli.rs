@@ -104,7 +104,13 @@ fn doctor_reports_host_and_registry() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["server"], "codespace");
-    for key in ["landlock_abi", "seccomp_filter", "user_and_network_namespaces", "openat2"] {
+    for key in [
+        "landlock_abi",
+        "seccomp_filter",
+        "user_and_network_namespaces",
+        "mount_and_pid_namespaces",
+        "openat2",
+    ] {
         assert!(doc["host"].get(key).is_some(), "doctor lacks {key}");
     }
     assert_eq!(doc["host"]["openat2"], true);

@@ -248,6 +248,71 @@ async fn sandbox_on_confines_commands_to_the_workspace_and_network() {
     client.cancel().await.unwrap();
 }
 
+/// F2, F7, R3 through the real binary: even with the whole scratch area as an extra read
+/// root, a sandboxed command cannot see the server's state directory (ledger, token), write
+/// the extra root, home or the host's /tmp, and runs under the configured pid cap with a
+/// private TMPDIR. The extra read root itself is readable.
+#[tokio::test]
+async fn sandbox_hides_the_state_directory_even_beneath_an_extra_read_root() {
+    let mut env = Env::new();
+    let scratch = env.path().to_path_buf();
+    let root = env.workspace(
+        "wide",
+        json!({"profile": "workspace-write", "extra_read_roots": [scratch.display().to_string()]}),
+    );
+    std::fs::create_dir_all(scratch.join("outside")).unwrap();
+    std::fs::write(scratch.join("outside/planted.txt"), "planted\n").unwrap();
+    let state = env.state().join("codespace");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    std::fs::write(state.join("http-token"), "s3cr3t-token\n").unwrap();
+    let host_tmp = format!("/tmp/codespace-e2e-private-{}", std::process::id());
+    let (client, _) = env.stdio_with(&[("CODESPACE_PROCESS_MAX_PIDS", "500")]).await;
+    // The ledger exists once a patch went through.
+    let patch = "*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch\n";
+    let r = call(&client, "apply_patch", json!({"workspace_id": "wide", "patch": patch}))
+        .await
+        .unwrap();
+    assert_eq!(r["status"], "applied");
+    assert!(state.join("operations.sqlite3").exists());
+    let script = format!(
+        "S='{s}'; E='{e}'; \
+         for f in \"$S/http-token\" \"$S/operations.sqlite3\" \"$S/operations.sqlite3-wal\"; do \
+           [ -e \"$f\" ] && echo \"visible:$f\"; done; \
+         echo state-entries=$(ls -A \"$S\" | wc -l); \
+         cat \"$E/outside/planted.txt\"; \
+         (echo x > \"$E/outside/new\") 2>/dev/null && echo wrote-extra; \
+         (echo x > \"$S/operations.sqlite3\") 2>/dev/null && echo wrote-ledger; \
+         (echo x > \"$HOME/codespace-e2e-probe\") 2>/dev/null && echo wrote-home; \
+         echo x > '{t}' && echo wrote-private-tmp; \
+         echo tmpdir=$TMPDIR; echo pid_max=$(cat /proc/sys/kernel/pid_max); cat a.txt",
+        s = state.display(),
+        e = scratch.display(),
+        t = host_tmp,
+    );
+    let id = exec(&client, "wide", &["bash", "-c", &script], false).await;
+    let st = wait_exit(&client, &id).await;
+    let out = output(&client, &id).await;
+    assert_eq!(st["exit_code"], 0, "{out}");
+    for line in
+        ["state-entries=0", "planted", "wrote-private-tmp", "tmpdir=/tmp", "pid_max=500", "a"]
+    {
+        assert!(out.lines().any(|l| l == line), "missing {line:?}: {out}");
+    }
+    for denied in ["visible:", "wrote-extra", "wrote-ledger", "wrote-home"] {
+        assert!(!out.contains(denied), "{denied}: {out}");
+    }
+    assert!(!std::path::Path::new(&host_tmp).exists(), "the private /tmp leaked");
+    assert!(!scratch.join("outside/new").exists());
+    assert_eq!(std::fs::read_to_string(state.join("http-token")).unwrap(), "s3cr3t-token\n");
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "a\n");
+    // The ledger is intact: the patch's record is still there.
+    let op = r["operation_id"].as_str().unwrap();
+    let status = call(&client, "operation_status", json!({"operation_id": op})).await.unwrap();
+    assert_eq!(status["status"], "applied");
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_live_process_holds_the_lease_but_reads_go_on() {
     let mut env = Env::new();
