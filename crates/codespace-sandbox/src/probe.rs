@@ -81,12 +81,7 @@ fn namespaces() -> bool {
                 libc::_exit(if ok { 0 } else { 1 });
             }
         }
-        child => {
-            let mut status = 0;
-            // SAFETY: waits for the child forked above; status is a valid out pointer.
-            let r = unsafe { libc::waitpid(child, &mut status, 0) };
-            r == child && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
-        }
+        child => exited_zero(child),
     }
 }
 

@@ -245,16 +245,15 @@ fn py_syscalls(calls: &[(&str, &str)]) -> String {
 async fn io_uring_and_ptrace_are_refused() {
     assert_eq!(std::env::consts::ARCH, "x86_64", "syscall numbers below are x86_64's");
     let ws = workspace();
-    let me = std::process::id();
     let script = py_syscalls(&[
         // io_uring_setup(1, &params)
         ("io_uring", "libc.syscall(425, 1, buf)"),
-        // ptrace(PTRACE_SEIZE, <test process>, 0, 0): does not stop the tracee if it worked.
-        ("seize", &format!("libc.syscall(101, 0x4206, {me}, 0, 0)")),
+        // ptrace(PTRACE_SEIZE, 1, 0, 0): the namespace's init, outside the Landlock domain.
+        ("seize", "libc.syscall(101, 0x4206, 1, 0, 0)"),
         // ptrace(PTRACE_TRACEME): only seccomp refuses this one.
         ("traceme", "libc.syscall(101, 0, 0, 0, 0)"),
-        // process_vm_readv(<test process>, ...)
-        ("vm_readv", &format!("libc.syscall(310, {me}, 0, 0, 0, 0, 0)")),
+        // process_vm_readv(1, ...)
+        ("vm_readv", "libc.syscall(310, 1, 0, 0, 0, 0, 0)"),
     ]);
     for network in [NetworkPolicy::Restricted, NetworkPolicy::Enabled] {
         let (_, out) = output_of(sandboxed(&[PYTHON, "-c", &script], &[ws.path()], network)).await;
@@ -312,12 +311,24 @@ async fn abstract_sockets_and_signals_are_scoped() {
     let (_, out) = output_of(req(&[PYTHON, "-c", &py])).await;
     assert!(has_line(&out, "abstract=ok"), "control: {out}");
 
+    // R6: the namespace's init (PID 1, the launcher, outside the Landlock domain and with
+    // the same uid) can be neither signalled nor read; the command itself can.
+    let attack = "for sig in 0 9 15; do if kill -$sig 1 2>/dev/null; then echo kill$sig=ok; \
+                  else echo kill$sig=denied; fi; done; \
+                  if (exec 3<>/proc/1/mem) 2>/dev/null; then echo mem=ok; else echo mem=denied; fi; \
+                  if cat /proc/1/environ >/dev/null 2>&1; then echo environ=ok; else echo environ=denied; fi; \
+                  if kill -0 $$ && cat /proc/$$/environ >/dev/null; then echo self=ok; fi";
+    let (code, out) =
+        output_of(sandboxed(&["sh", "-c", attack], &[ws.path()], NetworkPolicy::Enabled)).await;
+    for line in
+        ["kill0=denied", "kill9=denied", "kill15=denied", "mem=denied", "environ=denied", "self=ok"]
+    {
+        assert!(has_line(&out, line), "missing {line:?} in {out:?}");
+    }
+    assert_eq!(code, Some(0), "the command outlived its attempts on init: {out}");
     let me = std::process::id();
     let kill =
         format!("if kill -0 {me} 2>/dev/null; then echo signal=ok; else echo signal=denied; fi");
-    let (_, out) =
-        output_of(sandboxed(&["sh", "-c", &kill], &[ws.path()], NetworkPolicy::Enabled)).await;
-    assert!(has_line(&out, "signal=denied"), "{out}");
     let (_, out) = output_of(req(&["sh", "-c", &kill])).await;
     assert!(has_line(&out, "signal=ok"), "control: {out}");
     drop(listener);
@@ -335,6 +346,18 @@ async fn pathname_unix_sockets_outside_are_unreachable() {
     let inside_sock = ws.path().join("s");
     let _outside = UnixListener::bind(&outside_sock).unwrap();
     let _inside = UnixListener::bind(&inside_sock).unwrap();
+    let (outside_dgram, inside_dgram) = (dir.path().join("d"), ws.path().join("d"));
+    let _outside_d = std::os::unix::net::UnixDatagram::bind(&outside_dgram).unwrap();
+    let _inside_d = std::os::unix::net::UnixDatagram::bind(&inside_dgram).unwrap();
+    // N5: connection-less sends name their target in each sendmsg.
+    let dgram = |label: &str, path: &Path| {
+        format!(
+            "import socket\ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\ntry:\n    \
+             s.sendto(b'x', '{}')\n    print('{label}=ok')\nexcept OSError as e:\n    \
+             print('{label}=%s' % e.errno)\n",
+            path.display()
+        )
+    };
     let py = |label: &str, path: &Path| {
         format!(
             "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{}')\n    \
@@ -343,14 +366,26 @@ async fn pathname_unix_sockets_outside_are_unreachable() {
             path.display()
         )
     };
-    let script = format!("{}{}", py("outside", &outside_sock), py("inside", &inside_sock));
+    let script = format!(
+        "{}{}{}{}{}",
+        py("outside", &outside_sock),
+        py("inside", &inside_sock),
+        dgram("dgram_outside", &outside_dgram),
+        dgram("dgram_inside", &inside_dgram),
+        dgram("devlog", Path::new("/dev/log")),
+    );
     let (_, out) =
         output_of(sandboxed(&[PYTHON, "-c", &script], &[ws.path()], NetworkPolicy::Restricted))
             .await;
     assert!(has_line(&out, &format!("outside={}", libc::ENOENT)), "{out}");
     assert!(has_line(&out, "inside=ok"), "{out}");
-    let (_, out) = output_of(req(&[PYTHON, "-c", &py("outside", &outside_sock)])).await;
-    assert!(has_line(&out, "outside=ok"), "control: {out}");
+    assert!(has_line(&out, &format!("dgram_outside={}", libc::ENOENT)), "{out}");
+    assert!(has_line(&out, "dgram_inside=ok"), "{out}");
+    assert!(has_line(&out, &format!("devlog={}", libc::ENOENT)), "{out}");
+    let control =
+        format!("{}{}", py("outside", &outside_sock), dgram("dgram_outside", &outside_dgram));
+    let (_, out) = output_of(req(&[PYTHON, "-c", &control])).await;
+    assert!(has_line(&out, "outside=ok") && has_line(&out, "dgram_outside=ok"), "control: {out}");
 }
 
 /// F7, F2, private `/tmp`: the command's root holds the system directories, its roots and
@@ -496,6 +531,12 @@ async fn stdout_through_proc_works() {
     .await;
     assert_eq!(code, Some(0), "{out}");
     assert!(has_line(&out, "via-proc") && has_line(&out, "err"), "{out}");
+    // R7 under the sandbox: the launcher's pipes and descriptors never reach the command
+    // (3 is `ls`'s own directory handle).
+    let (_, out) =
+        output_of(sandboxed(&["ls", "/proc/self/fd"], &[ws.path()], NetworkPolicy::Restricted))
+            .await;
+    assert_eq!(crate::support::fd_numbers(&out), vec![0, 1, 2, 3], "{out}");
 }
 
 /// N3: `restricted` gets its own network namespace (only a loopback, down) and every mode
@@ -507,7 +548,8 @@ async fn namespaces_isolate_user_and_network() {
     let host_ns = |kind: &str| std::fs::read_link(format!("/proc/self/ns/{kind}")).unwrap();
     let (host_net, host_user) = (host_ns("net"), host_ns("user"));
     let script = "readlink /proc/self/ns/net; readlink /proc/self/ns/user; cat /proc/self/uid_map; \
-                  cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '";
+                  cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '; \
+                  for ns in mnt pid ipc; do echo $ns=$(readlink /proc/self/ns/$ns); done";
     let (_, out) =
         output_of(sandboxed(&["sh", "-c", script], &[ws.path()], NetworkPolicy::Restricted)).await;
     let lines: Vec<&str> = out.lines().collect();
@@ -524,7 +566,12 @@ async fn namespaces_isolate_user_and_network() {
         .unwrap();
     let map: Vec<&str> = lines[2].split_whitespace().collect();
     assert_eq!(map, [uid.as_str(), uid.as_str(), "1"], "{out}");
-    assert_eq!(&lines[3..], ["lo"], "only a loopback in the private netns: {out}");
+    assert_eq!(lines[3], "lo", "only a loopback in the private netns: {out}");
+    for ns in ["mnt", "pid", "ipc"] {
+        let inside = lines.iter().find_map(|l| l.strip_prefix(&format!("{ns}="))).unwrap();
+        assert_ne!(inside, host_ns(ns).to_str().unwrap(), "{ns}: {out}");
+    }
+    assert!(lines[4].starts_with("mnt="), "more than a loopback in the private netns: {out}");
 
     let (_, out) =
         output_of(sandboxed(&["sh", "-c", script], &[ws.path()], NetworkPolicy::Enabled)).await;
