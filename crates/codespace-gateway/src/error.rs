@@ -46,9 +46,9 @@ pub enum GatewayError {
     #[error("{}", .0.message)]
     Recorded(Box<ErrorBody>),
     #[error(
-        "this workspace has sandbox=on and this server has no command sandbox: commands are refused rather than run unconfined (the operator may set \"sandbox\": \"off\")"
+        "this workspace has sandbox=on and this host cannot enter the command sandbox (missing: {0}): commands are refused rather than run unconfined (the operator may set \"sandbox\": \"off\")"
     )]
-    SandboxUnavailable,
+    SandboxUnavailable(String),
     #[error("{0}")]
     InvalidCommand(String),
     #[error(transparent)]
@@ -77,7 +77,7 @@ impl GatewayError {
             GatewayError::WorkspaceNotFound { .. } => ErrorCode::WorkspaceNotFound,
             GatewayError::Denied(_)
             | GatewayError::ConfirmationUnavailable
-            | GatewayError::SandboxUnavailable => ErrorCode::Unauthorized,
+            | GatewayError::SandboxUnavailable(_) => ErrorCode::Unauthorized,
             GatewayError::InvalidCommand(_) => ErrorCode::InvalidCommand,
             GatewayError::Process(e) => crate::process::process_code(e),
             GatewayError::OutputLimit { .. } => ErrorCode::OutputLimit,

@@ -14,9 +14,16 @@ use crate::{Gateway, GatewayError};
 /// What this host and build can enforce, as probed at start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostFacts {
-    /// The Linux command sandbox (user + network namespaces, Landlock, seccomp) can be
-    /// entered on this host, as probed at start.
-    pub command_sandbox: bool,
+    /// What the Linux command sandbox needs and this host lacks, as probed at start; empty
+    /// when it can be entered.
+    pub sandbox_missing: Vec<String>,
+}
+
+impl HostFacts {
+    /// The command sandbox can be entered on this host.
+    pub fn command_sandbox(&self) -> bool {
+        self.sandbox_missing.is_empty()
+    }
 }
 
 impl Gateway {
@@ -45,7 +52,7 @@ impl Gateway {
         let permitted = |a: Action| allow(ws, a).is_ok();
         let can_read = host_env && permitted(Action::Read);
         let tool_live = |name: &str| LIVE_TOOLS.contains(&name);
-        let sandboxed = self.host.command_sandbox && host_env && ws.sandbox == SandboxSetting::On;
+        let sandboxed = self.host.command_sandbox() && host_env && ws.sandbox == SandboxSetting::On;
         info.note = format!(
             "profile={} network={} approvals={} environment={} sandbox={}",
             ws.profile.as_str(),
@@ -110,7 +117,7 @@ impl Gateway {
                 available: host_env
                     && permitted(Action::Exec)
                     && ws.approvals == Approvals::Off
-                    && (self.host.command_sandbox || ws.sandbox == SandboxSetting::Off)
+                    && (self.host.command_sandbox() || ws.sandbox == SandboxSetting::Off)
                     && tool_live(tool::EXEC_COMMAND),
             },
             isolation: IsolationInfo {

@@ -68,8 +68,8 @@ impl Gateway {
         }
         // Fail closed: without a command sandbox, only an explicit `sandbox: "off"` runs
         // commands, unconfined.
-        if reg.ws.sandbox == SandboxSetting::On && !self.host.command_sandbox {
-            return Err(GatewayError::SandboxUnavailable);
+        if reg.ws.sandbox == SandboxSetting::On && !self.host.command_sandbox() {
+            return Err(GatewayError::SandboxUnavailable(self.host.sandbox_missing.join(", ")));
         }
         if p.command.first().is_none_or(String::is_empty) {
             return Err(GatewayError::InvalidCommand(
@@ -228,5 +228,99 @@ pub(crate) fn process_code(e: &ProcError) -> codespace_protocol::ErrorCode {
         ProcError::NotTty => ErrorCode::ProcessNotTty,
         ProcError::Invalid(_) => ErrorCode::InvalidCommand,
         ProcError::Io(_) => ErrorCode::ProcessIoFailed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use codespace_policy::Registry;
+    use codespace_process::{Supervisor, SupervisorConfig};
+    use codespace_protocol::{ErrorCode, ExecCommandParams, WorkspaceInfoParams};
+    use codespace_store::Store;
+
+    use super::*;
+    use crate::{GatewayConfig, HostFacts};
+
+    fn gateway(dir: &std::path::Path, missing: &[&str]) -> Gateway {
+        for id in ["boxed", "open"] {
+            std::fs::create_dir_all(dir.join(id)).unwrap();
+        }
+        let registry = Registry::parse(
+            &serde_json::json!({"workspaces": {
+                "boxed": {"root": dir.join("boxed"), "profile": "workspace-write"},
+                "open": {"root": dir.join("open"), "profile": "workspace-write", "sandbox": "off"},
+            }})
+            .to_string(),
+        )
+        .unwrap();
+        let settings = ExecSettings {
+            timeout: Duration::from_secs(5),
+            path: "/usr/bin:/bin".to_owned(),
+            home: "/".to_owned(),
+            lang: "C.UTF-8".to_owned(),
+            max_pids: 1024,
+            masked: vec![],
+        };
+        Gateway::new(
+            &registry,
+            GatewayConfig {
+                host: HostFacts {
+                    sandbox_missing: missing.iter().map(|m| m.to_string()).collect(),
+                },
+                server_version: "test".to_owned(),
+                store: Arc::new(Store::open_in_memory().unwrap()),
+                processes: Processes {
+                    // Never started: every call below is refused before a spawn.
+                    supervisor: Supervisor::new(SupervisorConfig::new(std::path::PathBuf::from(
+                        "/nonexistent/reaper",
+                    ))),
+                    settings,
+                },
+            },
+        )
+        .unwrap()
+    }
+
+    /// Decision 5: without the sandbox, a sandbox=on workspace refuses commands naming what
+    /// the host lacks, and `workspace_info` says so from the same facts.
+    #[tokio::test]
+    async fn a_missing_sandbox_refuses_commands_and_names_the_feature() {
+        let dir = tempfile::tempdir().unwrap();
+        let gw = gateway(dir.path(), &["Landlock ABI 7 (this kernel has 5)"]);
+        let exec = |ws: &str| ExecCommandParams {
+            workspace_id: ws.to_owned(),
+            command: vec!["true".to_owned()],
+            tty: None,
+            work_id: None,
+        };
+        let err = gw.exec_command(exec("boxed")).await.unwrap_err();
+        let body = err.to_body();
+        assert_eq!(body.code, ErrorCode::Unauthorized);
+        assert!(body.message.contains("Landlock ABI 7 (this kernel has 5)"), "{}", body.message);
+        let info = gw
+            .workspace_info(WorkspaceInfoParams { workspace_id: Some("boxed".to_owned()) })
+            .await
+            .unwrap();
+        let info = serde_json::to_value(info).unwrap();
+        assert_eq!(info["execution"]["isolation"]["command_sandbox"], "none", "{info}");
+        assert_eq!(info["execution"]["process"]["available"], false, "{info}");
+        let open = gw
+            .workspace_info(WorkspaceInfoParams { workspace_id: Some("open".to_owned()) })
+            .await
+            .unwrap();
+        let open = serde_json::to_value(open).unwrap();
+        assert_eq!(open["execution"]["process"]["available"], true, "{open}");
+        assert_eq!(open["execution"]["isolation"]["command_sandbox"], "none", "{open}");
+
+        // With every layer present, the same workspace reports the sandbox.
+        let gw = gateway(dir.path(), &[]);
+        let info = gw
+            .workspace_info(WorkspaceInfoParams { workspace_id: Some("boxed".to_owned()) })
+            .await
+            .unwrap();
+        let info = serde_json::to_value(info).unwrap();
+        assert_eq!(info["execution"]["isolation"]["command_sandbox"], "linux-sandbox", "{info}");
     }
 }

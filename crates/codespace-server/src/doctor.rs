@@ -4,14 +4,9 @@ use codespace_policy::Registry;
 use codespace_sandbox::HostProbe;
 use serde_json::json;
 
-pub(crate) fn report(
-    probe: &HostProbe,
-    usable: bool,
-    registry: &Registry,
-    source: &str,
-    json: bool,
-) -> String {
-    let (sandbox, network) = if usable {
+pub(crate) fn report(probe: &HostProbe, registry: &Registry, source: &str, json: bool) -> String {
+    let missing = probe.missing();
+    let (sandbox, network) = if missing.is_empty() {
         (
             "linux-sandbox for sandbox=on workspaces (user, mount, PID, IPC and network namespaces, a private root with its own /tmp, a pid cap, Landlock, seccomp, no capabilities); none for sandbox=off",
             "enforced for sandbox=on workspaces (restricted: a private network namespace, no TCP/UDP/raw sockets; the host's unix sockets are outside the private root)",
@@ -38,6 +33,7 @@ pub(crate) fn report(
     let enforcement = json!({
         "file_tools": "openat2 beneath the workspace root, no symlinks followed",
         "command_sandbox": sandbox,
+        "sandbox_missing": missing,
         "network": network,
     });
     if json {
@@ -61,6 +57,9 @@ pub(crate) fn report(
         &format!("  user + network namespaces:    {}\n", yes_no(probe.user_and_network_namespaces));
     s += &format!("  mount + PID ns, pid_max:      {}\n", yes_no(probe.mount_and_pid_namespaces));
     s += &format!("  openat2 (RESOLVE_BENEATH):    {}\n", yes_no(probe.openat2));
+    if !missing.is_empty() {
+        s += &format!("  missing for the command sandbox: {}\n", missing.join(", "));
+    }
     s += "\nenforced by this server:\n";
     s += "  file tools:      openat2 beneath the workspace root, no symlinks followed\n";
     s += &format!("  command sandbox: {sandbox}\n");

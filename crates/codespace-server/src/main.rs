@@ -73,7 +73,7 @@ fn init_tracing() {
 fn doctor(args: cli::DoctorArgs) -> Result<(), Failure> {
     let (registry, source) = config::load_registry(&args.registry)?;
     let probe = codespace_sandbox::probe();
-    let text = doctor::report(&probe, sandbox_usable(&probe), &registry, &source, args.json);
+    let text = doctor::report(&probe, &registry, &source, args.json);
     std::io::stdout()
         .write_all(text.as_bytes())
         .map_err(|e| Failure::Runtime(format!("stdout: {e}")))
@@ -110,7 +110,9 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     let gateway = Gateway::new(
         &registry,
         GatewayConfig {
-            host: HostFacts { command_sandbox: sandbox_usable(&codespace_sandbox::probe()) },
+            // Without every layer of the sandbox, a `sandbox: "on"` workspace refuses
+            // commands instead of running them weaker.
+            host: HostFacts { sandbox_missing: codespace_sandbox::probe().missing() },
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             store: Arc::new(store),
             processes: config::processes(masked)?,
@@ -151,15 +153,6 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     } else {
         runtime.block_on(serve_stdio(gateway))
     }
-}
-
-/// Whether every layer of the command sandbox is available: without all of them, a
-/// `sandbox: "on"` workspace refuses commands instead of running them weaker.
-fn sandbox_usable(p: &codespace_sandbox::HostProbe) -> bool {
-    p.landlock_abi.is_some_and(|abi| abi >= 7)
-        && p.seccomp_filter
-        && p.user_and_network_namespaces
-        && p.mount_and_pid_namespaces
 }
 
 fn config_name(args: &ServeArgs) -> String {
