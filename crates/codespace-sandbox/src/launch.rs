@@ -10,11 +10,12 @@
 //! - The *init* is PID 1 of the new PID namespace, dies with the monitor
 //!   (`PR_SET_PDEATHSIG(SIGKILL)`), and builds the command's root: a tmpfs holding read-only
 //!   binds of the system directories, a read-only `/sys`, a fresh `/proc`, a minimal `/dev`,
-//!   a private `/tmp`, and the policy's roots at their canonical paths, every bind
-//!   `nosuid`; the masked paths covered; then `pivot_root` and the old root detached. It
+//!   a private `/tmp`, and the policy's roots at their canonical paths, every read-only
+//!   bind `nosuid`; the masked paths covered; then `pivot_root` and the old root detached. It
 //!   caps the namespace's `pid_max` (Linux 6.14+), forks the command, reaps every orphan,
-//!   and exits when the command does, which makes the kernel kill whatever is left in the
-//!   namespace.
+//!   and when the command ends passes its status to the monitor and exits, which makes the
+//!   kernel kill whatever is left in the namespace. The monitor ends as soon as it has the
+//!   status; the shim adopts and reaps the init while the namespaces are torn down.
 //! - The *command* restricts itself ([`crate::enter`]: no-new-privs, Landlock, seccomp, no
 //!   capabilities) and execs.
 //!
@@ -139,17 +140,30 @@ fn monitor(
     close(report);
     detach_stdio();
     ignore_terminal_signals();
-    let status = wait_for(pid);
+    // The init writes the command's status and then exits; tearing its namespaces down
+    // takes a while, so the status is read first and the monitor ends at once. The shim,
+    // a child subreaper, adopts the exiting init and reaps it (it waits for the whole tree
+    // before it reports the end of the tree).
     let mut buf = [0u8; 5];
-    // SAFETY: reads at most 5 bytes into a live buffer from the pipe created above.
-    let n = unsafe { libc::read(status_r, buf.as_mut_ptr().cast(), buf.len()) };
+    let n = loop {
+        // SAFETY: reads at most 5 bytes into a live buffer from the pipe created above.
+        let n = unsafe { libc::read(status_r, buf.as_mut_ptr().cast(), buf.len()) };
+        if n >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break n;
+        }
+    };
     let value = i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]);
     match (n, buf[0]) {
         (5, STATUS_EXITED) => exit(value),
         (5, STATUS_SIGNALED) => die_by(value),
         // The init died before it could say (killed from outside): mirror it.
-        _ if libc::WIFSIGNALED(status) => die_by(libc::WTERMSIG(status)),
-        _ => exit(libc::WEXITSTATUS(status)),
+        _ => {
+            let status = wait_for(pid);
+            if libc::WIFSIGNALED(status) {
+                die_by(libc::WTERMSIG(status))
+            }
+            exit(libc::WEXITSTATUS(status))
+        }
     }
 }
 
@@ -394,7 +408,7 @@ fn build_root(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxErro
                 libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
                 Some("mode=0000"),
             )?,
-            Ok(m) if m.is_file() => bind_fd(null, &at, false)?,
+            Ok(m) if m.is_file() => bind_fd_read_only(null, &at)?,
             _ => {}
         }
     }
@@ -424,8 +438,8 @@ fn build_root(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxErro
     Ok(visible)
 }
 
-/// Creates the mount point of `bind` at `at`, binds it, and remounts it `nosuid` (and
-/// read-only unless writable), keeping the flags the kernel locks for a user namespace.
+/// Creates the mount point of `bind` at `at`, binds it, and remounts it read-only and
+/// `nosuid` unless it is writable.
 fn place(bind: &Bind, at: &Path) -> Result<(), SandboxError> {
     if bind.dir {
         mkdir_all(at)?;
@@ -441,15 +455,20 @@ fn place(bind: &Bind, at: &Path) -> Result<(), SandboxError> {
     let rec = if bind.recursive { libc::MS_REC } else { 0 };
     mount(Some(&source), at, None, libc::MS_BIND | rec, None)
         .map_err(|e| SandboxError::other("bind", format!("{}: {e}", bind.target.display())))?;
-    remount(at, bind.writable)
+    // A writable bind keeps the source's flags: `nosuid` would add nothing there, since
+    // no-new-privs already makes set-id bits inert for the command.
+    if bind.writable { Ok(()) } else { remount_read_only(at) }
 }
 
-fn bind_fd(source: i32, at: &Path, writable: bool) -> Result<(), SandboxError> {
+/// Binds `source` read-only over the file `at` (a masked path).
+fn bind_fd_read_only(source: i32, at: &Path) -> Result<(), SandboxError> {
     mount(Some(&format!("/proc/self/fd/{source}")), at, None, libc::MS_BIND, None)?;
-    remount(at, writable)
+    remount_read_only(at)
 }
 
-fn remount(at: &Path, writable: bool) -> Result<(), SandboxError> {
+/// Remounts the bind at `at` read-only and `nosuid`, keeping the flags the kernel locks
+/// for a user namespace.
+fn remount_read_only(at: &Path) -> Result<(), SandboxError> {
     let path = cstring("remount", at.as_os_str().as_bytes())?;
     let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
     // SAFETY: statvfs fills the live out-struct for a NUL-terminated path.
@@ -458,7 +477,7 @@ fn remount(at: &Path, writable: bool) -> Result<(), SandboxError> {
     }
     // SAFETY: statvfs succeeded, so the struct is initialised.
     let have = unsafe { st.assume_init() }.f_flag;
-    let mut flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_NOSUID;
+    let mut flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_NOSUID | libc::MS_RDONLY;
     // A remount in a user namespace must keep every flag the original mount locked.
     for (st_flag, ms_flag) in [
         (libc::ST_RDONLY, libc::MS_RDONLY),
@@ -471,9 +490,6 @@ fn remount(at: &Path, writable: bool) -> Result<(), SandboxError> {
         if have & st_flag != 0 {
             flags |= ms_flag;
         }
-    }
-    if !writable {
-        flags |= libc::MS_RDONLY;
     }
     mount(None, at, None, flags, None)
 }
