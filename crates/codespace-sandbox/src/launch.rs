@@ -103,7 +103,9 @@ fn monitor(
     }
     // SAFETY: a raw clone with no new stack behaves as fork, with the child entering the
     // new namespaces. This process is single-threaded (a fork of the shim), so the child
-    // may allocate; it never returns from `init`.
+    // may allocate; it never returns from `init`. glibc's cached thread id is stale in that
+    // child (only glibc's own fork refreshes it), so the init never raises a signal or
+    // uses an owner-checked pthread lock; the command it forks with `fork` is exact again.
     let pid = unsafe {
         libc::syscall(
             libc::SYS_clone,
@@ -235,6 +237,10 @@ fn command(
     argv: &[CString],
     bpf: &seccompiler::BpfProgram,
 ) -> Result<Infallible, SandboxError> {
+    // The shim ignores SIGPIPE and ignored signals survive exec; the command gets the
+    // default, as it would unsandboxed.
+    // SAFETY: restores a default disposition; no handler code is installed.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     enter(policy, visible, bpf)?;
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(ptr::null());
@@ -287,11 +293,13 @@ fn build_root(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxErro
         }
     }
     let mut devices = Vec::new();
+    // Placed after the /dev tmpfs is mounted (a link made before would be hidden by it).
+    let mut dev_links = Vec::new();
     for dev in DEVICE_FILES.into_iter().chain(["/dev/ptmx"]) {
         match std::fs::symlink_metadata(dev) {
             Ok(m) if m.file_type().is_symlink() => {
                 let to = std::fs::read_link(dev).map_err(|e| SandboxError::io("readlink", &e))?;
-                links.push((PathBuf::from(dev), to));
+                dev_links.push((PathBuf::from(dev), to));
             }
             Ok(_) => devices.push(Bind {
                 source: open_path(Path::new(dev))?,
@@ -351,13 +359,15 @@ fn build_root(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxErro
     for bind in &top {
         place(bind, &staged(&bind.target))?;
     }
-    for (link, to) in &links {
+    let symlink = |link: &Path, to: &Path| {
         let at = staged(link);
         if let Some(parent) = at.parent() {
             mkdir_all(parent)?;
         }
-        std::os::unix::fs::symlink(to, &at)
-            .map_err(|e| SandboxError::io_at("symlink", link, &e))?;
+        std::os::unix::fs::symlink(to, &at).map_err(|e| SandboxError::io_at("symlink", link, &e))
+    };
+    for (link, to) in &links {
+        symlink(link, to)?;
     }
     let proc = staged(Path::new("/proc"));
     mkdir_all(&proc)?;
@@ -379,6 +389,9 @@ fn build_root(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxErro
     )?;
     for bind in &devices {
         place(bind, &staged(&bind.target))?;
+    }
+    for (link, to) in &dev_links {
+        symlink(link, to)?;
     }
     let shm = dev.join("shm");
     mkdir_all(&shm)?;

@@ -537,6 +537,15 @@ async fn stdout_through_proc_works() {
         output_of(sandboxed(&["ls", "/proc/self/fd"], &[ws.path()], NetworkPolicy::Restricted))
             .await;
     assert_eq!(crate::support::fd_numbers(&out), vec![0, 1, 2, 3], "{out}");
+    // The shim's ignored SIGPIPE does not leak into the command: `yes` dies of it.
+    let pipe = "yes | head -c 1 > /dev/null; echo pipe=${PIPESTATUS[0]}";
+    for r in [
+        sandboxed(&["bash", "-c", pipe], &[ws.path()], NetworkPolicy::Restricted),
+        req(&["bash", "-c", pipe]),
+    ] {
+        let (_, out) = output_of(r).await;
+        assert!(has_line(&out, "pipe=141"), "{out}");
+    }
 }
 
 /// N3: `restricted` gets its own network namespace (only a loopback, down) and every mode
