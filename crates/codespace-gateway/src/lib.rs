@@ -32,11 +32,11 @@ struct Registered {
     root: Option<Arc<Root>>,
 }
 
-/// A workspace that failed to open at start.
+/// A workspace that failed to open at start, with the registry key at fault.
 #[derive(Debug, thiserror::Error)]
-#[error("workspaces.{id}.root: {reason}")]
+#[error("{key}: {reason}")]
 pub struct StartError {
-    pub id: String,
+    pub key: String,
     pub reason: String,
 }
 
@@ -59,18 +59,28 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// Opens every host workspace's root. A root that cannot be opened fails the start.
+    /// Opens every host workspace's root. A root that cannot be opened, or an extra read
+    /// root that is not a directory, fails the start.
     pub fn new(registry: &Registry, config: GatewayConfig) -> Result<Gateway, StartError> {
         let mut workspaces = BTreeMap::new();
         for ws in registry.workspaces() {
             let root = match ws.environment_kind {
-                EnvironmentKind::Host => Some(Arc::new(
-                    Root::open(&ws.root)
-                        .map_err(|e| StartError { id: ws.id.clone(), reason: e.to_string() })?,
-                )),
+                EnvironmentKind::Host => Some(Arc::new(Root::open(&ws.root).map_err(|e| {
+                    StartError { key: format!("workspaces.{}.root", ws.id), reason: e.to_string() }
+                })?)),
                 // Never touched: its backend is unavailable and nothing falls back to the host.
                 EnvironmentKind::LinuxContainer => None,
             };
+            // Checked like roots: a missing extra read root would only surface later as a
+            // command that cannot start.
+            for (i, extra) in ws.extra_read_roots.iter().enumerate() {
+                if !std::fs::metadata(extra).is_ok_and(|m| m.is_dir()) {
+                    return Err(StartError {
+                        key: format!("workspaces.{}.extra_read_roots[{i}]", ws.id),
+                        reason: format!("{} is not an existing directory", extra.display()),
+                    });
+                }
+            }
             workspaces.insert(ws.id.clone(), Registered { ws: ws.clone(), root });
         }
         // Canonical roots may nest even when the registered strings did not (a symlinked root).
@@ -81,7 +91,7 @@ impl Gateway {
             })
             .collect();
         codespace_policy::check_nesting(canonical.iter().map(|(id, p)| (id.as_str(), p.as_path())))
-            .map_err(|e| StartError { id: e.key.clone(), reason: e.reason.clone() })?;
+            .map_err(|e| StartError { key: e.key.clone(), reason: e.reason.clone() })?;
         Ok(Gateway {
             workspaces,
             host: config.host,

@@ -90,6 +90,23 @@ fn usage_errors_name_the_flag_or_key_and_exit_2() {
         env.command().args(["serve", "--config", missing.to_str().unwrap()]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("workspaces.gone.root"));
+    // So does an extra read root that is not a directory.
+    let extra = env.path().join("extra.json");
+    let ws = env.path().join("extra-ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(
+        &extra,
+        json!({"workspaces": {"x": {"root": ws, "extra_read_roots": ["/nonexistent/toolchain"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = env.command().args(["serve", "--config", extra.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("workspaces.x.extra_read_roots[0]") && err.contains("/nonexistent/toolchain"),
+        "{err}"
+    );
     // CODESPACE_CONFIG is the same as --config.
     let out = env.command().env("CODESPACE_CONFIG", &bad_cfg).args(["serve"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
