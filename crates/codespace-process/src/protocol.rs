@@ -2,12 +2,15 @@
 //!
 //! # Arguments
 //! The supervisor runs
-//! `<reaper_exe> <reaper_arg> v2 <ppid> <pipe|tty> <sandbox> <exe> <argv0> [args…]`.
+//! `<reaper_exe> <reaper_arg> v3 <ppid> <report_fd> <pipe|tty> <sandbox> <exe> <argv0> [args…]`.
 //! [`crate::reaper_main`] receives everything after `<reaper_arg>`:
-//! - `v2`: the protocol version; anything else is refused (exit [`EXIT_BAD_ARGS`]).
+//! - `v3`: the protocol version; anything else is refused (exit [`EXIT_BAD_ARGS`]).
 //! - `<ppid>`: the supervisor's pid. The shim arms `PR_SET_PDEATHSIG(SIGTERM)` and then
 //!   checks that its parent is still this pid, so a supervisor that died before the arming
 //!   cannot leave the command running.
+//! - `<report_fd>`: the descriptor (3 or above) the report pipe's write end is inherited
+//!   on. Passing its number, rather than moving it in a pre-exec hook, lets the supervisor
+//!   start pipe-mode shims with `posix_spawn` (no fork of the server's address space).
 //! - `pipe` or `tty`: in `tty` mode the shim's stdio is the terminal and the command's
 //!   process group is made the terminal's foreground group.
 //! - `<sandbox>`: `none`, or a [`SandboxPolicy`] in its argv encoding
@@ -19,9 +22,11 @@
 //! - `<argv0> [args…]`: the command's argv exactly as requested.
 //!
 //! # Descriptors
-//! fd 0-2 are the command's stdio (pipes, or the terminal). fd 3 is the write end of the
-//! report pipe; the shim marks it close-on-exec at once and closes every fd above it, so
-//! the command itself sees only 0-2.
+//! fd 0-2 are the command's stdio (pipes, or the terminal). The shim moves the report
+//! pipe's write end from `<report_fd>` to fd 3, marks it close-on-exec and closes every fd
+//! above it, so the command itself sees only 0-2. In pipe mode the shim makes itself a
+//! session leader first thing (in tty mode the PTY spawn already did, with the terminal as
+//! its controlling terminal).
 //!
 //! # Reports
 //! One line each on fd 3, in this order: `started <pid>` or `failed <errno> <message>`,
@@ -44,7 +49,7 @@ use std::path::PathBuf;
 use codespace_sandbox::SandboxPolicy;
 
 /// Protocol version tag, the first shim argument.
-pub(crate) const VERSION: &str = "v2";
+pub(crate) const VERSION: &str = "v3";
 /// The `<sandbox>` argument when the command runs unsandboxed.
 const NO_SANDBOX: &str = "none";
 /// The shim could not start the command (also sent as a `failed` report).
@@ -58,6 +63,8 @@ pub const EXIT_BAD_ARGS: i32 = 124;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ShimArgs {
     pub(crate) ppid: u32,
+    /// The descriptor the shim inherits its report pipe on (moved to fd 3 at once).
+    pub(crate) report_fd: i32,
     pub(crate) tty: bool,
     pub(crate) sandbox: Option<SandboxPolicy>,
     pub(crate) exe: PathBuf,
@@ -69,6 +76,7 @@ impl ShimArgs {
         let mut out: Vec<OsString> = vec![
             VERSION.into(),
             self.ppid.to_string().into(),
+            self.report_fd.to_string().into(),
             if self.tty { "tty" } else { "pipe" }.into(),
         ];
         match &self.sandbox {
@@ -91,6 +99,11 @@ impl ShimArgs {
             .and_then(|p| p.to_str().and_then(|p| p.parse::<u32>().ok()))
             .filter(|p| *p > 0)
             .ok_or("missing or invalid parent pid")?;
+        let report_fd = it
+            .next()
+            .and_then(|p| p.to_str().and_then(|p| p.parse::<i32>().ok()))
+            .filter(|fd| *fd >= 3)
+            .ok_or("missing or invalid report descriptor (at least 3)")?;
         let tty = match it.next().as_ref().map(|m| m.as_bytes()) {
             Some(b"tty") => true,
             Some(b"pipe") => false,
@@ -107,7 +120,7 @@ impl ShimArgs {
         if argv.is_empty() {
             return Err("missing argv".into());
         }
-        Ok(Self { ppid, tty, sandbox, exe, argv })
+        Ok(Self { ppid, report_fd, tty, sandbox, exe, argv })
     }
 }
 
@@ -174,6 +187,7 @@ mod tests {
     fn args_round_trip() {
         let a = ShimArgs {
             ppid: 42,
+            report_fd: 7,
             tty: true,
             sandbox: None,
             exe: "/usr/bin/printf".into(),
@@ -201,16 +215,31 @@ mod tests {
     fn args_refuse_malformed() {
         let v = |s: &[&str]| s.iter().map(OsString::from).collect::<Vec<_>>();
         assert!(ShimArgs::decode(v(&[])).is_err());
-        assert!(ShimArgs::decode(v(&["v1", "1", "pipe", "/bin/true", "true"])).is_err());
-        assert!(ShimArgs::decode(v(&["v2", "0", "pipe", "none", "/bin/true", "true"])).is_err());
-        assert!(ShimArgs::decode(v(&["v2", "x", "pipe", "none", "/bin/true", "true"])).is_err());
-        assert!(ShimArgs::decode(v(&["v2", "1", "pty", "none", "/bin/true", "true"])).is_err());
-        assert!(ShimArgs::decode(v(&["v2", "1", "pipe", "none", "/bin/true"])).is_err());
-        assert!(ShimArgs::decode(v(&["v2", "1", "pipe", "/bin/true", "true"])).is_err());
-        let bad = ["v2", "1", "pipe", "sandbox-v2", "open", "400", "0", "0", "0", "/bin/true", "t"];
+        assert!(ShimArgs::decode(v(&["v2", "1", "pipe", "none", "/bin/true", "true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v3", "0", "3", "pipe", "none", "/bin/true", "t"])).is_err());
+        assert!(ShimArgs::decode(v(&["v3", "x", "3", "pipe", "none", "/bin/true", "t"])).is_err());
+        assert!(ShimArgs::decode(v(&["v3", "1", "2", "pipe", "none", "/bin/true", "t"])).is_err());
+        assert!(ShimArgs::decode(v(&["v3", "1", "x", "pipe", "none", "/bin/true", "t"])).is_err());
+        assert!(ShimArgs::decode(v(&["v3", "1", "3", "pty", "none", "/bin/true", "t"])).is_err());
+        assert!(ShimArgs::decode(v(&["v3", "1", "3", "pipe", "none", "/bin/true"])).is_err());
+        assert!(ShimArgs::decode(v(&["v3", "1", "3", "pipe", "/bin/true", "true"])).is_err());
+        let bad =
+            ["v3", "1", "9", "pipe", "sandbox-v2", "open", "400", "0", "0", "0", "/bin/true", "t"];
         assert!(ShimArgs::decode(v(&bad)).is_err());
-        let ok =
-            ["v2", "1", "pipe", "sandbox-v2", "enabled", "400", "0", "0", "0", "/bin/true", "t"];
+        let ok = [
+            "v3",
+            "1",
+            "9",
+            "pipe",
+            "sandbox-v2",
+            "enabled",
+            "400",
+            "0",
+            "0",
+            "0",
+            "/bin/true",
+            "t",
+        ];
         assert!(ShimArgs::decode(v(&ok)).is_ok());
     }
 

@@ -73,6 +73,11 @@ pub fn reaper_main(args: Vec<OsString>) -> ! {
 }
 
 fn run(args: &ShimArgs) -> i32 {
+    // Pipe mode: the shim's own session, so the command never shares the server's
+    // controlling terminal (in tty mode the PTY spawn made the terminal ours already).
+    if !args.tty {
+        let _ = rustix::process::setsid();
+    }
     if rustix::process::set_parent_process_death_signal(Some(Signal::TERM)).is_err() {
         return EXIT_ORPHANED;
     }
@@ -82,7 +87,7 @@ fn run(args: &ShimArgs) -> i32 {
     let set = signal_set();
     block(&set);
     ignore_sigpipe();
-    let mut report = take_report_fd();
+    let mut report = take_report_fd(args.report_fd);
     close_fds_from(REPORT_FD + 1);
 
     if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
@@ -323,14 +328,26 @@ fn wait_signal(set: &libc::sigset_t, timeout: Option<Duration>) -> Option<i32> {
     }
 }
 
-/// Takes ownership of the report pipe on fd 3, if the supervisor put one there.
-fn take_report_fd() -> Option<File> {
-    // SAFETY: F_GETFD only asks whether descriptor 3 is open.
-    if unsafe { libc::fcntl(REPORT_FD, libc::F_GETFD) } < 0 {
+/// Moves the report pipe from `inherited` to fd 3 and takes ownership of it, if the
+/// supervisor passed one there.
+fn take_report_fd(inherited: i32) -> Option<File> {
+    // SAFETY: F_GETFD only asks whether the descriptor is open.
+    if unsafe { libc::fcntl(inherited, libc::F_GETFD) } < 0 {
         return None;
     }
-    // SAFETY: fd 3 is open (checked above), was dup'ed there for this process by the
-    // supervisor's pre-exec hook, and nothing else in this single-threaded process owns it.
+    if inherited != REPORT_FD {
+        // SAFETY: dup2 onto fd 3 (whatever leaked there from the server is replaced, as
+        // every fd above 2 is closed next anyway), then the original is closed; nothing in
+        // this single-threaded process owns either descriptor yet.
+        unsafe {
+            if libc::dup2(inherited, REPORT_FD) < 0 {
+                return None;
+            }
+            libc::close(inherited);
+        }
+    }
+    // SAFETY: fd 3 is open (checked above), holds the report pipe the supervisor passed,
+    // and nothing else in this single-threaded process owns it.
     let fd = unsafe { OwnedFd::from_raw_fd(REPORT_FD) };
     let _ = rustix::io::fcntl_setfd(&fd, FdFlags::CLOEXEC);
     Some(File::from(fd))

@@ -7,13 +7,10 @@
 //! seconds). The spawner thread lives exactly as long as the [`Spawner`], i.e. the
 //! supervisor, so the death signal means "the supervisor is gone".
 
-// The pre-exec hook of the shim (dup2 onto fd 3, setsid) is a raw kernel call.
-#![allow(unsafe_code)]
-
 use std::ffi::OsString;
 use std::fs;
 use std::io;
-use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Mutex, PoisonError, mpsc};
@@ -153,9 +150,16 @@ pub(crate) struct LaunchSpec<'a> {
 /// fork is done, so end of file on the parent's ends means the shim and its tree are gone.
 pub(crate) async fn launch(spawner: &Spawner, spec: LaunchSpec<'_>) -> io::Result<Launched> {
     let (report_r, report_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
+    // Above 2, so the child's stdio cannot land on it.
+    let report_w = if report_w.as_raw_fd() <= 2 {
+        rustix::io::fcntl_dupfd_cloexec(&report_w, REPORT_FD)?
+    } else {
+        report_w
+    };
     let reports = pipe::Receiver::from_owned_fd(report_r)?;
     let args = ShimArgs {
         ppid: std::process::id(),
+        report_fd: report_w.as_raw_fd(),
         tty: spec.tty,
         sandbox: spec.sandbox,
         exe: spec.exe,
@@ -173,22 +177,18 @@ pub(crate) async fn launch(spawner: &Spawner, spec: LaunchSpec<'_>) -> io::Resul
         let (pty, pts) = pty_process::open().map_err(io::Error::other)?;
         pty.resize(pty_process::Size::new(spec.rows, spec.cols)).map_err(io::Error::other)?;
         let control = rustix::io::fcntl_dupfd_cloexec(&pty, 0)?;
-        let hook = shim_hook(report_w.as_raw_fd(), false);
-        // SAFETY: `shim_hook` makes only async-signal-safe calls (see there).
-        let cmd = unsafe {
-            pty_process::Command::new(spec.reaper_exe)
-                .arg(spec.reaper_arg)
-                .args(&args)
-                .env_clear()
-                .envs(spec.env.iter().map(|(k, v)| (k, v)))
-                .current_dir(spec.cwd)
-                .kill_on_drop(false)
-                .pre_exec(hook)
-        };
+        let cmd = pty_process::Command::new(spec.reaper_exe)
+            .arg(spec.reaper_arg)
+            .args(&args)
+            .env_clear()
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(spec.cwd)
+            .kill_on_drop(false);
         let job: Job = Box::new(move || {
             let _runtime = handle.enter();
-            // `spawn` consumes the command and the slave: both are closed when it returns.
-            let result = cmd.spawn(pts).map_err(io::Error::other);
+            let result = inheritable(&report_w)
+                // `spawn` consumes the command and the slave: both are closed when it returns.
+                .and_then(|()| cmd.spawn(pts).map_err(io::Error::other));
             drop(report_w);
             deliver(tx, result);
         });
@@ -208,12 +208,11 @@ pub(crate) async fn launch(spawner: &Spawner, spec: LaunchSpec<'_>) -> io::Resul
             .stdout(Stdio::from(out_w))
             .stderr(Stdio::from(err_w))
             .kill_on_drop(false);
-        let hook = shim_hook(report_w.as_raw_fd(), true);
-        // SAFETY: `shim_hook` makes only async-signal-safe calls (see there).
-        unsafe { cmd.pre_exec(hook) };
+        // No pre-exec hook: std then starts the shim with posix_spawn (a vfork), instead of
+        // forking the whole multi-threaded server; the shim makes its own session.
         let job: Job = Box::new(move || {
             let _runtime = handle.enter();
-            let result = cmd.spawn();
+            let result = inheritable(&report_w).and_then(|()| cmd.spawn());
             // Closes the parent's copies of the output pipe's write end.
             drop(cmd);
             drop(report_w);
@@ -241,24 +240,9 @@ fn deliver(tx: oneshot::Sender<io::Result<Child>>, result: io::Result<Child>) {
     }
 }
 
-/// The pre-exec hook of the shim: the report pipe onto fd 3 (without close-on-exec), and
-/// in pipe mode a new session (in PTY mode `pty-process` does `setsid` + `TIOCSCTTY`).
-fn shim_hook(report_fd: RawFd, new_session: bool) -> impl FnMut() -> io::Result<()> + Send + Sync {
-    move || {
-        // SAFETY: dup2, fcntl and setsid are async-signal-safe and act only on this forked
-        // child's descriptor table and session.
-        unsafe {
-            if report_fd == REPORT_FD {
-                if libc::fcntl(REPORT_FD, libc::F_SETFD, 0) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            } else if libc::dup2(report_fd, REPORT_FD) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if new_session && libc::setsid() < 0 {
-                return Err(io::Error::last_os_error());
-            }
-        }
-        Ok(())
-    }
+/// Lets the report pipe's write end cross the shim's exec. Called on the spawner thread
+/// right before the spawn, and the descriptor is closed right after it: the spawner is the
+/// only thread of the server that starts processes, so no other child can inherit it.
+fn inheritable(report_w: &OwnedFd) -> io::Result<()> {
+    rustix::io::fcntl_setfd(report_w, rustix::io::FdFlags::empty()).map_err(io::Error::from)
 }
