@@ -29,7 +29,7 @@
 //!
 //! # Layout
 //! - `supervisor`: [`Supervisor`], [`SupervisorConfig`], [`Clock`] and the per-process tasks.
-//! - `spawn`: `argv[0]` resolution, the spawner thread, the shim's pre-exec hook.
+//! - `spawn`: `argv[0]` resolution, the spawner thread, starting shims (posix_spawn for pipes).
 //! - `reaper`: [`reaper_main`], the shim.
 //! - `protocol`: the shim's arguments and report lines.
 //! - `tree`: descendants through `/proc`.
