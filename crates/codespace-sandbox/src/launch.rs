@@ -266,7 +266,6 @@ struct Bind {
     writable: bool,
     /// Directory (`true`) or a single file such as a device node.
     dir: bool,
-    recursive: bool,
 }
 
 /// Builds the new root and pivots into it. Returns the canonical roots for Landlock.
@@ -285,9 +284,6 @@ fn build_root(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxErro
                 target: dir.into(),
                 writable: false,
                 dir: true,
-                // Recursive: a user namespace may not bind a mount without the mounts
-                // locked beneath it (EINVAL), which would uncover what they hide.
-                recursive: true,
             }),
             _ => {}
         }
@@ -306,7 +302,6 @@ fn build_root(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxErro
                 target: dev.into(),
                 writable: true,
                 dir: false,
-                recursive: false,
             }),
             Err(_) => {}
         }
@@ -317,7 +312,6 @@ fn build_root(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxErro
             target: "/dev/pts".into(),
             writable: true,
             dir: true,
-            recursive: false,
         });
     }
     let mut visible = Visible::default();
@@ -337,7 +331,6 @@ fn build_root(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxErro
                 target: canonical.clone(),
                 writable,
                 dir: true,
-                recursive: true,
             });
             if writable { &mut visible.write } else { &mut visible.read }.push(canonical);
         }
@@ -465,8 +458,9 @@ fn place(bind: &Bind, at: &Path) -> Result<(), SandboxError> {
         }
     }
     let source = format!("/proc/self/fd/{}", bind.source);
-    let rec = if bind.recursive { libc::MS_REC } else { 0 };
-    mount(Some(&source), at, None, libc::MS_BIND | rec, None)
+    // Recursive: a user namespace may not bind a mount without the mounts locked beneath
+    // it (EINVAL), which would uncover what they hide.
+    mount(Some(&source), at, None, libc::MS_BIND | libc::MS_REC, None)
         .map_err(|e| SandboxError::other("bind", format!("{}: {e}", bind.target.display())))?;
     // A writable bind keeps the source's flags: `nosuid` would add nothing there, since
     // no-new-privs already makes set-id bits inert for the command.

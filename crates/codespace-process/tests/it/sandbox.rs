@@ -401,14 +401,22 @@ async fn the_private_root_hides_the_host() {
     std::fs::create_dir(root.join("state")).unwrap();
     std::fs::write(root.join("state/token"), "s3cr3t\n").unwrap();
     std::fs::write(root.join("ledger.db"), "ledger\n").unwrap();
-    let mut p = policy(&[], &[root], NetworkPolicy::Restricted);
+    // An extra read root (a toolchain outside the workspace): readable and executable.
+    let tools = tempfile::Builder::new().prefix("codespace-sbx-tools-").tempdir_in("/tmp").unwrap();
+    let hello = tools.path().join("hello");
+    std::fs::write(&hello, "#!/bin/sh\necho hello-from-tools\n").unwrap();
+    std::fs::set_permissions(&hello, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut p = policy(&[tools.path()], &[root], NetworkPolicy::Restricted);
     p.masked = vec![root.join("state"), root.join("ledger.db"), "/nonexistent/x".into()];
     let script = format!(
         "{TRY}see() {{ if [ -e \"$2\" ]; then echo \"$1=visible\"; else echo \"$1=absent\"; fi; }}; \
          see home '{home}'; see hosttmp '{htf}'; see run /run; see usr /usr/bin/env; \
          see state_token '{r}/state/token'; echo ledger=$(cat '{r}/ledger.db' | wc -c); \
          try state '{r}/state/new'; try tmp /tmp/scratch; try shm /dev/shm/scratch; \
+         '{hello}'; try tools '{tools}/new'; \
          echo tmpdir=$(ls -A /tmp); echo proc=$(ls /proc | grep -c '^[0-9]'); echo pid=$$",
+        hello = hello.display(),
+        tools = tools.path().display(),
         home = home.display(),
         htf = host_tmp_file.display(),
         r = root.display(),
@@ -425,8 +433,18 @@ async fn the_private_root_hides_the_host() {
         "state=denied",
         "tmp=ok",
         "shm=ok",
-        // The workspace lies under the host's /tmp, so it stays visible there.
-        &format!("tmpdir={} scratch", root.file_name().unwrap().to_str().unwrap()),
+        "hello-from-tools",
+        "tools=denied",
+        // The workspace and the tools lie under the host's /tmp, so they stay visible there.
+        &{
+            let mut names: Vec<&str> = [root, tools.path()]
+                .iter()
+                .map(|p| p.file_name().unwrap().to_str().unwrap())
+                .collect();
+            names.push("scratch");
+            names.sort_unstable();
+            format!("tmpdir={}", names.join(" "))
+        },
         // PID 1 (the namespace's init), the shell and `ls`: nothing of the host.
         "pid=2",
     ] {
