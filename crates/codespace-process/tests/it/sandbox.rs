@@ -188,16 +188,28 @@ fn bash_tcp(port: u16) -> String {
     )
 }
 
-/// N1, N3: restricted cuts TCP to a host listener (python socket, bash /dev/tcp, curl);
+/// N1, N3: restricted cuts TCP to a host listener (python socket, bash /dev/tcp, wget);
 /// enabled lets the same commands through.
 #[tokio::test]
 async fn restricted_network_blocks_tcp_and_enabled_allows_it() {
     let ws = workspace();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
+    // A minimal HTTP responder, so a client that gets through can tell (wget exits 0).
+    let responder = listener.try_clone().unwrap();
+    std::thread::spawn(move || {
+        for mut conn in responder.incoming().flatten() {
+            use std::io::Write as _;
+            let _ = conn.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        }
+    });
     let py = py_connect(port);
     let bash = bash_tcp(port);
-    let curl = format!("curl -s -o /dev/null --max-time 3 http://127.0.0.1:{port}/; echo curl=$?");
+    let wget_bin = Path::new("/usr/bin/wget");
+    assert!(wget_bin.exists(), "the N1 wget case needs /usr/bin/wget on this host");
+    let wget = format!(
+        "wget -q -O /dev/null --tries=1 --timeout=3 http://127.0.0.1:{port}/; echo wget=$?"
+    );
     let root = ws.path();
 
     let (_, out) =
@@ -207,12 +219,10 @@ async fn restricted_network_blocks_tcp_and_enabled_allows_it() {
     let (_, out) =
         output_of(sandboxed(&["bash", "-c", &bash], &[root], NetworkPolicy::Restricted)).await;
     assert!(has_line(&out, "devtcp=denied"), "{out}");
-    if Path::new("/usr/bin/curl").exists() {
-        let (_, out) =
-            output_of(sandboxed(&["sh", "-c", &curl], &[root], NetworkPolicy::Restricted)).await;
-        // 7: could not connect (the socket is refused); 28 would be a timeout.
-        assert!(has_line(&out, "curl=7"), "{out}");
-    }
+    let (_, out) =
+        output_of(sandboxed(&["sh", "-c", &wget], &[root], NetworkPolicy::Restricted)).await;
+    // 4: network failure (the socket is refused).
+    assert!(has_line(&out, "wget=4"), "{out}");
 
     // Enabled: the same connects reach the listener (the backlog accepts them).
     let (_, out) =
@@ -221,6 +231,9 @@ async fn restricted_network_blocks_tcp_and_enabled_allows_it() {
     let (_, out) =
         output_of(sandboxed(&["bash", "-c", &bash], &[root], NetworkPolicy::Enabled)).await;
     assert!(has_line(&out, "devtcp=ok"), "{out}");
+    let (_, out) =
+        output_of(sandboxed(&["sh", "-c", &wget], &[root], NetworkPolicy::Enabled)).await;
+    assert!(has_line(&out, "wget=0"), "{out}");
     drop(listener);
 }
 
