@@ -548,6 +548,22 @@ async fn pty_works_under_the_sandbox() {
     for line in ["24 80", "via-tty", "done"] {
         assert!(has_line(&out, line), "missing {line:?} in {out:?}");
     }
+
+    // Resize and stdin reach the command through the launcher; its exit code comes back.
+    let mut r = tty_req(&["sh", "-c", "stty size; read line; echo got=$line; stty size; exit 3"]);
+    r.cwd = ws.path().to_path_buf();
+    r.sandbox = Some(policy(&[], &[ws.path()], NetworkPolicy::Restricted));
+    let sup = supervisor();
+    let spawned = sup.spawn(r).await.unwrap();
+    crate::support::wait_output(&sup, &spawned.id, |t| t.contains("24 80\r\n")).await;
+    sup.resize(&spawned.id, 40, 120).unwrap();
+    sup.write_stdin(&spawned.id, b"hi\n", false).unwrap();
+    let status = wait_exit(&sup, &spawned).await;
+    let out = lossy(&crate::support::read_all(&sup, &spawned.id).await);
+    assert_eq!(status.exit_code, Some(3), "{out}");
+    for line in ["got=hi", "40 120"] {
+        assert!(has_line(&out, line), "missing {line:?} in {out:?}");
+    }
 }
 
 /// Sanity of the harness: `/dev/stdout` (a pipe reached through /proc) still works.
