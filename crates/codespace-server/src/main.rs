@@ -91,7 +91,8 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
         &state_dir,
         roots.iter().map(|p| p.as_path()),
     )?;
-    // What a sandboxed command must never see, even beneath a root it may read.
+    // What a sandboxed command must never see, even beneath a root it may read: the state
+    // directory, the ledger and its side files, the token file and the registry.
     let mut masked = vec![state_dir.clone()];
     if let config::LedgerPath::File(path) = &ledger {
         for suffix in ["", "-wal", "-shm", "-journal"] {
@@ -101,6 +102,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
         }
     }
     masked.extend(args.token_file.as_deref().map(std::path::PathBuf::from));
+    masked.extend(args.registry.config.clone());
     let masked = masked.into_iter().map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect();
     let store = match &ledger {
         config::LedgerPath::Memory => Store::open_in_memory(),

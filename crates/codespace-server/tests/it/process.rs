@@ -248,8 +248,9 @@ async fn sandbox_on_confines_commands_to_the_workspace_and_network() {
     client.cancel().await.unwrap();
 }
 
-/// F2, F7, R3 through the real binary: even with the whole scratch area as an extra read
-/// root, a sandboxed command cannot see the server's state directory (ledger, token), write
+/// F7, R3 through the real binary: even with the whole scratch area as an extra read root,
+/// a sandboxed command cannot see the server's state directory (ledger, token) or its
+/// registry file, write
 /// the extra root, home or the host's /tmp, and runs under the configured pid cap with a
 /// private TMPDIR. The extra read root itself is readable.
 #[tokio::test]
@@ -279,7 +280,7 @@ async fn sandbox_hides_the_state_directory_even_beneath_an_extra_read_root() {
         "S='{s}'; E='{e}'; \
          for f in \"$S/http-token\" \"$S/operations.sqlite3\" \"$S/operations.sqlite3-wal\"; do \
            [ -e \"$f\" ] && echo \"visible:$f\"; done; \
-         echo state-entries=$(ls -A \"$S\" | wc -l); \
+         echo state-entries=$(ls -A \"$S\" | wc -l); echo config-bytes=$(wc -c < '{c}'); \
          cat \"$E/outside/planted.txt\"; \
          (echo x > \"$E/outside/new\") 2>/dev/null && echo wrote-extra; \
          (echo x > \"$S/operations.sqlite3\") 2>/dev/null && echo wrote-ledger; \
@@ -289,14 +290,21 @@ async fn sandbox_hides_the_state_directory_even_beneath_an_extra_read_root() {
         s = state.display(),
         e = scratch.display(),
         t = host_tmp,
+        c = env.config().display(),
     );
     let id = exec(&client, "wide", &["bash", "-c", &script], false).await;
     let st = wait_exit(&client, &id).await;
     let out = output(&client, &id).await;
     assert_eq!(st["exit_code"], 0, "{out}");
-    for line in
-        ["state-entries=0", "planted", "wrote-private-tmp", "tmpdir=/tmp", "pid_max=500", "a"]
-    {
+    for line in [
+        "state-entries=0",
+        "config-bytes=0",
+        "planted",
+        "wrote-private-tmp",
+        "tmpdir=/tmp",
+        "pid_max=500",
+        "a",
+    ] {
         assert!(out.lines().any(|l| l == line), "missing {line:?}: {out}");
     }
     for denied in ["visible:", "wrote-extra", "wrote-ledger", "wrote-home"] {
