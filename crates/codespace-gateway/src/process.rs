@@ -28,7 +28,7 @@ pub struct ExecSettings {
     /// The `pid_max` of a sandboxed command's PID namespace (its process cap).
     pub max_pids: u32,
     /// Paths hidden from sandboxed commands even beneath a visible root: the server's
-    /// state directory, ledger and token file.
+    /// state directory, ledger, token file and registry file.
     pub masked: Vec<std::path::PathBuf>,
 }
 

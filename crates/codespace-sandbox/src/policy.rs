@@ -55,7 +55,7 @@ pub struct SandboxPolicy {
     /// Absolute directories visible and writable. Empty: nothing of the host is writable.
     pub writable_roots: Vec<PathBuf>,
     /// Absolute paths hidden even when they lie beneath a visible root (the server's state
-    /// directory, ledger and token file): a directory is covered by an empty read-only
+    /// directory, ledger, token and registry files): a directory is covered by an empty read-only
     /// tmpfs, a file by `/dev/null`.
     pub masked: Vec<PathBuf>,
     /// The network policy.
