@@ -55,8 +55,8 @@ pub struct SandboxPolicy {
     /// Absolute directories visible and writable. Empty: nothing of the host is writable.
     pub writable_roots: Vec<PathBuf>,
     /// Absolute paths hidden even when they lie beneath a visible root (the server's state
-    /// directory, ledger, token and registry files): a directory is covered by an empty read-only
-    /// tmpfs, a file by `/dev/null`.
+    /// directory, ledger, token and registry files): a directory is covered by an empty
+    /// read-only tmpfs, a file by `/dev/null`.
     pub masked: Vec<PathBuf>,
     /// The network policy.
     pub network: NetworkPolicy,
