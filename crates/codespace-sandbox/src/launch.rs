@@ -1,18 +1,21 @@
 //! The launcher: three processes between the reaper shim and the command.
 //!
-//! - The *monitor* (the process [`launch`] is called in, a fresh fork of the shim) stays in
-//!   the host's namespaces. It clones the *init* into new user, mount, PID and IPC
-//!   namespaces (and a network namespace under [`NetworkPolicy::Restricted`]), writes the
-//!   init's uid and gid maps from outside (the caller's own ids mapped to themselves,
-//!   `setgroups` denied), then waits and finally exits exactly as the command did: with its
-//!   exit code, or by raising its fatal signal. It holds none of the command's stdio and
-//!   ignores the terminal's signals, so only the command reacts to them.
+//! - The *monitor* (the process [`launch`] is called in, a fresh fork of the shim) starts
+//!   in the host's namespaces. It clones the *init* into new user, mount, PID and IPC
+//!   namespaces and writes the init's uid and gid maps from outside (the caller's own ids
+//!   mapped to themselves, `setgroups` denied). Under [`NetworkPolicy::Restricted`] it then
+//!   joins the init's user namespace, makes a network namespace there while the init builds
+//!   the root (the slowest namespace to create), and passes it over a socket. It then waits
+//!   and finally exits exactly as the command did: with its exit code, or by raising its
+//!   fatal signal. It holds none of the command's stdio and ignores the terminal's
+//!   signals, so only the command reacts to them.
 //! - The *init* is PID 1 of the new PID namespace, dies with the monitor
 //!   (`PR_SET_PDEATHSIG(SIGKILL)`), and builds the command's root: a tmpfs holding read-only
 //!   binds of the system directories, a read-only `/sys`, a fresh `/proc`, a minimal `/dev`,
 //!   a private `/tmp`, and the policy's roots at their canonical paths, every read-only
 //!   bind `nosuid`; the masked paths covered; then `pivot_root` and the old root detached. It
-//!   caps the namespace's `pid_max` (Linux 6.14+), forks the command, reaps every orphan,
+//!   caps the namespace's `pid_max` (Linux 6.14+), joins the network namespace it was sent
+//!   (under `Restricted`), forks the command, reaps every orphan,
 //!   and when the command ends passes its status to the monitor and exits, which makes the
 //!   kernel kill whatever is left in the namespace. The monitor ends as soon as it has the
 //!   status; the shim adopts and reaps the init while the namespaces are torn down.
@@ -96,11 +99,13 @@ fn monitor(
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let (sync_r, sync_w) = pipe()?;
     let (status_r, status_w) = pipe()?;
-    let mut flags =
-        libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
-    if policy.network == NetworkPolicy::Restricted {
-        flags |= libc::CLONE_NEWNET;
-    }
+    // Under `restricted` the monitor makes the network namespace while the init builds the
+    // root (creating one takes most of a millisecond), and hands it over on this socket.
+    let netns_channel = match policy.network {
+        NetworkPolicy::Restricted => Some(socketpair()?),
+        NetworkPolicy::Enabled => None,
+    };
+    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
     // SAFETY: a raw clone with no new stack behaves as fork, with the child entering the
     // new namespaces. This process is single-threaded (a fork of the shim), so the child
     // may allocate; it never returns from `init`. glibc's cached thread id is stale in that
@@ -122,7 +127,11 @@ fn monitor(
     if pid == 0 {
         close(sync_w);
         close(status_r);
-        let Err(e) = init(policy, &cwd, &exe, &argv, &bpf, sync_r, status_w, report);
+        let netns = netns_channel.map(|(monitor_end, init_end)| {
+            close(monitor_end);
+            init_end
+        });
+        let Err(e) = init(policy, &cwd, &exe, &argv, &bpf, sync_r, status_w, netns, report);
         fail(report, &e)
     }
     let pid = pid as libc::pid_t;
@@ -139,6 +148,14 @@ fn monitor(
         return Err(e);
     }
     close(sync_w);
+    if let Some((monitor_end, init_end)) = netns_channel {
+        close(init_end);
+        if let Err(e) = make_network_namespace(pid, monitor_end) {
+            kill_and_reap(pid);
+            return Err(e);
+        }
+        close(monitor_end);
+    }
     close(report);
     detach_stdio();
     ignore_terminal_signals();
@@ -179,6 +196,7 @@ fn init(
     bpf: &seccompiler::BpfProgram,
     sync_r: i32,
     status_w: i32,
+    netns: Option<i32>,
     report: i32,
 ) -> Result<Infallible, SandboxError> {
     // SAFETY: prctl takes no pointer and only arms this process's parent-death signal.
@@ -193,6 +211,15 @@ fn init(
     close(sync_r);
     let visible = build_root(policy, cwd)?;
     write_file("pid_max", "/proc/sys/kernel/pid_max", &policy.max_pids.to_string())?;
+    if let Some(channel) = netns {
+        let fd = receive_fd(channel)?;
+        // SAFETY: setns on a namespace descriptor just received; it moves only this process.
+        if unsafe { libc::setns(fd, libc::CLONE_NEWNET) } != 0 {
+            return Err(SandboxError::last_os("join network namespace"));
+        }
+        close(fd);
+        close(channel);
+    }
     // SAFETY: fork in a single-threaded process; the child only runs `command`.
     let child = unsafe { libc::fork() };
     if child < 0 {
@@ -536,6 +563,123 @@ fn open_path(path: &Path) -> Result<i32, SandboxError> {
         return Err(SandboxError::io_at("open", path, &io::Error::last_os_error()));
     }
     Ok(fd)
+}
+
+/// In the monitor, once the init's maps are written: joins the init's user namespace, makes
+/// a network namespace owned by it (only a down loopback), and sends that namespace to the
+/// init. The monitor needs neither the host's user nor its network namespace afterwards.
+fn make_network_namespace(init: libc::pid_t, channel: i32) -> Result<(), SandboxError> {
+    let userns = open_namespace(&format!("/proc/{init}/ns/user"))?;
+    // SAFETY: setns into the init's user namespace (the monitor, its creator, holds every
+    // capability there), then unshare a network namespace; both move only this
+    // single-threaded process. The descriptor is closed right after.
+    unsafe {
+        let joined = libc::setns(userns, libc::CLONE_NEWUSER);
+        libc::close(userns);
+        if joined != 0 {
+            return Err(SandboxError::last_os("join user namespace"));
+        }
+        if libc::unshare(libc::CLONE_NEWNET) != 0 {
+            return Err(SandboxError::last_os("unshare network namespace"));
+        }
+        // The kernel clears the parent-death signal on a credential change it deems a
+        // privilege change; re-armed so the monitor still dies with the shim.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+    }
+    let netns = open_namespace("/proc/self/ns/net")?;
+    let sent = send_fd(channel, netns);
+    close(netns);
+    sent
+}
+
+/// A namespace file opened for `setns` (which refuses `O_PATH` descriptors).
+fn open_namespace(path: &str) -> Result<i32, SandboxError> {
+    let c = cstring("open", path.as_bytes())?;
+    // SAFETY: opens a NUL-terminated path; the descriptor is returned to the caller.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(SandboxError::io_at("open", Path::new(path), &io::Error::last_os_error()));
+    }
+    Ok(fd)
+}
+
+/// Sends `fd` over the `AF_UNIX` socket `channel` (`SCM_RIGHTS`).
+fn send_fd(channel: i32, fd: i32) -> Result<(), SandboxError> {
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+    // SAFETY: CMSG_SPACE only computes a size.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
+    let mut control = vec![0u8; space];
+    // SAFETY: an all-zero msghdr is valid; the fields set below point at live buffers.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    // SAFETY: the control buffer holds one cmsghdr with room for one descriptor
+    // (CMSG_SPACE above), so CMSG_FIRSTHDR is non-null and CMSG_DATA is in bounds.
+    let sent = unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>(), fd);
+        libc::sendmsg(channel, &msg, 0)
+    };
+    if sent != 1 {
+        return Err(SandboxError::last_os("send network namespace"));
+    }
+    Ok(())
+}
+
+/// Receives one descriptor sent by [`send_fd`].
+fn receive_fd(channel: i32) -> Result<i32, SandboxError> {
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+    // SAFETY: CMSG_SPACE only computes a size.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
+    let mut control = vec![0u8; space];
+    // SAFETY: an all-zero msghdr is valid; the fields set below point at live buffers.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    // SAFETY: recvmsg fills the live buffers described by `msg`; the descriptor arrives
+    // close-on-exec.
+    let n = unsafe { libc::recvmsg(channel, &mut msg, libc::MSG_CMSG_CLOEXEC) };
+    if n != 1 {
+        return Err(SandboxError::other("receive network namespace", "the monitor sent none"));
+    }
+    // SAFETY: msg was filled by recvmsg; a present header of type SCM_RIGHTS carries at
+    // least one descriptor.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err(SandboxError::other("receive network namespace", "no descriptor"));
+        }
+        Ok(std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>()))
+    }
+}
+
+fn socketpair() -> Result<(i32, i32), SandboxError> {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair fills the two-element array.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(SandboxError::last_os("socketpair"));
+    }
+    Ok((fds[0], fds[1]))
 }
 
 fn write_maps(pid: libc::pid_t, uid: libc::uid_t, gid: libc::gid_t) -> Result<(), SandboxError> {
