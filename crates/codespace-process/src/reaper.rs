@@ -6,12 +6,13 @@
 //! about is blocked and collected synchronously, so there is no handler and no race
 //! between a kill request and a child's exit.
 //!
-//! 1. Arms `PR_SET_PDEATHSIG(SIGTERM)` and checks that its parent is still the supervisor.
+//! 1. In pipe mode becomes a session leader (no controlling terminal). Arms
+//!    `PR_SET_PDEATHSIG(SIGTERM)` and checks that its parent is still the supervisor.
 //!    The death signal follows the supervisor's *spawner thread*, which lives as long as the
 //!    supervisor, so a SIGKILLed server turns into a SIGTERM here.
-//! 2. Becomes a child subreaper, so every orphan of the command's tree (a `setsid` daemon,
+//! 2. Moves its report pipe to fd 3 (close-on-exec) and closes everything above it.
+//! 3. Becomes a child subreaper, so every orphan of the command's tree (a `setsid` daemon,
 //!    a double fork) is reparented to the shim instead of to init.
-//! 3. Keeps fd 3 (its report pipe, now close-on-exec) and closes everything above it.
 //! 4. Starts the command (no shell) in its own process group with the signal mask cleared,
 //!    `PR_SET_PDEATHSIG(SIGKILL)` armed, and, on a terminal, as the foreground group.
 //!    With a sandbox policy, that child calls [`codespace_sandbox::launch`] instead of
