@@ -13,7 +13,7 @@
 //!   (`PR_SET_PDEATHSIG(SIGKILL)`), and builds the command's root: a tmpfs holding read-only
 //!   binds of the system directories, a read-only `/sys`, a fresh `/proc`, a minimal `/dev`,
 //!   a private `/tmp`, and the policy's roots at their canonical paths, every read-only
-//!   bind `nosuid`; the masked paths covered; then `pivot_root` and the old root detached. It
+//!   bind `nosuid`; the masked paths and the host's password hashes covered; then `pivot_root` and the old root detached. It
 //!   caps the namespace's `pid_max` (Linux 6.14+), joins the network namespace it was sent
 //!   (under `Restricted`), forks the command, reaps every orphan,
 //!   and when the command ends passes its status to the monitor and exits, which makes the
@@ -48,6 +48,9 @@ pub(crate) const SYSTEM_DIRS: [&str; 10] =
 /// Device nodes bound into the sandbox's `/dev` when the host has them.
 pub(crate) const DEVICE_FILES: [&str; 6] =
     ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+/// Host files masked in every sandbox: a command runs with the server's uid, and as root its
+/// file-system uid still owns them even without capabilities.
+const HOST_SECRETS: [&str; 4] = ["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-"];
 /// Where the new root is assembled: a tmpfs mounted over the host's `/tmp` in the private
 /// mount namespace (the host never sees it). Sources are opened before it hides anything.
 const STAGING: &str = "/tmp";
@@ -431,7 +434,7 @@ fn build_root(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxErro
     for bind in &roots {
         place(bind, &staged(&bind.target))?;
     }
-    for hidden in &policy.masked {
+    for hidden in policy.masked.iter().map(PathBuf::as_path).chain(HOST_SECRETS.map(Path::new)) {
         let at = staged(hidden);
         match std::fs::symlink_metadata(&at) {
             Ok(m) if m.is_dir() => mount(

@@ -426,7 +426,7 @@ async fn the_private_root_hides_the_host() {
          see home '{home}'; see hosttmp '{htf}'; see run /run; see usr /usr/bin/env; \
          see state_token '{r}/state/token'; echo ledger=$(cat '{r}/ledger.db' | wc -c); \
          try state '{r}/state/new'; try tmp /tmp/scratch; try shm /dev/shm/scratch; \
-         '{hello}'; try tools '{tools}/new'; \
+         '{hello}'; try tools '{tools}/new'; echo shadow=$(cat /etc/shadow | wc -c); \
          echo tmpdir=$(ls -A /tmp); echo proc=$(ls /proc | grep -c '^[0-9]'); echo pid=$$",
         hello = hello.display(),
         tools = tools.path().display(),
@@ -448,6 +448,8 @@ async fn the_private_root_hides_the_host() {
         "shm=ok",
         "hello-from-tools",
         "tools=denied",
+        // The host's password hashes are masked (readable to a root server's uid otherwise).
+        "shadow=0",
         // The workspace and the tools lie under the host's /tmp, so they stay visible there.
         &{
             let mut names: Vec<&str> = [root, tools.path()]
