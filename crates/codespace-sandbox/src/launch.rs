@@ -606,19 +606,30 @@ fn open_namespace(path: &str) -> Result<i32, SandboxError> {
     Ok(fd)
 }
 
+/// Bytes of control buffer for one descriptor.
+fn fd_control_space() -> usize {
+    // SAFETY: CMSG_SPACE only computes a size.
+    unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) as usize }
+}
+
+/// A message of one data byte (`iov`) with `control` (of [`fd_control_space`] bytes) for
+/// one descriptor. Both buffers must outlive every use of the message.
+fn fd_message(iov: &mut libc::iovec, control: &mut [u8]) -> libc::msghdr {
+    // SAFETY: an all-zero msghdr is valid; the fields set below point at the callers' buffers.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = control.len() as _;
+    msg
+}
+
 /// Sends `fd` over the `AF_UNIX` socket `channel` (`SCM_RIGHTS`).
 fn send_fd(channel: i32, fd: i32) -> Result<(), SandboxError> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
-    let mut control = vec![0u8; space];
-    // SAFETY: an all-zero msghdr is valid; the fields set below point at live buffers.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
+    let mut control = vec![0u8; fd_control_space()];
+    let msg = fd_message(&mut iov, &mut control);
     // SAFETY: the control buffer holds one cmsghdr with room for one descriptor
     // (CMSG_SPACE above), so CMSG_FIRSTHDR is non-null and CMSG_DATA is in bounds.
     let sent = unsafe {
@@ -639,15 +650,8 @@ fn send_fd(channel: i32, fd: i32) -> Result<(), SandboxError> {
 fn receive_fd(channel: i32) -> Result<i32, SandboxError> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
-    let mut control = vec![0u8; space];
-    // SAFETY: an all-zero msghdr is valid; the fields set below point at live buffers.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
+    let mut control = vec![0u8; fd_control_space()];
+    let mut msg = fd_message(&mut iov, &mut control);
     // SAFETY: recvmsg fills the live buffers described by `msg`; the descriptor arrives
     // close-on-exec.
     let n = unsafe { libc::recvmsg(channel, &mut msg, libc::MSG_CMSG_CLOEXEC) };

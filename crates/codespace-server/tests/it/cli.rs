@@ -107,6 +107,19 @@ fn usage_errors_name_the_flag_or_key_and_exit_2() {
         err.contains("workspaces.x.extra_read_roots[0]") && err.contains("/nonexistent/toolchain"),
         "{err}"
     );
+    // A process setting out of range names the variable (the kernel's pid_max floor is 301).
+    for bad in ["300", "4194305", "many"] {
+        let out = env
+            .command()
+            .env("CODESPACE_PROCESS_MAX_PIDS", bad)
+            .args(["serve", "--config"])
+            .arg(env.config())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("CODESPACE_PROCESS_MAX_PIDS") && err.contains("301"), "{bad}: {err}");
+    }
     // CODESPACE_CONFIG is the same as --config.
     let out = env.command().env("CODESPACE_CONFIG", &bad_cfg).args(["serve"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
