@@ -4,7 +4,7 @@ use std::ffi::CStr;
 use std::os::fd::OwnedFd;
 use std::time::Instant;
 
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, Dir, DirEntry, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::error::FsError;
@@ -72,93 +72,120 @@ impl Root {
         }
         let fd = rustix::fs::openat(self.fd(), ".", dir_flags(), Mode::empty())
             .map_err(root_unavailable)?;
+        let root =
+            Frame { dir: Dir::new(fd).map_err(root_unavailable)?, prefix: String::new(), depth: 0 };
 
-        let mut walk = Walk::default();
-        let mut entries = 0usize;
-        let mut dirs = 1usize;
-        let mut stack = vec![Frame {
-            dir: Dir::new(fd).map_err(root_unavailable)?,
-            prefix: String::new(),
-            depth: 0,
-        }];
+        let mut walker =
+            Walker { limits, walk: Walk::default(), entries: 0, dirs: 1, stack: vec![root] };
         if limits.max_dirs == 0 {
-            walk.incomplete = true;
-            stack.clear();
+            walker.walk.incomplete = true;
+            walker.stack.clear();
         }
-        while let Some(top) = stack.last_mut() {
-            if limits.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                walk.incomplete = true;
-                break;
+        walker.run();
+        walker.walk.files.sort_unstable();
+        Ok(walker.walk)
+    }
+}
+
+/// One walk in progress: the open directories and the counts its limits apply to.
+struct Walker<'l> {
+    limits: &'l WalkLimits,
+    walk: Walk,
+    /// Entries seen so far (`.` and `..` excluded).
+    entries: usize,
+    /// Directories opened so far, the root included.
+    dirs: usize,
+    stack: Vec<Frame>,
+}
+
+impl Walker<'_> {
+    /// Reads entries depth-first until the stack is empty or a limit ends the walk.
+    fn run(&mut self) {
+        while let Some(top) = self.stack.last_mut() {
+            if self.limits.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                self.walk.incomplete = true;
+                return;
             }
             let entry = match top.dir.read() {
                 None => {
-                    stack.pop();
+                    self.stack.pop();
                     continue;
                 }
                 Some(Err(_)) => {
                     // An unreadable directory (EIO, EACCES...): what it holds is unknown.
-                    walk.incomplete = true;
-                    stack.pop();
+                    self.walk.incomplete = true;
+                    self.stack.pop();
                     continue;
                 }
                 Some(Ok(entry)) => entry,
             };
-            let raw_name = entry.file_name();
-            if is_dot_or_dotdot(raw_name) {
+            if is_dot_or_dotdot(entry.file_name()) {
                 continue;
             }
-            entries += 1;
-            if entries > limits.max_entries {
-                walk.incomplete = true;
-                break;
+            self.entries += 1;
+            if self.entries > self.limits.max_entries {
+                self.walk.incomplete = true;
+                return;
             }
-            let Ok(name) = raw_name.to_str() else {
-                walk.skipped_non_utf8 += 1;
-                continue;
-            };
-            let Ok(dir_fd) = top.dir.fd() else { continue };
-            let file_type = match entry.file_type() {
-                FileType::Unknown => {
-                    match rustix::fs::statat(dir_fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                        Ok(st) => FileType::from_raw_mode(st.st_mode),
-                        Err(Errno::NOENT) => continue,
-                        Err(_) => {
-                            walk.incomplete = true;
-                            continue;
-                        }
-                    }
-                }
-                known => known,
-            };
-            match file_type {
-                FileType::RegularFile => walk.files.push(format!("{}{name}", top.prefix)),
-                FileType::Directory => {
-                    let depth = top.depth + 1;
-                    if depth > limits.max_depth || dirs >= limits.max_dirs {
-                        walk.incomplete = true;
-                        continue;
-                    }
-                    match open_child(dir_fd, name) {
-                        Ok(fd) => match Dir::new(fd) {
-                            Ok(dir) => {
-                                dirs += 1;
-                                let prefix = format!("{}{name}/", top.prefix);
-                                stack.push(Frame { dir, prefix, depth });
-                            }
-                            Err(_) => walk.incomplete = true,
-                        },
-                        // Gone, or swapped for a symlink or a file since readdir: not part
-                        // of the tree any more, and never followed.
-                        Err(Errno::NOENT | Errno::LOOP | Errno::NOTDIR) => {}
-                        Err(_) => walk.incomplete = true,
-                    }
-                }
-                // Symlinks are never followed or listed; special files are not "files".
-                _ => {}
-            }
+            self.visit(&entry);
         }
-        walk.files.sort_unstable();
-        Ok(walk)
+    }
+
+    /// Lists a regular file, descends into a directory, and ignores everything else.
+    fn visit(&mut self, entry: &DirEntry) {
+        let Ok(name) = entry.file_name().to_str() else {
+            self.walk.skipped_non_utf8 += 1;
+            return;
+        };
+        let Some(top) = self.stack.last() else { return };
+        let Ok(dir_fd) = top.dir.fd() else { return };
+        let file_type = match entry.file_type() {
+            FileType::Unknown => {
+                match rustix::fs::statat(dir_fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => FileType::from_raw_mode(st.st_mode),
+                    Err(Errno::NOENT) => return,
+                    Err(_) => {
+                        self.walk.incomplete = true;
+                        return;
+                    }
+                }
+            }
+            known => known,
+        };
+        match file_type {
+            FileType::RegularFile => {
+                let path = format!("{}{name}", top.prefix);
+                self.walk.files.push(path);
+            }
+            FileType::Directory => self.descend(name),
+            // Symlinks are never followed or listed; special files are not "files".
+            _ => {}
+        }
+    }
+
+    /// Opens `name` in the top directory without following a symlink and pushes it.
+    fn descend(&mut self, name: &str) {
+        let Some(top) = self.stack.last() else { return };
+        let depth = top.depth + 1;
+        if depth > self.limits.max_depth || self.dirs >= self.limits.max_dirs {
+            self.walk.incomplete = true;
+            return;
+        }
+        let Ok(dir_fd) = top.dir.fd() else { return };
+        match open_child(dir_fd, name) {
+            Ok(fd) => match Dir::new(fd) {
+                Ok(dir) => {
+                    let prefix = format!("{}{name}/", top.prefix);
+                    self.dirs += 1;
+                    self.stack.push(Frame { dir, prefix, depth });
+                }
+                Err(_) => self.walk.incomplete = true,
+            },
+            // Gone, or swapped for a symlink or a file since readdir: not part of the tree
+            // any more, and never followed.
+            Err(Errno::NOENT | Errno::LOOP | Errno::NOTDIR) => {}
+            Err(_) => self.walk.incomplete = true,
+        }
     }
 }
 

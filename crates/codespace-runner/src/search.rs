@@ -90,59 +90,15 @@ pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerErr
         changed: Condvar::new(),
     };
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
-    let mut failure = None;
-    std::thread::scope(|scope| {
+    let failure = std::thread::scope(|scope| {
         for _ in 0..workers {
             let (shared, files, matcher) = (&shared, &files, matcher.clone());
             scope.spawn(move || worker(root, req, files, &matcher, shared, wanted));
         }
-        // Matches seen so far, across files, including the skipped ones before `offset`.
-        let mut seen: u64 = 0;
-        for i in 0..files.len() {
-            let result = {
-                let mut st = shared.lock();
-                loop {
-                    if let Some(r) = st.results[i].take() {
-                        st.consumed = i + 1;
-                        break r;
-                    }
-                    st = shared.changed.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
-                }
-            };
-            shared.changed.notify_all();
-            match result {
-                FileResult::Skipped => {}
-                FileResult::OverBudget => {
-                    out.incomplete = true;
-                    break;
-                }
-                FileResult::Failed(e) => {
-                    failure = Some(e);
-                    break;
-                }
-                FileResult::Binary => {
-                    out.files_searched += 1;
-                    out.binary_files_skipped += 1;
-                }
-                FileResult::Searched { matches, count, timed_out } => {
-                    out.files_searched += 1;
-                    let skip = req.offset.saturating_sub(seen).min(count) as usize;
-                    let room = (wanted - seen.max(req.offset).min(wanted)) as usize;
-                    out.matches.extend(matches.into_iter().skip(skip).take(room));
-                    seen = seen.saturating_add(count);
-                    if seen > wanted {
-                        out.has_more = true;
-                        break;
-                    }
-                    if timed_out {
-                        out.incomplete = true;
-                        break;
-                    }
-                }
-            }
-        }
+        let failure = consume(&shared, files.len(), req, wanted, &mut out);
         shared.lock().stop = true;
         shared.changed.notify_all();
+        failure
     });
     match failure {
         Some(e) => Err(e),
@@ -181,6 +137,66 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+
+    /// Waits for file `i`'s result and marks it consumed, which lets workers held back by
+    /// `RUN_AHEAD` go on.
+    fn take(&self, i: usize) -> FileResult {
+        let result = {
+            let mut st = self.lock();
+            loop {
+                if let Some(r) = st.results[i].take() {
+                    st.consumed = i + 1;
+                    break r;
+                }
+                st = self.changed.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+        };
+        self.changed.notify_all();
+        result
+    }
+}
+
+/// Takes the files' results strictly in walk order into `out` until the page is full, a
+/// budget ends the search, or a file fails (returned).
+fn consume(
+    shared: &Shared,
+    files: usize,
+    req: &GrepRequest<'_>,
+    wanted: u64,
+    out: &mut GrepOutcome,
+) -> Option<RunnerError> {
+    // Matches seen so far, across files, including the skipped ones before `offset`.
+    let mut seen: u64 = 0;
+    for i in 0..files {
+        match shared.take(i) {
+            FileResult::Skipped => {}
+            FileResult::OverBudget => {
+                out.incomplete = true;
+                return None;
+            }
+            FileResult::Failed(e) => return Some(e),
+            FileResult::Binary => {
+                out.files_searched += 1;
+                out.binary_files_skipped += 1;
+            }
+            FileResult::Searched { matches, count, timed_out } => {
+                out.files_searched += 1;
+                let skip = req.offset.saturating_sub(seen).min(count) as usize;
+                let room = (wanted - seen.max(req.offset).min(wanted)) as usize;
+                out.matches.extend(matches.into_iter().skip(skip).take(room));
+                seen = seen.saturating_add(count);
+                if seen > wanted {
+                    out.has_more = true;
+                    return None;
+                }
+                if timed_out {
+                    out.incomplete = true;
+                    return None;
+                }
+            }
+        }
+    }
+    None
 }
 
 fn worker(
