@@ -9,6 +9,7 @@ mod enter;
 mod launch;
 mod policy;
 mod probe;
+mod sys;
 
 pub use enter::{LANDLOCK_ABI, SandboxError, seccomp_program};
 pub use launch::launch;
