@@ -89,12 +89,12 @@ impl SandboxError {
         Self { step, message: message.to_string(), errno: 0 }
     }
 
-    pub(crate) fn last_os(step: &'static str) -> Self {
-        Self::io(step, &io::Error::last_os_error())
-    }
-
     pub(crate) fn errno(step: &'static str, e: rustix::io::Errno) -> Self {
         Self::io(step, &e.into())
+    }
+
+    pub(crate) fn errno_at(step: &'static str, path: &Path, e: rustix::io::Errno) -> Self {
+        Self::io_at(step, path, &e.into())
     }
 }
 
