@@ -20,9 +20,6 @@
 //! filter. (`connect` to a pathname `AF_UNIX` socket is not mediated by Landlock before
 //! ABI 9; the launcher's root is what keeps the host's sockets out of reach.)
 
-// The prctl and capset calls are raw kernel calls.
-#![allow(unsafe_code)]
-
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
@@ -32,6 +29,7 @@ use landlock::{
     ABI, Access as _, AccessFs, AccessNet, CompatLevel, Compatible as _, PathBeneath, PathFd,
     Ruleset, RulesetAttr as _, RulesetCreatedAttr as _, RulesetStatus, Scope,
 };
+use rustix::thread::{CapabilitySet, CapabilitySets};
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule,
@@ -91,8 +89,12 @@ impl SandboxError {
         Self { step, message: message.to_string(), errno: 0 }
     }
 
-    pub(crate) fn last_os(step: &'static str) -> Self {
-        Self::io(step, &io::Error::last_os_error())
+    pub(crate) fn errno(step: &'static str, e: rustix::io::Errno) -> Self {
+        Self::io(step, &e.into())
+    }
+
+    pub(crate) fn errno_at(step: &'static str, path: &Path, e: rustix::io::Errno) -> Self {
+        Self::io_at(step, path, &e.into())
     }
 }
 
@@ -119,11 +121,7 @@ pub(crate) fn enter(
 }
 
 fn set_no_new_privs() -> Result<(), SandboxError> {
-    // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes no pointer and only sets a process flag.
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
-        return Err(SandboxError::last_os("no_new_privs"));
-    }
-    Ok(())
+    rustix::thread::set_no_new_privs(true).map_err(|e| SandboxError::errno("no_new_privs", e))
 }
 
 fn landlock(policy: &SandboxPolicy, visible: &Visible) -> Result<(), SandboxError> {
@@ -241,36 +239,14 @@ pub fn seccomp_program(network: NetworkPolicy) -> Result<BpfProgram, SandboxErro
 
 /// `capset` with every set empty, and the ambient set cleared.
 fn drop_capabilities() -> Result<(), SandboxError> {
-    // The kernel's `_LINUX_CAPABILITY_VERSION_3` header and its two data words.
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    const VERSION_3: u32 = 0x2008_0522;
-    let mut header = Header { version: VERSION_3, pid: 0 };
-    let data = [Data { effective: 0, permitted: 0, inheritable: 0 }; 2];
-    // SAFETY: PR_CAP_AMBIENT_CLEAR_ALL takes no pointer and only clears a process set.
-    let rc = unsafe {
-        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0)
+    rustix::thread::clear_ambient_capability_set()
+        .map_err(|e| SandboxError::errno("ambient capabilities", e))?;
+    let none = CapabilitySets {
+        effective: CapabilitySet::empty(),
+        permitted: CapabilitySet::empty(),
+        inheritable: CapabilitySet::empty(),
     };
-    if rc != 0 {
-        return Err(SandboxError::last_os("ambient capabilities"));
-    }
-    // SAFETY: capset reads one v3 header and two data structs, both live for the call and
-    // laid out as the kernel's `__user_cap_header_struct` / `__user_cap_data_struct`.
-    let rc = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) };
-    if rc != 0 {
-        return Err(SandboxError::last_os("capset"));
-    }
-    Ok(())
+    rustix::thread::set_capabilities(None, none).map_err(|e| SandboxError::errno("capset", e))
 }
 
 #[cfg(test)]

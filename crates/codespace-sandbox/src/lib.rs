@@ -1,5 +1,5 @@
 //! The Linux command sandbox: probes of what the host kernel can enforce, the policy a
-//! command runs under (with its argv encoding for the reaper shim), and [`launch`], which
+//! command runs under (with its argv encoding for the reaper shim), and [`launch()`], which
 //! the shim calls in a fork of itself to run the command in its own namespaces and root
 //! under Landlock, seccomp and no capabilities.
 //!
@@ -9,6 +9,7 @@ mod enter;
 mod launch;
 mod policy;
 mod probe;
+mod sys;
 
 pub use enter::{LANDLOCK_ABI, SandboxError, seccomp_program};
 pub use launch::launch;

@@ -1,8 +1,15 @@
 //! Probes of kernel features, each asked of the kernel directly rather than inferred from
 //! version numbers or configuration files.
-#![allow(unsafe_code)]
 
+use std::ffi::CStr;
+
+use rustix::fs::{CWD, Mode, OFlags, ResolveFlags};
+use rustix::mount::{MountFlags, MountPropagationFlags};
+use rustix::process::{Pid, WaitOptions};
+use rustix::thread::UnshareFlags;
 use serde::Serialize;
+
+use crate::sys::{self, Forked};
 
 /// What this kernel offers, as probed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -65,6 +72,7 @@ pub fn probe() -> HostProbe {
 
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
 
+#[allow(unsafe_code)]
 fn landlock_abi() -> Option<u32> {
     // SAFETY: landlock_create_ruleset with a NULL attribute, size 0 and the VERSION flag only
     // returns the ABI number (or -1); it creates no descriptor and touches no memory.
@@ -79,14 +87,14 @@ fn landlock_abi() -> Option<u32> {
     u32::try_from(v).ok().filter(|v| *v > 0)
 }
 
+#[allow(unsafe_code)]
 fn seccomp_filter() -> bool {
-    // SAFETY: PR_GET_SECCOMP reads this thread's seccomp mode; it has no side effects.
-    let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-    if mode < 0 {
+    if rustix::thread::secure_computing_mode().is_err() {
         return false;
     }
     // A NULL filter pointer makes SECCOMP_SET_MODE_FILTER fail with EFAULT when filters are
-    // supported, and with EINVAL when they are not; no filter is ever installed.
+    // supported, and with EINVAL when they are not; no filter is ever installed. (rustix
+    // has no `seccomp` call.)
     // SAFETY: the call is made with a NULL program and so cannot change the process.
     let r = unsafe {
         libc::syscall(
@@ -100,139 +108,77 @@ fn seccomp_filter() -> bool {
 }
 
 fn namespaces() -> bool {
-    // SAFETY: fork in a process that may have other threads; the child only calls the
-    // async-signal-safe unshare and _exit, so it never touches locks held by other threads.
-    let pid = unsafe { libc::fork() };
-    match pid {
-        -1 => false,
-        0 => {
-            // SAFETY: in the child: unshare and _exit are async-signal-safe.
-            unsafe {
-                let ok = libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0;
-                libc::_exit(if ok { 0 } else { 1 });
-            }
-        }
-        child => exited_zero(child),
-    }
+    in_child(|| sys::unshare_namespaces(UnshareFlags::NEWUSER | UnshareFlags::NEWNET).is_ok())
 }
 
 fn mount_and_pid_namespaces() -> bool {
     // Everything the children need is prepared here: after a fork in a process that may
     // have other threads, they make only raw, async-signal-safe system calls.
-    // SAFETY: geteuid/getegid only read the caller's credentials.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let uid = rustix::process::geteuid().as_raw();
+    let gid = rustix::process::getegid().as_raw();
     let (Ok(uid_map), Ok(gid_map)) = (
         std::ffi::CString::new(format!("{uid} {uid} 1\n")),
         std::ffi::CString::new(format!("{gid} {gid} 1\n")),
     ) else {
         return false;
     };
-    // SAFETY: see above; the child only calls the helpers below and _exit.
-    let pid = unsafe { libc::fork() };
-    match pid {
-        -1 => false,
-        0 => {
-            // SAFETY: raw system calls on NUL-terminated strings prepared before the fork.
-            unsafe {
-                let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
-                let ok = libc::unshare(flags) == 0
-                    && put(c"/proc/self/setgroups", c"deny")
-                    && put(c"/proc/self/uid_map", &uid_map)
-                    && put(c"/proc/self/gid_map", &gid_map);
-                if !ok {
-                    libc::_exit(1);
-                }
-                // The first child is PID 1 of the new namespace.
-                let init = libc::fork();
-                if init == 0 {
-                    let null = std::ptr::null();
-                    let ok = libc::mount(
-                        null,
-                        c"/".as_ptr(),
-                        null,
-                        libc::MS_REC | libc::MS_PRIVATE,
-                        null.cast(),
-                    ) == 0
-                        && libc::mount(
-                            c"tmpfs".as_ptr(),
-                            c"/tmp".as_ptr(),
-                            c"tmpfs".as_ptr(),
-                            0,
-                            null.cast(),
-                        ) == 0
-                        && libc::mkdir(c"/tmp/proc".as_ptr(), 0o755) == 0
-                        && libc::mount(
-                            c"proc".as_ptr(),
-                            c"/tmp/proc".as_ptr(),
-                            c"proc".as_ptr(),
-                            0,
-                            null.cast(),
-                        ) == 0
-                        && put(c"/tmp/proc/sys/kernel/pid_max", c"1000");
-                    libc::_exit(if ok { 0 } else { 1 });
-                }
-                libc::_exit(if init > 0 && exited_zero(init) { 0 } else { 1 });
-            }
-        }
-        child => exited_zero(child),
+    in_child(|| {
+        let flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS | UnshareFlags::NEWPID;
+        sys::unshare_namespaces(flags).is_ok()
+            && put(c"/proc/self/setgroups", c"deny")
+            && put(c"/proc/self/uid_map", &uid_map)
+            && put(c"/proc/self/gid_map", &gid_map)
+            // The first child is PID 1 of the new namespace.
+            && in_child(mount_proc_with_pid_max)
+    })
+}
+
+/// In PID 1 of a new PID namespace: a private mount tree, a tmpfs, a fresh `/proc` in it
+/// and that namespace's own `pid_max`.
+fn mount_proc_with_pid_max() -> bool {
+    let private = MountPropagationFlags::REC | MountPropagationFlags::PRIVATE;
+    let none: Option<&CStr> = None;
+    rustix::mount::mount_change(c"/", private).is_ok()
+        && rustix::mount::mount(c"tmpfs", c"/tmp", c"tmpfs", MountFlags::empty(), none).is_ok()
+        && rustix::fs::mkdir(c"/tmp/proc", Mode::from_raw_mode(0o755)).is_ok()
+        && rustix::mount::mount(c"proc", c"/tmp/proc", c"proc", MountFlags::empty(), none).is_ok()
+        && put(c"/tmp/proc/sys/kernel/pid_max", c"1000")
+}
+
+/// Runs `probe` in a forked child and says whether it returned `true` there. In a process
+/// that may have other threads, `probe` may only make raw system calls (no allocation,
+/// no lock): nothing but rustix's calls on C strings, and [`in_child`] itself.
+#[allow(unsafe_code)]
+fn in_child(probe: impl FnOnce() -> bool) -> bool {
+    // SAFETY: the child only runs `probe`, bound to async-signal-safe calls (above), and
+    // ends with `_exit`.
+    match unsafe { sys::fork() } {
+        Err(_) => false,
+        Ok(Forked::Child) => sys::exit_now(if probe() { 0 } else { 1 }),
+        Ok(Forked::Parent(child)) => exited_zero(child),
     }
 }
 
 /// Writes `text` to `path` with raw calls (usable right after a fork).
-///
-/// # Safety
-/// Both arguments are NUL-terminated strings; the call only opens, writes and closes.
-unsafe fn put(path: &std::ffi::CStr, text: &std::ffi::CStr) -> bool {
-    // SAFETY: per the function's contract.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return false;
-        }
-        let len = text.to_bytes().len();
-        let ok = libc::write(fd, text.as_ptr().cast(), len) == len as isize;
-        libc::close(fd);
-        ok
-    }
+fn put(path: &CStr, text: &CStr) -> bool {
+    let Ok(fd) = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty()) else {
+        return false;
+    };
+    let len = text.to_bytes().len();
+    rustix::io::write(&fd, text.to_bytes()) == Ok(len)
 }
 
-fn exited_zero(child: libc::pid_t) -> bool {
-    let mut status = 0;
-    // SAFETY: waits for a child this process forked; status is a valid out pointer.
-    let r = unsafe { libc::waitpid(child, &mut status, 0) };
-    r == child && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+fn exited_zero(child: Pid) -> bool {
+    matches!(
+        rustix::process::waitpid(Some(child), WaitOptions::empty()),
+        Ok(Some((pid, status))) if pid == child && status.exit_status() == Some(0)
+    )
 }
 
 fn openat2() -> bool {
-    #[repr(C)]
-    struct OpenHow {
-        flags: u64,
-        mode: u64,
-        resolve: u64,
-    }
-    const RESOLVE_BENEATH: u64 = 0x08;
-    let how = OpenHow {
-        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
-        mode: 0,
-        resolve: RESOLVE_BENEATH,
-    };
-    // SAFETY: openat2 on "." relative to the working directory, with a valid open_how of the declared size;
-    // the returned descriptor is closed right away.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            c".".as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    };
-    if fd < 0 {
-        return false;
-    }
-    // SAFETY: fd was just returned by openat2 and is owned here.
-    unsafe { libc::close(fd as libc::c_int) };
-    true
+    let flags = OFlags::PATH | OFlags::CLOEXEC;
+    // The descriptor, if any, is closed as soon as it is dropped.
+    rustix::fs::openat2(CWD, c".", flags, Mode::empty(), ResolveFlags::BENEATH).is_ok()
 }
 
 #[cfg(test)]

@@ -1,0 +1,141 @@
+//! The init, PID 1 of the new namespaces: it waits for its id maps, builds the root, caps
+//! `pid_max`, joins the network namespace it is sent, forks the command and reaps until the
+//! command ends. Also the command itself, which restricts itself and execs.
+
+use std::convert::Infallible;
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::fd::{AsFd as _, OwnedFd};
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rustix::io::Errno;
+use rustix::process::Signal;
+use rustix::thread::LinkNameSpaceType;
+use seccompiler::BpfProgram;
+
+use super::{EXIT_FAILED, fail, fdpass, root, status, write_file};
+use crate::enter::{SandboxError, Visible, enter, seccomp_program};
+use crate::policy::SandboxPolicy;
+use crate::sys::{self, ExecArgs, Forked};
+
+/// Attempts and pause when `execve` says the program is busy being written (ETXTBSY).
+const TXTBSY_RETRIES: u32 = 20;
+const TXTBSY_PAUSE: Duration = Duration::from_millis(5);
+
+/// What the init and the command need, checked and built in the monitor before anything
+/// changes, so a malformed policy, argument or filter fails first.
+pub(super) struct CommandSpec {
+    cwd: PathBuf,
+    exe: CString,
+    argv: Vec<CString>,
+    bpf: BpfProgram,
+}
+
+impl CommandSpec {
+    pub(super) fn new(
+        policy: &SandboxPolicy,
+        exe: &OsStr,
+        argv: &[OsString],
+    ) -> Result<Self, SandboxError> {
+        let lists = [&policy.read_roots, &policy.writable_roots, &policy.masked];
+        if let Some(p) = lists.iter().flat_map(|l| l.iter()).find(|p| !p.is_absolute()) {
+            return Err(SandboxError::other("policy", format!("{} is not absolute", p.display())));
+        }
+        let cwd = std::env::current_dir().map_err(|e| SandboxError::io("cwd", &e))?;
+        let exe = cstring("exe", exe)?;
+        let argv = argv.iter().map(|a| cstring("argv", a)).collect::<Result<Vec<_>, _>>()?;
+        let bpf = seccomp_program(policy.network)?;
+        Ok(Self { cwd, exe, argv, bpf })
+    }
+}
+
+/// The init's ends of the channels to the monitor.
+pub(super) struct InitEnds {
+    /// Readable once the monitor has written the init's id maps.
+    pub(super) sync_r: OwnedFd,
+    /// Where the init writes how the command ended.
+    pub(super) status_w: OwnedFd,
+    /// Where the network namespace arrives, under `restricted`.
+    pub(super) netns: Option<OwnedFd>,
+}
+
+/// PID 1 of the new namespaces, from start to end.
+#[allow(unsafe_code)]
+pub(super) fn run(
+    policy: &SandboxPolicy,
+    spec: &CommandSpec,
+    ends: InitEnds,
+    report: OwnedFd,
+) -> ! {
+    let InitEnds { sync_r, status_w, netns } = ends;
+    // Dies with the monitor; nothing would be left to report a failure to arm it to.
+    let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
+    let mut byte = [0u8; 1];
+    if !matches!(rustix::io::read(&sync_r, &mut byte), Ok(1)) {
+        // The monitor is gone (or failed to write the maps and killed us anyway).
+        sys::exit_now(EXIT_FAILED)
+    }
+    drop(sync_r);
+    let visible = prepare(policy, &spec.cwd, netns).unwrap_or_else(|e| fail(report.as_fd(), &e));
+    // SAFETY: this process is single-threaded (a clone of the single-threaded monitor), so
+    // the child may allocate; it only runs `command` and exits.
+    match unsafe { sys::fork() } {
+        Err(e) => fail(report.as_fd(), &SandboxError::io("fork command", &e)),
+        Ok(Forked::Child) => {
+            drop(status_w);
+            let Err(e) = command(policy, &visible, spec);
+            fail(report.as_fd(), &e)
+        }
+        Ok(Forked::Parent(child)) => {
+            drop(report);
+            let ended = status::reap_until(child);
+            status::send(status_w.as_fd(), ended);
+            // The kernel kills every other process of this PID namespace when its init exits.
+            sys::exit_now(0)
+        }
+    }
+}
+
+/// Everything the init does before it forks the command. Returns the canonical roots
+/// for Landlock.
+fn prepare(
+    policy: &SandboxPolicy,
+    cwd: &Path,
+    netns: Option<OwnedFd>,
+) -> Result<Visible, SandboxError> {
+    let visible = root::build(policy, cwd)?;
+    write_file("pid_max", "/proc/sys/kernel/pid_max", &policy.max_pids.to_string())?;
+    if let Some(channel) = netns {
+        let netns = fdpass::receive_fd(channel.as_fd())?;
+        rustix::thread::move_into_link_name_space(netns.as_fd(), Some(LinkNameSpaceType::Network))
+            .map_err(|e| SandboxError::errno("join network namespace", e))?;
+    }
+    Ok(visible)
+}
+
+/// The command: restricts itself, then execs (retrying briefly on ETXTBSY).
+fn command(
+    policy: &SandboxPolicy,
+    visible: &Visible,
+    spec: &CommandSpec,
+) -> Result<Infallible, SandboxError> {
+    // The shim ignores SIGPIPE and ignored signals survive exec; the command gets the
+    // default, as it would unsandboxed.
+    sys::set_signal_ignored(libc::SIGPIPE, false);
+    enter(policy, visible, &spec.bpf)?;
+    let args = ExecArgs::new(&spec.argv);
+    for _ in 0..=TXTBSY_RETRIES {
+        let e = sys::execv(&spec.exe, &args);
+        if e.raw_os_error() != Some(Errno::TXTBSY.raw_os_error()) {
+            return Err(SandboxError::io("exec", &e));
+        }
+        std::thread::sleep(TXTBSY_PAUSE);
+    }
+    Err(SandboxError::io("exec", &io::Error::from(Errno::TXTBSY)))
+}
+
+fn cstring(step: &'static str, s: &OsStr) -> Result<CString, SandboxError> {
+    CString::new(s.as_bytes()).map_err(|_| SandboxError::other(step, "contains NUL"))
+}

@@ -1,0 +1,79 @@
+//! The launcher: three processes between the reaper shim and the command.
+//!
+//! - The *monitor* (the process [`launch`] is called in, a fresh fork of the shim) starts
+//!   in the host's namespaces. It clones the *init* into new user, mount, PID and IPC
+//!   namespaces and writes the init's uid and gid maps from outside (the caller's own ids
+//!   mapped to themselves, `setgroups` denied). Under [`NetworkPolicy::Restricted`] it then
+//!   joins the init's user namespace, makes a network namespace there while the init builds
+//!   the root (the slowest namespace to create), and passes it over a socket. It then waits
+//!   and finally exits exactly as the command did: with its exit code, or by raising its
+//!   fatal signal. It holds none of the command's stdio and ignores the terminal's
+//!   signals, so only the command reacts to them.
+//! - The *init* is PID 1 of the new PID namespace, dies with the monitor
+//!   (`PR_SET_PDEATHSIG(SIGKILL)`), and builds the command's root: a tmpfs holding read-only
+//!   binds of the system directories, a read-only `/sys`, a fresh `/proc`, a minimal `/dev`,
+//!   a private `/tmp`, and the policy's roots at their canonical paths, every read-only
+//!   bind `nosuid`; the masked paths and the host's password hashes covered; then
+//!   `pivot_root` and the old root detached. It caps the namespace's `pid_max` (Linux
+//!   6.14+), joins the network namespace it was sent (under `Restricted`), forks the
+//!   command, reaps every orphan, and when the command ends passes its status to the
+//!   monitor and exits, which makes the kernel kill whatever is left in the namespace. The
+//!   monitor ends as soon as it has the status; the shim adopts and reaps the init while
+//!   the namespaces are torn down.
+//! - The *command* restricts itself ([`crate::enter`]: no-new-privs, Landlock, seccomp, no
+//!   capabilities) and execs.
+//!
+//! Every failure before the exec is written to the report pipe as `<errno> <text>` and the
+//! process exits 127; the pipe is close-on-exec everywhere and each stage closes its copy
+//! once the next one holds it, so end of file with nothing read means the command's exec
+//! succeeded. Nothing runs unsandboxed as a fallback.
+//!
+//! Modules: [`monitor`] and [`init`] are the processes (the command is the init's child),
+//! [`root`] assembles the new root from [`mounts`], [`fdpass`] carries the network namespace
+//! and [`status`] the command's end from one process to the next.
+//!
+//! [`NetworkPolicy::Restricted`]: crate::policy::NetworkPolicy::Restricted
+
+mod fdpass;
+mod init;
+mod monitor;
+mod mounts;
+mod root;
+mod status;
+
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{BorrowedFd, FromRawFd as _, OwnedFd};
+
+use crate::enter::SandboxError;
+use crate::policy::SandboxPolicy;
+
+pub(crate) use root::SYSTEM_DIRS;
+
+/// Exit status of a stage that failed before the command's exec.
+const EXIT_FAILED: i32 = 127;
+
+/// Runs `exe` with `argv` under `policy`, in the calling process (the monitor). Never
+/// returns. Call it in a single-threaded process whose fds 0-2 are the command's stdio, its
+/// working directory the command's, and its environment the command's; `report` is the
+/// write end of a close-on-exec pipe (see the module docs for what it carries), which the
+/// launcher takes over.
+#[allow(unsafe_code)]
+pub fn launch(policy: &SandboxPolicy, exe: &OsStr, argv: &[OsString], report: i32) -> ! {
+    // SAFETY: the caller hands over an open descriptor it never uses again (this function
+    // does not return), so this is its only owner here.
+    let report = unsafe { OwnedFd::from_raw_fd(report) };
+    monitor::run(policy, exe, argv, report)
+}
+
+/// Writes `text` to the kernel file at `path` (an id map, `pid_max`).
+fn write_file(step: &'static str, path: &str, text: &str) -> Result<(), SandboxError> {
+    std::fs::write(path, text).map_err(|e| SandboxError::io(step, &e))
+}
+
+/// Writes `e` on the report pipe and exits without running anything.
+fn fail(report: BorrowedFd<'_>, e: &SandboxError) -> ! {
+    let text = format!("{} {e}", e.errno);
+    // Nothing is left to tell of a failed report: the shim then sees a bare exit 127.
+    let _ = rustix::io::write(report, text.as_bytes());
+    crate::sys::exit_now(EXIT_FAILED)
+}
