@@ -28,7 +28,9 @@
 //! ledger; the caller releases a lease when [`Spawned::exited`] resolves.
 //!
 //! # Layout
-//! - `supervisor`: [`Supervisor`], [`SupervisorConfig`], [`Clock`] and the per-process tasks.
+//! - `supervisor`: [`Supervisor`] (its API in `mod.rs`), with `config` ([`SupervisorConfig`],
+//!   [`Clock`]), `start` (spawn and handshake), `table` (handles, slots, retention),
+//!   `handle` (one process's state) and `tasks` (pump, stdin writer, supervision).
 //! - `spawn`: `argv[0]` resolution, the spawner thread, starting shims (posix_spawn for pipes).
 //! - `reaper`: [`reaper_main`], the shim.
 //! - `protocol`: the shim's arguments and report lines.
