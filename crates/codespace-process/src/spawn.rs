@@ -1,4 +1,4 @@
-//! Starting a reaper shim: resolving `argv[0]`, wiring its descriptors, and forking it from
+//! Starting a reaper shim: its arguments, wiring its descriptors, and forking it from
 //! the supervisor's dedicated spawner thread.
 //!
 //! Why a dedicated thread: `PR_SET_PDEATHSIG` fires when the *thread* that forked the shim
@@ -8,14 +8,12 @@
 //! supervisor, so the death signal means "the supervisor is gone".
 
 use std::ffi::OsString;
-use std::fs;
 use std::io;
 use std::os::fd::{AsRawFd as _, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Mutex, PoisonError, mpsc};
 
-use rustix::fs::Access;
 use rustix::pipe::PipeFlags;
 use rustix::process::Signal;
 use tokio::net::unix::pipe;
@@ -28,33 +26,10 @@ use crate::reaper::REPORT_FD;
 /// `PATH` used to resolve `argv[0]` when the request's environment has none.
 pub const DEFAULT_PATH: &str = "/usr/bin:/bin:/usr/sbin:/sbin";
 
-/// Finds the program for `argv0` the way `execvp` would on the child's `PATH`, with
-/// relative entries (and a relative `argv0` containing `/`) taken against `cwd`.
-pub(crate) fn resolve_program(
-    argv0: &str,
-    env: &[(String, String)],
-    cwd: &Path,
-) -> Result<PathBuf, String> {
-    if argv0.contains('/') {
-        let path = cwd.join(argv0);
-        return check_executable(&path).map(|()| path).map_err(|why| format!("{argv0}: {why}"));
-    }
-    let search = env.iter().rev().find(|(k, _)| k == "PATH").map_or(DEFAULT_PATH, |(_, v)| v);
-    for dir in search.split(':') {
-        let candidate = if dir.is_empty() { cwd.join(argv0) } else { cwd.join(dir).join(argv0) };
-        if check_executable(&candidate).is_ok() {
-            return Ok(candidate);
-        }
-    }
-    Err(format!("{argv0}: command not found on PATH"))
-}
-
-fn check_executable(path: &Path) -> Result<(), &'static str> {
-    let meta = fs::metadata(path).map_err(|_| "no such file")?;
-    if !meta.is_file() {
-        return Err("not a regular file");
-    }
-    rustix::fs::access(path, Access::EXEC_OK).map_err(|_| "permission denied")
+/// The `PATH` the shim looks `argv[0]` up on: the request's own (the last one if it sets
+/// several, as the child will see), or [`DEFAULT_PATH`].
+pub(crate) fn search_path(env: &[(String, String)]) -> &str {
+    env.iter().rev().find(|(k, _)| k == "PATH").map_or(DEFAULT_PATH, |(_, v)| v)
 }
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
@@ -134,7 +109,7 @@ pub(crate) struct Launched {
 pub(crate) struct LaunchSpec<'a> {
     pub(crate) reaper_exe: &'a Path,
     pub(crate) reaper_arg: &'a OsString,
-    pub(crate) exe: PathBuf,
+    pub(crate) search_path: &'a str,
     pub(crate) argv: &'a [String],
     pub(crate) env: &'a [(String, String)],
     pub(crate) cwd: &'a Path,
@@ -162,7 +137,7 @@ pub(crate) async fn launch(spawner: &Spawner, spec: LaunchSpec<'_>) -> io::Resul
         report_fd: report_w.as_raw_fd(),
         tty: spec.tty,
         sandbox: spec.sandbox,
-        exe: spec.exe,
+        search_path: spec.search_path.into(),
         argv: spec.argv.iter().map(OsString::from).collect(),
     }
     .encode();

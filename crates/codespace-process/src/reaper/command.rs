@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::os::unix::process::CommandExt as _;
+use std::path::Path;
 use std::time::Duration;
 
 use rustix::pipe::PipeFlags;
@@ -19,8 +20,8 @@ const TXTBSY_PAUSE: Duration = Duration::from_millis(5);
 
 /// Starts the command directly (no sandbox) in its own process group.
 #[allow(unsafe_code)]
-pub(super) fn spawn_plain(args: &ShimArgs) -> Result<u32, ShimReport> {
-    let mut cmd = std::process::Command::new(&args.exe);
+pub(super) fn spawn_plain(args: &ShimArgs, exe: &Path) -> Result<u32, ShimReport> {
+    let mut cmd = std::process::Command::new(exe);
     cmd.arg0(&args.argv[0]).args(&args.argv[1..]);
     let tty = args.tty;
     // SAFETY: the hook runs in the forked child before exec and makes only
@@ -39,7 +40,7 @@ pub(super) fn spawn_plain(args: &ShimArgs) -> Result<u32, ShimReport> {
                 busy_retries += 1;
                 std::thread::sleep(TXTBSY_PAUSE);
             }
-            Err(e) => return Err(failed(&args.exe.to_string_lossy(), &e)),
+            Err(e) => return Err(failed(&exe.to_string_lossy(), &e)),
         }
     }
 }
@@ -50,6 +51,7 @@ pub(super) fn spawn_plain(args: &ShimArgs) -> Result<u32, ShimReport> {
 /// ran. The pid returned is the launcher's monitor, which ends exactly as the command did.
 pub(super) fn spawn_sandboxed(
     args: &ShimArgs,
+    exe: &Path,
     policy: &codespace_sandbox::SandboxPolicy,
     report: &mut Option<File>,
 ) -> Result<u32, ShimReport> {
@@ -65,7 +67,7 @@ pub(super) fn spawn_sandboxed(
                 let _ = rustix::io::write(&write, text.as_bytes());
                 exit_now(EXIT_SPAWN_FAILED);
             }
-            codespace_sandbox::launch(policy, args.exe.as_os_str(), &args.argv, write.as_raw_fd())
+            codespace_sandbox::launch(policy, exe.as_os_str(), &args.argv, write.as_raw_fd())
         }
         Forked::Parent(pid) => pid,
     };
@@ -80,7 +82,7 @@ pub(super) fn spawn_sandboxed(
     let (errno, why) = text.split_once(' ').unwrap_or(("0", &text));
     Err(ShimReport::Failed {
         errno: errno.parse().unwrap_or(0),
-        message: format!("{}: {why}", args.exe.to_string_lossy()),
+        message: format!("{}: {why}", exe.to_string_lossy()),
     })
 }
 

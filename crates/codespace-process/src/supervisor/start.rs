@@ -23,22 +23,22 @@ impl Supervisor {
     /// Starts a command under its own reaper shim.
     ///
     /// A slot is reserved first: over the limit the call fails with
-    /// [`ProcError::LimitReached`] and no child is created. `argv[0]` is resolved on the
-    /// request's `PATH` before anything is forked, so a missing executable is
-    /// [`ProcError::SpawnFailed`] with no handle and no child; so is anything the shim
-    /// reports it could not do (an `execve` error such as a missing script interpreter).
+    /// [`ProcError::LimitReached`] and no child is created. The shim looks `argv[0]` up on
+    /// the request's `PATH` in the working directory before it starts the command, so a
+    /// missing executable is [`ProcError::SpawnFailed`] with no handle and no command run;
+    /// so is anything else the shim reports it could not do (an `execve` error such as a
+    /// missing script interpreter). The supervisor itself touches no path of the working
+    /// directory: the kernel enters it when it starts the shim.
     /// On success the command runs; `exited` resolves once it and its tree are gone.
     pub async fn spawn(&self, req: SpawnRequest) -> Result<Spawned, ProcError> {
         validate(&req)?;
         let reservation = self.reserve()?;
         let cwd = std::path::absolute(&req.cwd)
             .map_err(|e| ProcError::SpawnFailed(format!("working directory: {e}")))?;
-        let exe =
-            spawn::resolve_program(&req.argv[0], &req.env, &cwd).map_err(ProcError::SpawnFailed)?;
         let spec = LaunchSpec {
             reaper_exe: &self.config.reaper_exe,
             reaper_arg: &self.config.reaper_arg,
-            exe,
+            search_path: spawn::search_path(&req.env),
             argv: &req.argv,
             env: &req.env,
             cwd: &cwd,
