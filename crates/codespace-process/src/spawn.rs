@@ -56,7 +56,8 @@ impl Spawner {
         }
         match tx.as_ref().map(|sender| sender.send(job)) {
             Some(Ok(())) => Ok(()),
-            _ => {
+            // The thread is gone (it never ends on its own): start a new one next time.
+            Some(Err(_)) | None => {
                 *tx = None;
                 Err(io::Error::other("the spawner thread is gone"))
             }
