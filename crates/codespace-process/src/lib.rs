@@ -25,13 +25,19 @@
 //! runs unconfined instead.
 //!
 //! **Architecture Invariant:** this crate knows nothing of MCP, the registry, leases or the
-//! ledger; the caller releases a lease when [`Spawned::exited`] resolves.
+//! ledger; the caller releases a lease when [`Spawned::exited`] resolves. The server side of
+//! it resolves no path of the working directory: the kernel enters the directory when it
+//! starts the shim, and the shim looks the program up relative to it.
 //!
 //! # Layout
-//! - `supervisor`: [`Supervisor`], [`SupervisorConfig`], [`Clock`] and the per-process tasks.
-//! - `spawn`: `argv[0]` resolution, the spawner thread, starting shims (posix_spawn for pipes).
-//! - `reaper`: [`reaper_main`], the shim.
-//! - `protocol`: the shim's arguments and report lines.
+//! - `supervisor`: [`Supervisor`] (its API in `mod.rs`), with `config` ([`SupervisorConfig`],
+//!   [`Clock`]), `start` (spawn and handshake), `table` (handles, slots, retention),
+//!   `handle` (one process's state) and `tasks` (pump, stdin writer, supervision).
+//! - `spawn`: the spawner thread, starting shims (posix_spawn for pipes).
+//! - `reaper`: [`reaper_main`], the shim, with `program` (`argv[0]` lookup in the command's
+//!   working directory), `command` (starting it, plain or sandboxed), `signals`, `fds` and
+//!   `reap`.
+//! - `protocol`: the shim's arguments (clap) and report lines.
 //! - `tree`: descendants through `/proc`.
 //! - `ring`: the bounded output ring.
 //! - `types`, `error`: the public request, report and error types.

@@ -1,25 +1,30 @@
 //! The supervisor ⇄ reaper-shim protocol: the shim's arguments and its report lines.
 //!
 //! # Arguments
-//! The supervisor runs
-//! `<reaper_exe> <reaper_arg> v3 <ppid> <report_fd> <pipe|tty> <sandbox> <exe> <argv0> [args…]`.
-//! [`crate::reaper_main`] receives everything after `<reaper_arg>`:
-//! - `v3`: the protocol version; anything else is refused (exit [`EXIT_BAD_ARGS`]).
-//! - `<ppid>`: the supervisor's pid. The shim arms `PR_SET_PDEATHSIG(SIGTERM)` and then
-//!   checks that its parent is still this pid, so a supervisor that died before the arming
-//!   cannot leave the command running.
-//! - `<report_fd>`: the descriptor (3 or above) the report pipe's write end is inherited
-//!   on. Passing its number, rather than moving it in a pre-exec hook, lets the supervisor
-//!   start pipe-mode shims with `posix_spawn` (no fork of the server's address space).
-//! - `pipe` or `tty`: in `tty` mode the shim's stdio is the terminal and the command's
-//!   process group is made the terminal's foreground group.
-//! - `<sandbox>`: `none`, or a [`SandboxPolicy`] in its argv encoding
-//!   (`sandbox-v2 <restricted|enabled> <max_pids>` and three path lists, see
-//!   [`SandboxPolicy::to_args`]). With a policy the shim forks and calls
-//!   [`codespace_sandbox::launch`], which builds the command's namespaces and root and
-//!   execs it; if any step fails the command does not run and the shim reports `failed`.
-//! - `<exe>`: the program, already resolved on the child's `PATH` by the supervisor.
-//! - `<argv0> [args…]`: the command's argv exactly as requested.
+//! The supervisor runs `<reaper_exe> <reaper_arg>` followed by long options, each with its
+//! value after `=`, then `--` and the command's argv; [`crate::reaper_main`] receives
+//! everything after `<reaper_arg>` and parses it with clap, so a malformed invocation is
+//! refused with the option and the reason (exit [`EXIT_BAD_ARGS`]):
+//! - `--protocol=v4`: the protocol version; anything else is refused.
+//! - `--ppid=<pid>`: the supervisor's pid (non-zero). The shim arms
+//!   `PR_SET_PDEATHSIG(SIGTERM)` and then checks that its parent is still this pid, so a
+//!   supervisor that died before the arming cannot leave the command running.
+//! - `--report-fd=<fd>`: the descriptor (3 or above) the report pipe's write end is
+//!   inherited on. Passing its number, rather than moving it in a pre-exec hook, lets the
+//!   supervisor start pipe-mode shims with `posix_spawn` (no fork of the server's address
+//!   space).
+//! - `--mode=pipe` or `--mode=tty`: in `tty` mode the shim's stdio is the terminal and the
+//!   command's process group is made the terminal's foreground group.
+//! - `--no-sandbox`, or one `--sandbox-arg=<arg>` per word of a [`SandboxPolicy`] in its
+//!   argv encoding (`sandbox-v2 <restricted|enabled> <max_pids>` and three path lists, see
+//!   [`SandboxPolicy::to_args`]); exactly one of the two forms. With a policy the shim forks
+//!   and calls [`codespace_sandbox::launch`], which builds the command's namespaces and root
+//!   and execs it; if any step fails the command does not run and the shim reports `failed`.
+//! - `--search-path=<PATH>`: the child's `PATH`. The shim, already in the command's working
+//!   directory, looks `argv[0]` up on it the way `execvp` would (relative entries, and a
+//!   relative `argv[0]` containing `/`, against that directory); a program that is not found
+//!   is reported as `failed`.
+//! - `-- <argv0> [args…]`: the command's argv exactly as requested (at least `argv0`).
 //!
 //! # Descriptors
 //! fd 0-2 are the command's stdio (pipes, or the terminal). The shim moves the report
@@ -43,15 +48,13 @@
 //! malformed invocation.
 
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt as _;
-use std::path::PathBuf;
+use std::num::NonZeroU32;
 
+use clap::Parser as _;
 use codespace_sandbox::SandboxPolicy;
 
-/// Protocol version tag, the first shim argument.
-pub(crate) const VERSION: &str = "v3";
-/// The `<sandbox>` argument when the command runs unsandboxed.
-const NO_SANDBOX: &str = "none";
+/// Protocol version, the value of `--protocol`.
+pub(crate) const VERSION: &str = "v4";
 /// The shim could not start the command (also sent as a `failed` report).
 pub const EXIT_SPAWN_FAILED: i32 = 127;
 /// The supervisor was gone before the shim armed its parent-death signal.
@@ -67,60 +70,112 @@ pub(crate) struct ShimArgs {
     pub(crate) report_fd: i32,
     pub(crate) tty: bool,
     pub(crate) sandbox: Option<SandboxPolicy>,
-    pub(crate) exe: PathBuf,
+    /// The child's `PATH`, on which the shim looks `argv[0]` up.
+    pub(crate) search_path: OsString,
     pub(crate) argv: Vec<OsString>,
+}
+
+/// The shim's command line as clap sees it (see the module docs).
+#[derive(Debug, clap::Parser)]
+#[command(name = "codespace-reaper", no_binary_name = true)]
+#[command(disable_help_flag = true, disable_version_flag = true)]
+#[command(group(
+    clap::ArgGroup::new("confinement").required(true).args(["no_sandbox", "sandbox_args"])
+))]
+struct Cli {
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new([VERSION]))]
+    protocol: String,
+    #[arg(long)]
+    ppid: NonZeroU32,
+    #[arg(long, value_parser = clap::value_parser!(i32).range(3..))]
+    report_fd: i32,
+    #[arg(long, value_enum)]
+    mode: Mode,
+    #[arg(long)]
+    no_sandbox: bool,
+    #[arg(long = "sandbox-arg", allow_hyphen_values = true)]
+    sandbox_args: Vec<OsString>,
+    #[arg(long, allow_hyphen_values = true)]
+    search_path: OsString,
+    #[arg(last = true, required = true)]
+    argv: Vec<OsString>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Mode {
+    Pipe,
+    Tty,
 }
 
 impl ShimArgs {
     pub(crate) fn encode(&self) -> Vec<OsString> {
+        let mode = if self.tty { Mode::Tty } else { Mode::Pipe };
         let mut out: Vec<OsString> = vec![
-            VERSION.into(),
-            self.ppid.to_string().into(),
-            self.report_fd.to_string().into(),
-            if self.tty { "tty" } else { "pipe" }.into(),
+            format!("--protocol={VERSION}").into(),
+            format!("--ppid={}", self.ppid).into(),
+            format!("--report-fd={}", self.report_fd).into(),
+            format!("--mode={}", mode.as_str()).into(),
         ];
         match &self.sandbox {
-            None => out.push(NO_SANDBOX.into()),
-            Some(policy) => out.extend(policy.to_args()),
+            None => out.push("--no-sandbox".into()),
+            Some(policy) => {
+                out.extend(policy.to_args().into_iter().map(|a| option("--sandbox-arg=", a)));
+            }
         }
-        out.push(self.exe.clone().into_os_string());
+        out.push(option("--search-path=", self.search_path.clone()));
+        out.push("--".into());
         out.extend(self.argv.iter().cloned());
         out
     }
 
     pub(crate) fn decode(args: Vec<OsString>) -> Result<Self, String> {
-        let mut it = args.into_iter();
-        let version = it.next().ok_or("missing protocol version")?;
-        if version.as_bytes() != VERSION.as_bytes() {
-            return Err(format!("unsupported protocol {version:?}, expected {VERSION}"));
-        }
-        let ppid = it
-            .next()
-            .and_then(|p| p.to_str().and_then(|p| p.parse::<u32>().ok()))
-            .filter(|p| *p > 0)
-            .ok_or("missing or invalid parent pid")?;
-        let report_fd = it
-            .next()
-            .and_then(|p| p.to_str().and_then(|p| p.parse::<i32>().ok()))
-            .filter(|fd| *fd >= 3)
-            .ok_or("missing or invalid report descriptor (at least 3)")?;
-        let tty = match it.next().as_ref().map(|m| m.as_bytes()) {
-            Some(b"tty") => true,
-            Some(b"pipe") => false,
-            _ => return Err("mode must be pipe or tty".into()),
+        let cli = Cli::try_parse_from(args).map_err(|e| e.to_string().trim_end().to_owned())?;
+        let sandbox = match (cli.no_sandbox, cli.sandbox_args.is_empty()) {
+            (true, true) => None,
+            (false, false) => Some(decode_policy(cli.sandbox_args)?),
+            // The argument group already refuses both and neither; fail closed regardless.
+            (true, false) | (false, true) => {
+                return Err("exactly one of --no-sandbox and --sandbox-arg".into());
+            }
         };
-        let first = it.next().ok_or("missing sandbox policy")?;
-        let sandbox = if first.as_bytes() == NO_SANDBOX.as_bytes() {
-            None
-        } else {
-            Some(SandboxPolicy::from_args(&mut std::iter::once(first).chain(it.by_ref()))?)
+        let tty = match cli.mode {
+            Mode::Pipe => false,
+            Mode::Tty => true,
         };
-        let exe = PathBuf::from(it.next().ok_or("missing executable")?);
-        let argv: Vec<OsString> = it.collect();
-        if argv.is_empty() {
-            return Err("missing argv".into());
+        Ok(Self {
+            ppid: cli.ppid.get(),
+            report_fd: cli.report_fd,
+            tty,
+            sandbox,
+            search_path: cli.search_path,
+            argv: cli.argv,
+        })
+    }
+}
+
+impl Mode {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Pipe => "pipe",
+            Self::Tty => "tty",
         }
-        Ok(Self { ppid, report_fd, tty, sandbox, exe, argv })
+    }
+}
+
+/// `--name=value` for a value that need not be UTF-8.
+fn option(name: &str, value: OsString) -> OsString {
+    let mut out = OsString::from(name);
+    out.push(value);
+    out
+}
+
+/// A policy from its argv encoding, which must be consumed whole.
+fn decode_policy(args: Vec<OsString>) -> Result<SandboxPolicy, String> {
+    let mut it = args.into_iter();
+    let policy = SandboxPolicy::from_args(&mut it)?;
+    match it.next() {
+        None => Ok(policy),
+        Some(extra) => Err(format!("unexpected sandbox argument {extra:?}")),
     }
 }
 
@@ -190,11 +245,11 @@ mod tests {
             report_fd: 7,
             tty: true,
             sandbox: None,
-            exe: "/usr/bin/printf".into(),
-            argv: vec!["printf".into(), "%s\n".into(), "a b".into()],
+            search_path: "/usr/bin:bin::-odd".into(),
+            argv: vec!["printf".into(), "%s\n".into(), "a b".into(), "--".into(), "-x".into()],
         };
         assert_eq!(ShimArgs::decode(a.encode()), Ok(a.clone()));
-        let p = ShimArgs { tty: false, ..a.clone() };
+        let p = ShimArgs { tty: false, search_path: "".into(), ..a.clone() };
         assert_eq!(ShimArgs::decode(p.encode()), Ok(p));
         for network in [NetworkPolicy::Restricted, NetworkPolicy::Enabled] {
             let s = ShimArgs {
@@ -214,33 +269,64 @@ mod tests {
     #[test]
     fn args_refuse_malformed() {
         let v = |s: &[&str]| s.iter().map(OsString::from).collect::<Vec<_>>();
+        let args = |replace: &str, with: Option<&str>| {
+            let mut out: Vec<&str> = vec![
+                "--protocol=v4",
+                "--ppid=1",
+                "--report-fd=3",
+                "--mode=pipe",
+                "--no-sandbox",
+                "--search-path=/bin",
+                "--",
+                "true",
+            ];
+            match out.iter().position(|a| a.starts_with(replace)) {
+                Some(i) => match with {
+                    Some(w) => out[i] = w,
+                    None => drop(out.remove(i)),
+                },
+                None => panic!("{replace}"),
+            }
+            v(&out)
+        };
         assert!(ShimArgs::decode(v(&[])).is_err());
-        assert!(ShimArgs::decode(v(&["v2", "1", "pipe", "none", "/bin/true", "true"])).is_err());
-        assert!(ShimArgs::decode(v(&["v3", "0", "3", "pipe", "none", "/bin/true", "t"])).is_err());
-        assert!(ShimArgs::decode(v(&["v3", "x", "3", "pipe", "none", "/bin/true", "t"])).is_err());
-        assert!(ShimArgs::decode(v(&["v3", "1", "2", "pipe", "none", "/bin/true", "t"])).is_err());
-        assert!(ShimArgs::decode(v(&["v3", "1", "x", "pipe", "none", "/bin/true", "t"])).is_err());
-        assert!(ShimArgs::decode(v(&["v3", "1", "3", "pty", "none", "/bin/true", "t"])).is_err());
-        assert!(ShimArgs::decode(v(&["v3", "1", "3", "pipe", "none", "/bin/true"])).is_err());
-        assert!(ShimArgs::decode(v(&["v3", "1", "3", "pipe", "/bin/true", "true"])).is_err());
-        let bad =
-            ["v3", "1", "9", "pipe", "sandbox-v2", "open", "400", "0", "0", "0", "/bin/true", "t"];
-        assert!(ShimArgs::decode(v(&bad)).is_err());
-        let ok = [
-            "v3",
-            "1",
-            "9",
-            "pipe",
-            "sandbox-v2",
-            "enabled",
-            "400",
-            "0",
-            "0",
-            "0",
-            "/bin/true",
-            "t",
-        ];
-        assert!(ShimArgs::decode(v(&ok)).is_ok());
+        assert!(ShimArgs::decode(args("--protocol", Some("--protocol=v3"))).is_err());
+        assert!(ShimArgs::decode(args("--ppid", Some("--ppid=0"))).is_err());
+        assert!(ShimArgs::decode(args("--ppid", Some("--ppid=x"))).is_err());
+        assert!(ShimArgs::decode(args("--report-fd", Some("--report-fd=2"))).is_err());
+        assert!(ShimArgs::decode(args("--report-fd", Some("--report-fd=x"))).is_err());
+        assert!(ShimArgs::decode(args("--mode", Some("--mode=pty"))).is_err());
+        assert!(ShimArgs::decode(args("true", None)).is_err());
+        assert!(ShimArgs::decode(args("--no-sandbox", None)).is_err());
+        assert!(ShimArgs::decode(args("--search-path", None)).is_err());
+        assert!(ShimArgs::decode(args("--", None)).is_err());
+        let sandboxed = |network: &str, extra: &[&str]| {
+            let mut out = args("--no-sandbox", Some("--sandbox-arg=sandbox-v2"));
+            let words = [network, "400", "0", "0", "0"];
+            for (i, w) in words.iter().chain(extra).enumerate() {
+                out.insert(5 + i, format!("--sandbox-arg={w}").into());
+            }
+            out
+        };
+        assert!(ShimArgs::decode(sandboxed("open", &[])).is_err());
+        assert!(ShimArgs::decode(sandboxed("enabled", &["extra"])).is_err());
+        assert!(ShimArgs::decode(sandboxed("enabled", &[])).is_ok());
+        let mut both = sandboxed("enabled", &[]);
+        both.insert(0, "--no-sandbox".into());
+        assert!(ShimArgs::decode(both).is_err());
+        assert!(ShimArgs::decode(args("--protocol", Some("--protocol=v4"))).is_ok());
+    }
+
+    #[test]
+    fn arg_errors_name_the_option() {
+        let err = |a: &[&str]| {
+            ShimArgs::decode(a.iter().map(OsString::from).collect()).err().unwrap_or_default()
+        };
+        let base = ["--protocol=v4", "--ppid=0", "--report-fd=3", "--mode=pipe", "--no-sandbox"];
+        let msg = err(&[&base[..], &["--search-path=/bin", "--", "true"]].concat());
+        assert!(msg.contains("--ppid"), "{msg}");
+        let msg = err(&["--protocol=v3"]);
+        assert!(msg.contains("--protocol") && msg.contains("v4"), "{msg}");
     }
 
     #[test]

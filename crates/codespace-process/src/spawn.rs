@@ -1,4 +1,4 @@
-//! Starting a reaper shim: resolving `argv[0]`, wiring its descriptors, and forking it from
+//! Starting a reaper shim: its arguments, wiring its descriptors, and forking it from
 //! the supervisor's dedicated spawner thread.
 //!
 //! Why a dedicated thread: `PR_SET_PDEATHSIG` fires when the *thread* that forked the shim
@@ -8,14 +8,12 @@
 //! supervisor, so the death signal means "the supervisor is gone".
 
 use std::ffi::OsString;
-use std::fs;
 use std::io;
 use std::os::fd::{AsRawFd as _, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Mutex, PoisonError, mpsc};
 
-use rustix::fs::Access;
 use rustix::pipe::PipeFlags;
 use rustix::process::Signal;
 use tokio::net::unix::pipe;
@@ -28,33 +26,10 @@ use crate::reaper::REPORT_FD;
 /// `PATH` used to resolve `argv[0]` when the request's environment has none.
 pub const DEFAULT_PATH: &str = "/usr/bin:/bin:/usr/sbin:/sbin";
 
-/// Finds the program for `argv0` the way `execvp` would on the child's `PATH`, with
-/// relative entries (and a relative `argv0` containing `/`) taken against `cwd`.
-pub(crate) fn resolve_program(
-    argv0: &str,
-    env: &[(String, String)],
-    cwd: &Path,
-) -> Result<PathBuf, String> {
-    if argv0.contains('/') {
-        let path = cwd.join(argv0);
-        return check_executable(&path).map(|()| path).map_err(|why| format!("{argv0}: {why}"));
-    }
-    let search = env.iter().rev().find(|(k, _)| k == "PATH").map_or(DEFAULT_PATH, |(_, v)| v);
-    for dir in search.split(':') {
-        let candidate = if dir.is_empty() { cwd.join(argv0) } else { cwd.join(dir).join(argv0) };
-        if check_executable(&candidate).is_ok() {
-            return Ok(candidate);
-        }
-    }
-    Err(format!("{argv0}: command not found on PATH"))
-}
-
-fn check_executable(path: &Path) -> Result<(), &'static str> {
-    let meta = fs::metadata(path).map_err(|_| "no such file")?;
-    if !meta.is_file() {
-        return Err("not a regular file");
-    }
-    rustix::fs::access(path, Access::EXEC_OK).map_err(|_| "permission denied")
+/// The `PATH` the shim looks `argv[0]` up on: the request's own (the last one if it sets
+/// several, as the child will see), or [`DEFAULT_PATH`].
+pub(crate) fn search_path(env: &[(String, String)]) -> &str {
+    env.iter().rev().find(|(k, _)| k == "PATH").map_or(DEFAULT_PATH, |(_, v)| v)
 }
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
@@ -81,7 +56,8 @@ impl Spawner {
         }
         match tx.as_ref().map(|sender| sender.send(job)) {
             Some(Ok(())) => Ok(()),
-            _ => {
+            // The thread is gone (it never ends on its own): start a new one next time.
+            Some(Err(_)) | None => {
                 *tx = None;
                 Err(io::Error::other("the spawner thread is gone"))
             }
@@ -134,7 +110,7 @@ pub(crate) struct Launched {
 pub(crate) struct LaunchSpec<'a> {
     pub(crate) reaper_exe: &'a Path,
     pub(crate) reaper_arg: &'a OsString,
-    pub(crate) exe: PathBuf,
+    pub(crate) search_path: &'a str,
     pub(crate) argv: &'a [String],
     pub(crate) env: &'a [(String, String)],
     pub(crate) cwd: &'a Path,
@@ -148,7 +124,7 @@ pub(crate) struct LaunchSpec<'a> {
 /// Every descriptor created here is close-on-exec; the parent's copies of the child ends
 /// (output pipe write end, terminal slave, report pipe write end) are closed as soon as the
 /// fork is done, so end of file on the parent's ends means the shim and its tree are gone.
-pub(crate) async fn launch(spawner: &Spawner, spec: LaunchSpec<'_>) -> io::Result<Launched> {
+pub(crate) async fn launch(spawner: &Spawner, mut spec: LaunchSpec<'_>) -> io::Result<Launched> {
     let (report_r, report_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
     // Above 2, so the child's stdio cannot land on it.
     let report_w = if report_w.as_raw_fd() <= 2 {
@@ -161,65 +137,16 @@ pub(crate) async fn launch(spawner: &Spawner, spec: LaunchSpec<'_>) -> io::Resul
         ppid: std::process::id(),
         report_fd: report_w.as_raw_fd(),
         tty: spec.tty,
-        sandbox: spec.sandbox,
-        exe: spec.exe,
+        sandbox: spec.sandbox.take(),
+        search_path: spec.search_path.into(),
         argv: spec.argv.iter().map(OsString::from).collect(),
     }
     .encode();
     let handle = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
     let (tx, rx) = oneshot::channel::<io::Result<Child>>();
-
-    enum Parts {
-        Pipes { output: pipe::Receiver },
-        Pty { pty: pty_process::Pty, control: OwnedFd },
-    }
-    let (job, parts): (Job, Parts) = if spec.tty {
-        let (pty, pts) = pty_process::open().map_err(io::Error::other)?;
-        pty.resize(pty_process::Size::new(spec.rows, spec.cols)).map_err(io::Error::other)?;
-        let control = rustix::io::fcntl_dupfd_cloexec(&pty, 0)?;
-        let cmd = pty_process::Command::new(spec.reaper_exe)
-            .arg(spec.reaper_arg)
-            .args(&args)
-            .env_clear()
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(spec.cwd)
-            .kill_on_drop(false);
-        let job: Job = Box::new(move || {
-            let _runtime = handle.enter();
-            let result = inheritable(&report_w)
-                // `spawn` consumes the command and the slave: both are closed when it returns.
-                .and_then(|()| cmd.spawn(pts).map_err(io::Error::other));
-            drop(report_w);
-            deliver(tx, result);
-        });
-        (job, Parts::Pty { pty, control })
-    } else {
-        let (out_r, out_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
-        let output = pipe::Receiver::from_owned_fd(out_r)?;
-        let err_w = out_w.try_clone()?;
-        let mut cmd = tokio::process::Command::new(spec.reaper_exe);
-        cmd.arg(spec.reaper_arg)
-            .args(&args)
-            .env_clear()
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(spec.cwd)
-            .stdin(Stdio::piped())
-            // One pipe for both streams, so their interleaving is the order of the writes.
-            .stdout(Stdio::from(out_w))
-            .stderr(Stdio::from(err_w))
-            .kill_on_drop(false);
-        // No pre-exec hook: std then starts the shim with posix_spawn (a vfork), instead of
-        // forking the whole multi-threaded server; the shim makes its own session.
-        let job: Job = Box::new(move || {
-            let _runtime = handle.enter();
-            let result = inheritable(&report_w).and_then(|()| cmd.spawn());
-            // Closes the parent's copies of the output pipe's write end.
-            drop(cmd);
-            drop(report_w);
-            deliver(tx, result);
-        });
-        (job, Parts::Pipes { output })
-    };
+    let delivery = Delivery { handle, report_w, tx };
+    let (job, parts) =
+        if spec.tty { pty_job(&spec, &args, delivery)? } else { pipe_job(&spec, &args, delivery)? };
     spawner.submit(job)?;
     let child = rx.await.map_err(|_| io::Error::other("the spawner dropped the job"))??;
     let mut shim = ShimGuard { child };
@@ -231,6 +158,73 @@ pub(crate) async fn launch(spawner: &Spawner, spec: LaunchSpec<'_>) -> io::Resul
         }
     };
     Ok(Launched { shim, reports, io })
+}
+
+/// The command's ends the supervisor keeps, until the shim has started.
+enum Parts {
+    Pipes { output: pipe::Receiver },
+    Pty { pty: pty_process::Pty, control: OwnedFd },
+}
+
+/// What a spawn job needs besides its command: the runtime its child is registered with,
+/// the report pipe's write end to pass, and where to deliver the child.
+struct Delivery {
+    handle: tokio::runtime::Handle,
+    report_w: OwnedFd,
+    tx: oneshot::Sender<io::Result<Child>>,
+}
+
+/// The job that starts a shim on a fresh terminal (the slave becomes its stdio and
+/// controlling terminal).
+fn pty_job(spec: &LaunchSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(Job, Parts)> {
+    let (pty, pts) = pty_process::open().map_err(io::Error::other)?;
+    pty.resize(pty_process::Size::new(spec.rows, spec.cols)).map_err(io::Error::other)?;
+    let control = rustix::io::fcntl_dupfd_cloexec(&pty, 0)?;
+    let cmd = pty_process::Command::new(spec.reaper_exe)
+        .arg(spec.reaper_arg)
+        .args(args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(spec.cwd)
+        .kill_on_drop(false);
+    let job: Job = Box::new(move || {
+        let _runtime = d.handle.enter();
+        let result = inheritable(&d.report_w)
+            // `spawn` consumes the command and the slave: both are closed when it returns.
+            .and_then(|()| cmd.spawn(pts).map_err(io::Error::other));
+        drop(d.report_w);
+        deliver(d.tx, result);
+    });
+    Ok((job, Parts::Pty { pty, control }))
+}
+
+/// The job that starts a shim on pipes: stdin, and one pipe for stdout and stderr.
+fn pipe_job(spec: &LaunchSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(Job, Parts)> {
+    let (out_r, out_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
+    let output = pipe::Receiver::from_owned_fd(out_r)?;
+    let err_w = out_w.try_clone()?;
+    let mut cmd = tokio::process::Command::new(spec.reaper_exe);
+    cmd.arg(spec.reaper_arg)
+        .args(args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(spec.cwd)
+        .stdin(Stdio::piped())
+        // One pipe for both streams, so their interleaving is the order of the writes.
+        .stdout(Stdio::from(out_w))
+        .stderr(Stdio::from(err_w))
+        .kill_on_drop(false);
+    // No pre-exec hook: std then starts the shim with posix_spawn (a vfork), instead of
+    // forking the whole multi-threaded server; the shim makes its own session.
+    let job: Job = Box::new(move || {
+        let _runtime = d.handle.enter();
+        let result = inheritable(&d.report_w).and_then(|()| cmd.spawn());
+        // Closes the parent's copies of the output pipe's write end.
+        drop(cmd);
+        drop(d.report_w);
+        deliver(d.tx, result);
+    });
+    Ok((job, Parts::Pipes { output }))
 }
 
 /// Hands the spawned shim to the awaiting task, or kills it if that task is gone.

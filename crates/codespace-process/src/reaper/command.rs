@@ -1,0 +1,151 @@
+//! Starting the command from the shim: directly (std's spawn with a pre-exec hook), or
+//! through [`codespace_sandbox::launch`] in a fork of the shim.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::os::unix::process::CommandExt as _;
+use std::path::Path;
+use std::time::Duration;
+
+use rustix::pipe::PipeFlags;
+use rustix::process::{Pid, Signal, WaitOptions};
+
+use super::signals::{Disposition, SignalSet, set_disposition};
+use crate::protocol::{EXIT_SPAWN_FAILED, ShimArgs, ShimReport};
+
+/// Attempts and pause when `execve` says the program is busy being written (ETXTBSY).
+const TXTBSY_RETRIES: u32 = 20;
+const TXTBSY_PAUSE: Duration = Duration::from_millis(5);
+
+/// Starts the command directly (no sandbox) in its own process group.
+#[allow(unsafe_code)]
+pub(super) fn spawn_plain(args: &ShimArgs, exe: &Path) -> Result<u32, ShimReport> {
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg0(&args.argv[0]).args(&args.argv[1..]);
+    let tty = args.tty;
+    // SAFETY: the hook runs in the forked child before exec and makes only
+    // async-signal-safe calls (setpgid, prctl, signal, tcsetpgrp, getpid, sigprocmask)
+    // that affect that child alone.
+    unsafe { cmd.pre_exec(move || command_pre_exec(tty)) };
+    let mut busy_retries = 0;
+    loop {
+        match cmd.spawn() {
+            // Dropping the std handle neither kills nor waits: the shim reaps by pid.
+            Ok(child) => return Ok(child.id()),
+            // ETXTBSY: the file was just written and some process forked meanwhile still
+            // holds the write descriptor until its own exec (a race every forking server
+            // has). It clears within microseconds, so retry briefly before giving up.
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && busy_retries < TXTBSY_RETRIES => {
+                busy_retries += 1;
+                std::thread::sleep(TXTBSY_PAUSE);
+            }
+            Err(e) => return Err(failed(&exe.to_string_lossy(), &e)),
+        }
+    }
+}
+
+/// Starts the command through [`codespace_sandbox::launch`] in a fork of the shim. The
+/// launcher's close-on-exec report pipe reaches end of file with nothing written once the
+/// command itself has exec'd; otherwise it carries `<errno> <why>`, and the command never
+/// ran. The pid returned is the launcher's monitor, which ends exactly as the command did.
+pub(super) fn spawn_sandboxed(
+    args: &ShimArgs,
+    exe: &Path,
+    policy: &codespace_sandbox::SandboxPolicy,
+    report: &mut Option<File>,
+) -> Result<u32, ShimReport> {
+    let (read, write) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)
+        .map_err(|e| failed("sandbox report pipe", &io::Error::from(e)))?;
+    let pid = match fork().map_err(|e| failed("fork", &e))? {
+        Forked::Child => {
+            // The launcher uses neither the shim's report pipe nor this pipe's read end.
+            drop(report.take());
+            drop(read);
+            if let Err(e) = command_pre_exec(args.tty) {
+                let text = format!("{} pre-exec: {e}", e.raw_os_error().unwrap_or(0));
+                let _ = rustix::io::write(&write, text.as_bytes());
+                exit_now(EXIT_SPAWN_FAILED);
+            }
+            codespace_sandbox::launch(policy, exe.as_os_str(), &args.argv, write.as_raw_fd())
+        }
+        Forked::Parent(pid) => pid,
+    };
+    drop(write);
+    let text = read_to_end(&read);
+    if text.is_empty() {
+        return Ok(pid.as_raw_nonzero().get() as u32);
+    }
+    // Reaps the launcher, which exits right after a failed report.
+    let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
+    let text = String::from_utf8_lossy(&text);
+    let (errno, why) = text.split_once(' ').unwrap_or(("0", &text));
+    Err(ShimReport::Failed {
+        errno: errno.parse().unwrap_or(0),
+        message: format!("{}: {why}", exe.to_string_lossy()),
+    })
+}
+
+/// Everything the launcher wrote before its pipe closed (or why it could not be read).
+fn read_to_end(read: &OwnedFd) -> Vec<u8> {
+    let mut text = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        match rustix::io::read(read, &mut buf) {
+            Ok(0) => return text,
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => {
+                return format!("{} reading the sandbox report: {e}", e.raw_os_error())
+                    .into_bytes();
+            }
+        }
+    }
+}
+
+pub(super) fn failed(what: &str, e: &io::Error) -> ShimReport {
+    ShimReport::Failed { errno: e.raw_os_error().unwrap_or(0), message: format!("{what}: {e}") }
+}
+
+/// Runs in the command's child between fork and exec; every call is async-signal-safe and
+/// changes only that child.
+fn command_pre_exec(tty: bool) -> io::Result<()> {
+    rustix::process::setpgid(None, None)?;
+    // Best effort: if the shim is ever killed outright, the command dies with it.
+    let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
+    if tty {
+        // Become the terminal's foreground group, or the command would be stopped by
+        // SIGTTIN on its first read. tcsetpgrp from a background group raises SIGTTOU,
+        // hence the temporary SIG_IGN (restored so the command inherits the default).
+        set_disposition(libc::SIGTTOU, Disposition::Ignore);
+        let set = rustix::termios::tcsetpgrp(rustix::stdio::stdin(), rustix::process::getpid());
+        set_disposition(libc::SIGTTOU, Disposition::Default);
+        set?;
+    }
+    SignalSet::empty().set_as_mask();
+    Ok(())
+}
+
+enum Forked {
+    Child,
+    Parent(Pid),
+}
+
+#[allow(unsafe_code)]
+fn fork() -> io::Result<Forked> {
+    // SAFETY: the shim is single-threaded (see `reaper_main`), so the child may allocate
+    // and run any code; it never returns to the shim's own logic (it launches or exits).
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // Zero, the child's view, is no pid.
+    Ok(Pid::from_raw(pid).map_or(Forked::Child, Forked::Parent))
+}
+
+/// `_exit`: ends a fork of the shim without running the shim's exit handlers.
+#[allow(unsafe_code)]
+fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit only ends the process; nothing is left for this fork to clean up.
+    unsafe { libc::_exit(code) }
+}

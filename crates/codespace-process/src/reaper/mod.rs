@@ -1,0 +1,148 @@
+//! The per-command reaper shim: the `codespace` binary re-executed as
+//! `codespace __codespace-reaper …` (see [`crate::protocol`] for its arguments, descriptors
+//! and reports).
+//!
+//! The shim is single-threaded and event-driven by `sigwaitinfo`: every signal it cares
+//! about is blocked and collected synchronously, so there is no handler and no race
+//! between a kill request and a child's exit.
+//!
+//! 1. In pipe mode becomes a session leader (no controlling terminal). Arms
+//!    `PR_SET_PDEATHSIG(SIGTERM)` and checks that its parent is still the supervisor.
+//!    The death signal follows the supervisor's *spawner thread*, which lives as long as the
+//!    supervisor, so a SIGKILLed server turns into a SIGTERM here.
+//! 2. Moves its report pipe to fd 3 (close-on-exec) and closes everything above it.
+//! 3. Becomes a child subreaper, so every orphan of the command's tree (a `setsid` daemon,
+//!    a double fork) is reparented to the shim instead of to init.
+//! 4. Looks `argv[0]` up on the child's `PATH` in its own working directory (`program`).
+//!    Starts the command (no shell) in its own process group with the signal mask cleared,
+//!    `PR_SET_PDEATHSIG(SIGKILL)` armed, and, on a terminal, as the foreground group.
+//!    With a sandbox policy, that child calls [`codespace_sandbox::launch`] instead of
+//!    exec'ing (namespaces, a private root, Landlock, seccomp, no capabilities; the child
+//!    then ends exactly as the command does); if any step fails, nothing is exec'd and the
+//!    shim reports `failed` with the step and reason (sent back on a private close-on-exec
+//!    pipe), so nothing runs unsandboxed.
+//!    Then it points its own fds 0-2 at `/dev/null`, holding no end of the command's stdio.
+//! 5. Waits. A kill request (SIGTERM from the supervisor or the parent-death signal, SIGHUP
+//!    when the terminal's master closes, SIGINT, SIGQUIT) sends SIGKILL to every descendant.
+//! 6. Once the command's main process is reaped it reports the status, then kills and
+//!    reaps descendants until none is left (bounded at 10 s), and exits.
+
+mod command;
+mod fds;
+mod program;
+mod reap;
+mod signals;
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Write as _};
+
+use rustix::process::{Signal, WaitStatus};
+
+pub(crate) use self::fds::REPORT_FD;
+use self::signals::{Disposition, SignalSet, Wake, set_disposition};
+use crate::protocol::{EXIT_BAD_ARGS, EXIT_ORPHANED, EXIT_SPAWN_FAILED, ShimArgs, ShimReport};
+
+/// Entry point of the reaper role. `args` are the process arguments *after* the role
+/// argument (`__codespace-reaper`). Call it first thing in `main`, before any thread, file
+/// or runtime exists: the shim assumes it is single-threaded and owns every descriptor
+/// above 2.
+pub fn reaper_main(args: Vec<OsString>) -> ! {
+    let code = match ShimArgs::decode(args) {
+        Ok(args) => run(&args),
+        Err(msg) => {
+            let _ = writeln!(io::stderr(), "codespace reaper: {msg}");
+            EXIT_BAD_ARGS
+        }
+    };
+    std::process::exit(code)
+}
+
+fn run(args: &ShimArgs) -> i32 {
+    let (set, mut report) = match prepare(args) {
+        Ok(prepared) => prepared,
+        Err(code) => return code,
+    };
+    let main =
+        program::resolve(&args.argv[0], &args.search_path).and_then(|exe| match &args.sandbox {
+            Some(policy) => command::spawn_sandboxed(args, &exe, policy, &mut report),
+            None => command::spawn_plain(args, &exe),
+        });
+    let main = match main {
+        Ok(pid) => pid,
+        Err(line) => {
+            send(&mut report, &line);
+            return EXIT_SPAWN_FAILED;
+        }
+    };
+    send(&mut report, &ShimReport::Started { pid: main });
+    fds::detach_stdio();
+
+    let (status, requested) = wait_main(&set, main);
+    let (line, code) = if let Some(signal) = status.terminating_signal() {
+        (ShimReport::Signaled { signal, requested }, 128 + signal)
+    } else {
+        let code = status.exit_status().unwrap_or(1);
+        (ShimReport::Exited { code, requested }, code)
+    };
+    send(&mut report, &line);
+    reap::clean_up(&set);
+    code
+}
+
+/// Steps 1-3 of the module docs: session, parent-death signal, signal mask, descriptors,
+/// subreaper. Returns the blocked set and the report pipe, or the shim's exit code.
+fn prepare(args: &ShimArgs) -> Result<(SignalSet, Option<File>), i32> {
+    // Pipe mode: the shim's own session, so the command never shares the server's
+    // controlling terminal (in tty mode the PTY spawn made the terminal ours already).
+    if !args.tty {
+        let _ = rustix::process::setsid();
+    }
+    if rustix::process::set_parent_process_death_signal(Some(Signal::TERM)).is_err() {
+        return Err(EXIT_ORPHANED);
+    }
+    if rustix::process::getppid().map(|p| p.as_raw_nonzero().get() as u32) != Some(args.ppid) {
+        return Err(EXIT_ORPHANED);
+    }
+    let set = SignalSet::shim();
+    set.block();
+    set_disposition(libc::SIGPIPE, Disposition::Ignore);
+    let mut report = fds::adopt_report_fd(args.report_fd);
+    if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+        send(&mut report, &command::failed("PR_SET_CHILD_SUBREAPER", &io::Error::from(e)));
+        return Err(EXIT_SPAWN_FAILED);
+    }
+    Ok((set, report))
+}
+
+/// Waits for the command's main process; returns its status and whether a kill request
+/// arrived before it was reaped.
+fn wait_main(set: &SignalSet, main: u32) -> (WaitStatus, bool) {
+    let mut requested = false;
+    loop {
+        match set.wait(None) {
+            Wake::Child => {
+                if let Some(status) = reap::reap(Some(main)) {
+                    return (status, requested);
+                }
+            }
+            Wake::KillRequest => {
+                // If the command already finished on its own, its status is the truth;
+                // otherwise kill the tree and wait for the main process's SIGCHLD.
+                if let Some(status) = reap::reap(Some(main)) {
+                    return (status, requested);
+                }
+                requested = true;
+                reap::kill_descendants();
+            }
+            Wake::Nothing => {}
+        }
+    }
+}
+
+fn send(report: &mut Option<File>, line: &ShimReport) {
+    if let Some(f) = report.as_mut() {
+        // A vanished supervisor (EPIPE) must not stop the clean-up, so errors are dropped.
+        let _ = f.write_all(line.encode().as_bytes());
+    }
+}

@@ -1,0 +1,192 @@
+//! One process's handle: its shared state (output ring, stdin, exit, terminal control) and
+//! the transitions on it (kill intent, finalization).
+
+use std::os::fd::OwnedFd;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::{Notify, mpsc, watch};
+
+use super::config::Clock;
+use crate::protocol::ShimReport;
+use crate::ring::Ring;
+use crate::types::{SignalInfo, Termination};
+
+pub(super) struct Proc {
+    pub(super) tty: bool,
+    pub(super) started_at_ms: u64,
+    /// Wakes the supervision task to kill the tree.
+    pub(super) kill: Notify,
+    pub(super) exit_tx: watch::Sender<bool>,
+    state: Mutex<State>,
+}
+
+pub(super) struct State {
+    pub(super) ring: Ring,
+    pub(super) pump_done: bool,
+    pub(super) intent: Option<Intent>,
+    pub(super) exit: Option<ExitInfo>,
+    pub(super) stdin: Stdin,
+    /// A duplicate of the PTY master, for resize and the VEOF character; dropped at exit.
+    pub(super) control: Option<OwnedFd>,
+}
+
+/// Why CodeSpace killed a tree; the first one recorded wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Intent {
+    Timeout,
+    Terminated,
+}
+
+impl Intent {
+    fn termination(self) -> Termination {
+        match self {
+            Self::Timeout => Termination::Timeout,
+            Self::Terminated => Termination::Terminated,
+        }
+    }
+}
+
+pub(super) struct ExitInfo {
+    pub(super) termination: Termination,
+    pub(super) exit_code: Option<i32>,
+    pub(super) signal: Option<SignalInfo>,
+    pub(super) exited_at_ms: u64,
+    pub(super) completed_at: Instant,
+}
+
+pub(super) enum Stdin {
+    Open { tx: mpsc::UnboundedSender<StdinMsg>, backlog: Arc<AtomicUsize>, at_line_start: bool },
+    Closed,
+    Failed(String),
+    Gone,
+}
+
+pub(super) enum StdinMsg {
+    Data(Vec<u8>),
+    Close,
+}
+
+/// The receiving side of a new handle's stdin, for its writer task.
+pub(super) struct StdinQueue {
+    pub(super) rx: mpsc::UnboundedReceiver<StdinMsg>,
+    pub(super) backlog: Arc<AtomicUsize>,
+}
+
+/// A poisoned lock only means a panic elsewhere; the state itself stays consistent.
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+pub(super) fn unix_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+impl State {
+    /// The tree is gone and the pump has drained (or was stopped): no byte can follow.
+    pub(super) fn output_complete(&self) -> bool {
+        self.exit.is_some() && self.pump_done
+    }
+}
+
+impl Proc {
+    /// A running handle with an empty ring and open stdin, plus its stdin queue and the
+    /// receiving end of its exit flag.
+    pub(super) fn start(
+        tty: bool,
+        ring_bytes: usize,
+        control: Option<OwnedFd>,
+    ) -> (Arc<Proc>, StdinQueue, watch::Receiver<bool>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let backlog = Arc::new(AtomicUsize::new(0));
+        let (exit_tx, exit_rx) = watch::channel(false);
+        let proc = Arc::new(Proc {
+            tty,
+            started_at_ms: unix_ms(),
+            kill: Notify::new(),
+            exit_tx,
+            state: Mutex::new(State {
+                ring: Ring::new(ring_bytes),
+                pump_done: false,
+                intent: None,
+                exit: None,
+                stdin: Stdin::Open { tx, backlog: Arc::clone(&backlog), at_line_start: true },
+                control,
+            }),
+        });
+        (proc, StdinQueue { rx, backlog }, exit_rx)
+    }
+
+    pub(super) fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// Records the intent (the first one wins) and wakes the supervision task. False when
+    /// the process had already exited.
+    pub(super) fn request_kill(&self, intent: Intent) -> bool {
+        {
+            let mut st = self.state();
+            if st.exit.is_some() {
+                return false;
+            }
+            st.intent.get_or_insert(intent);
+        }
+        self.kill.notify_one();
+        true
+    }
+
+    /// Records how the process ended (once; later calls do nothing) and fires its exit
+    /// watch. `report` is the shim's last report, `None` if it sent none.
+    pub(super) fn finalize(&self, report: Option<ShimReport>, clock: &Clock) {
+        let mut st = self.state();
+        if st.exit.is_some() {
+            return;
+        }
+        let intent = st.intent;
+        let (termination, exit_code, signal) = match report {
+            Some(ShimReport::Exited { code, .. }) => (Termination::Exited, Some(code), None),
+            // Our SIGKILL is what killed it: report why we sent it.
+            Some(ShimReport::Signaled { signal, requested: true })
+                if signal == libc::SIGKILL && intent.is_some() =>
+            {
+                (intent.map_or(Termination::Unknown, Intent::termination), None, None)
+            }
+            Some(ShimReport::Signaled { signal, .. }) => {
+                (Termination::Signaled, None, Some(SignalInfo::new(signal)))
+            }
+            // No final status (the shim vanished): only our own intent can explain the end.
+            Some(ShimReport::Started { .. } | ShimReport::Failed { .. }) | None => {
+                (intent.map_or(Termination::Unknown, Intent::termination), None, None)
+            }
+        };
+        st.exit = Some(ExitInfo {
+            termination,
+            exit_code,
+            signal,
+            exited_at_ms: unix_ms(),
+            completed_at: clock.now(),
+        });
+        st.pump_done = true;
+        match st.stdin {
+            Stdin::Closed => {}
+            Stdin::Open { .. } | Stdin::Failed(_) | Stdin::Gone => st.stdin = Stdin::Gone,
+        }
+        st.control = None;
+        drop(st);
+        self.exit_tx.send_replace(true);
+    }
+}
+
+/// Marks the process exited if the supervision task ends without doing it (cancelled at
+/// runtime shutdown, or a panic), so no lease waits forever.
+pub(super) struct Finalizer {
+    pub(super) proc: Arc<Proc>,
+    pub(super) clock: Clock,
+}
+
+impl Drop for Finalizer {
+    fn drop(&mut self) {
+        self.proc.finalize(None, &self.clock);
+    }
+}

@@ -1,0 +1,227 @@
+//! The [`Supervisor`]: the public API over the process table. Starting a process is in
+//! `start`, the handle's state in `handle`, the table in `table`, the per-process tasks in
+//! `tasks`, the settings in `config`.
+//!
+//! Lock order: the table lock, then a process's state lock; never the reverse.
+
+mod config;
+mod handle;
+mod start;
+mod table;
+mod tasks;
+
+use std::fmt;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rustix::termios::SpecialCodeIndex;
+
+pub use self::config::{
+    Clock, DEFAULT_COMPLETED_TTL, DEFAULT_MAX_COMPLETED, DEFAULT_MAX_LIVE, DEFAULT_RING_BYTES,
+    REAPER_ARG, SupervisorConfig, TTY_COLS, TTY_ROWS,
+};
+use self::handle::{Intent, Proc, Stdin, StdinMsg, lock};
+use self::table::Table;
+use crate::error::ProcError;
+use crate::spawn::Spawner;
+use crate::types::{ExitWatch, ProcStatus, ReadChunk, RunState, Terminate};
+
+/// How long [`Supervisor::shutdown`] waits for the trees to go.
+const SHUTDOWN_BOUND: Duration = Duration::from_secs(8);
+/// Input queued for a process but not yet written, at most.
+const MAX_STDIN_BACKLOG: usize = 4 * 1024 * 1024;
+
+/// The process supervisor. Share it as `Arc<Supervisor>`; dropping the last reference
+/// ends its spawner thread, whose exit makes every shim kill its tree.
+pub struct Supervisor {
+    config: SupervisorConfig,
+    table: Mutex<Table>,
+    spawner: Spawner,
+}
+
+impl fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Supervisor").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl Supervisor {
+    /// A supervisor with no process. Threads are started on first spawn.
+    pub fn new(config: SupervisorConfig) -> Arc<Supervisor> {
+        Arc::new(Supervisor {
+            config,
+            table: Mutex::new(Table::default()),
+            spawner: Spawner::default(),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SupervisorConfig {
+        &self.config
+    }
+
+    /// Queues `data` for the process's stdin (written in order, then flushed, by its
+    /// writer task); `close` then sends end of file. On pipes, close drops the write end. On
+    /// a PTY, close sends the terminal's VEOF character (normally ^D): once if the input so
+    /// far ends a line (or is empty), twice otherwise (the first ^D only flushes a pending
+    /// partial line in canonical mode). A program that switched the terminal to raw mode
+    /// sees plain ^D bytes.
+    ///
+    /// Errors, checked in this order: [`ProcError::NotFound`]; [`ProcError::StdinClosed`]
+    /// after an earlier close; [`ProcError::NotRunning`] after exit; [`ProcError::Io`] when
+    /// an earlier write failed (the command closed its stdin) or more than 4 MiB is still
+    /// queued.
+    pub fn write_stdin(&self, id: &str, data: &[u8], close: bool) -> Result<(), ProcError> {
+        let proc = self.get(id)?;
+        let mut st = proc.state();
+        let exited = st.exit.is_some();
+        let veof = if close && proc.tty { st.control.as_ref().map(veof_of) } else { None };
+        let Stdin::Open { tx, backlog, at_line_start } = &mut st.stdin else {
+            return Err(match &st.stdin {
+                Stdin::Closed => ProcError::StdinClosed,
+                Stdin::Failed(msg) if !exited => ProcError::Io(format!("stdin: {msg}")),
+                // `Open` cannot reach here; `Gone`, or a failed write the exit explains.
+                Stdin::Failed(_) | Stdin::Gone | Stdin::Open { .. } => ProcError::NotRunning,
+            });
+        };
+        if exited {
+            return Err(ProcError::NotRunning);
+        }
+        if !data.is_empty() {
+            if backlog.load(Ordering::Acquire) + data.len() > MAX_STDIN_BACKLOG {
+                return Err(ProcError::Io(
+                    "stdin backlog full: the command is not reading its input".into(),
+                ));
+            }
+            backlog.fetch_add(data.len(), Ordering::AcqRel);
+            if tx.send(StdinMsg::Data(data.to_vec())).is_err() {
+                return Err(ProcError::NotRunning);
+            }
+            *at_line_start = matches!(data.last(), Some(b'\n' | b'\r'));
+        }
+        if close {
+            if proc.tty {
+                let veof = veof.unwrap_or(0x04);
+                let eof = if *at_line_start { vec![veof] } else { vec![veof, veof] };
+                backlog.fetch_add(eof.len(), Ordering::AcqRel);
+                let _ = tx.send(StdinMsg::Data(eof));
+            }
+            let _ = tx.send(StdinMsg::Close);
+            st.stdin = Stdin::Closed;
+        }
+        Ok(())
+    }
+
+    /// Reads retained output from absolute `cursor`, at most `max_bytes` of it. A cursor
+    /// below `retained_from` starts at `retained_from` and sets `output_lost`; a cursor past
+    /// the output's end is [`ProcError::Invalid`].
+    pub fn read(&self, id: &str, cursor: u64, max_bytes: usize) -> Result<ReadChunk, ProcError> {
+        let proc = self.get(id)?;
+        let st = proc.state();
+        let total = st.ring.total();
+        let retained_from = st.ring.retained_from();
+        if cursor > total {
+            return Err(ProcError::Invalid(format!(
+                "cursor {cursor} is past the end of the output ({total})"
+            )));
+        }
+        let from = cursor.max(retained_from);
+        let to = from.saturating_add(max_bytes as u64).min(total);
+        let chunk = st.ring.copy(from, to);
+        Ok(ReadChunk {
+            cursor: to,
+            chunk,
+            eof: st.output_complete() && to == total,
+            output_lost: cursor < retained_from,
+            retained_from,
+        })
+    }
+
+    /// The state of a process.
+    pub fn status(&self, id: &str) -> Result<ProcStatus, ProcError> {
+        let proc = self.get(id)?;
+        let st = proc.state();
+        let exit = st.exit.as_ref();
+        Ok(ProcStatus {
+            state: if exit.is_some() { RunState::Exited } else { RunState::Running },
+            termination: exit.map(|e| e.termination),
+            exit_code: exit.and_then(|e| e.exit_code),
+            signal: exit.and_then(|e| e.signal),
+            output_total: st.ring.total(),
+            retained_from: st.ring.retained_from(),
+            eof: st.output_complete(),
+            tty: proc.tty,
+            started_at_ms: proc.started_at_ms,
+            exited_at_ms: exit.map(|e| e.exited_at_ms),
+        })
+    }
+
+    /// Sets a PTY's size (the foreground process group gets SIGWINCH).
+    ///
+    /// Errors: [`ProcError::Invalid`] for a zero dimension, [`ProcError::NotFound`],
+    /// [`ProcError::NotTty`] for a pipe process, [`ProcError::NotRunning`] after exit,
+    /// [`ProcError::Io`] if the ioctl fails.
+    pub fn resize(&self, id: &str, rows: u16, cols: u16) -> Result<(), ProcError> {
+        if rows == 0 || cols == 0 {
+            return Err(ProcError::Invalid("rows and cols must be at least 1".into()));
+        }
+        let proc = self.get(id)?;
+        if !proc.tty {
+            return Err(ProcError::NotTty);
+        }
+        let st = proc.state();
+        let Some(control) = st.control.as_ref().filter(|_| st.exit.is_none()) else {
+            return Err(ProcError::NotRunning);
+        };
+        let size =
+            rustix::termios::Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
+        rustix::termios::tcsetwinsize(control, size)
+            .map_err(|e| ProcError::Io(format!("resize: {e}")))
+    }
+
+    /// Kills the process's whole tree. The termination is then `terminated`, unless the
+    /// command had already ended on its own by the time the kill arrived.
+    pub fn terminate(&self, id: &str) -> Result<Terminate, ProcError> {
+        let proc = self.get(id)?;
+        Ok(if proc.request_kill(Intent::Terminated) {
+            Terminate::Sent
+        } else {
+            Terminate::AlreadyExited
+        })
+    }
+
+    /// Kills every live tree and waits for them to go (at most about 8 s), then refuses
+    /// further spawns. For stdio EOF, SIGTERM and SIGINT of the server.
+    pub async fn shutdown(&self) {
+        let live: Vec<Arc<Proc>> = {
+            let mut table = lock(&self.table);
+            table.shutting_down = true;
+            table.running().cloned().collect()
+        };
+        for proc in &live {
+            proc.request_kill(Intent::Terminated);
+        }
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_BOUND;
+        for proc in &live {
+            let watch = ExitWatch(proc.exit_tx.subscribe());
+            let _ = tokio::time::timeout_at(deadline, watch.wait()).await;
+        }
+    }
+
+    /// Live processes plus reserved slots.
+    pub fn live(&self) -> usize {
+        let table = lock(&self.table);
+        table.reserved + table.running().count()
+    }
+}
+
+/// The terminal's VEOF character, ^D when unset.
+fn veof_of(control: &OwnedFd) -> u8 {
+    rustix::termios::tcgetattr(control)
+        .map(|t| t.special_codes[SpecialCodeIndex::VEOF])
+        .ok()
+        .filter(|c| *c != 0)
+        .unwrap_or(0x04)
+}

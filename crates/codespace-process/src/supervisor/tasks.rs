@@ -1,0 +1,176 @@
+//! The per-process tasks on the caller's tokio runtime:
+//! - the **pump** copies the output stream (one pipe for stdout+stderr, or the PTY master)
+//!   into the ring until end of file (EIO on a PTY master is end of file);
+//! - the **stdin writer** writes queued input in order, then flushes;
+//! - the **supervision** task waits for the shim, fires the time limit and kill requests
+//!   (SIGTERM to the shim, SIGKILL to the shim if it has not exited 5 s later), reads the
+//!   shim's final report, and records the outcome.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::io::{
+    AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader,
+};
+use tokio::net::unix::pipe;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::handle::{Finalizer, Intent, Proc, Stdin, StdinMsg, StdinQueue};
+use crate::protocol::ShimReport;
+use crate::spawn::{CommandIo, ShimGuard};
+
+/// SIGTERM to the shim, then SIGKILL to the shim if it is still there after this.
+const KILL_ESCALATION: Duration = Duration::from_secs(5);
+/// After the shim is reaped, how long the output pump may take to drain.
+const PUMP_GRACE: Duration = Duration::from_secs(2);
+/// Read size of the output pump.
+const PUMP_CHUNK: usize = 64 * 1024;
+
+/// Starts the stdin writer and the output pump of a new handle; returns the pump.
+pub(super) fn start_io(io: CommandIo, stdin: StdinQueue, proc: &Arc<Proc>) -> JoinHandle<()> {
+    let StdinQueue { rx, backlog } = stdin;
+    match io {
+        CommandIo::Pipes { stdin, output } => {
+            tokio::spawn(write_stdin_task(stdin, rx, backlog, Arc::clone(proc)));
+            tokio::spawn(pump_task(output, Arc::clone(proc)))
+        }
+        CommandIo::Pty { pty, .. } => {
+            let (reader, writer) = pty.into_split();
+            tokio::spawn(write_stdin_task(writer, rx, backlog, Arc::clone(proc)));
+            tokio::spawn(pump_task(reader, Arc::clone(proc)))
+        }
+    }
+}
+
+/// The next well-formed report line, or `None` at end of file.
+pub(super) async fn next_report(reports: &mut BufReader<pipe::Receiver>) -> Option<ShimReport> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reports.read_line(&mut line).await {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {
+                if let Some(report) = ShimReport::parse(&line) {
+                    return Some(report);
+                }
+            }
+        }
+    }
+}
+
+/// Stops a shim whose command never became a handle: SIGTERM (it kills whatever it
+/// started), then SIGKILL if it lingers.
+pub(super) async fn stop_shim(shim: &mut ShimGuard) {
+    shim.request_kill();
+    if tokio::time::timeout(KILL_ESCALATION, shim.child.wait()).await.is_err() {
+        let _ = shim.child.start_kill();
+        let _ = shim.child.wait().await;
+    }
+}
+
+async fn pump_task<R: AsyncRead + Unpin>(mut reader: R, proc: Arc<Proc>) {
+    let mut buf = vec![0u8; PUMP_CHUNK];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => proc.state().ring.push(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // EIO from a PTY master once the last slave descriptor closed: end of output.
+            Err(_) => break,
+        }
+    }
+    proc.state().pump_done = true;
+}
+
+async fn write_stdin_task<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut rx: mpsc::UnboundedReceiver<StdinMsg>,
+    backlog: Arc<AtomicUsize>,
+    proc: Arc<Proc>,
+) {
+    while let Some(msg) = rx.recv().await {
+        match msg {
+            StdinMsg::Data(data) => {
+                let result = async {
+                    writer.write_all(&data).await?;
+                    writer.flush().await
+                }
+                .await;
+                backlog.fetch_sub(data.len(), Ordering::AcqRel);
+                if let Err(e) = result {
+                    let mut st = proc.state();
+                    if matches!(st.stdin, Stdin::Open { .. }) {
+                        st.stdin = Stdin::Failed(e.to_string());
+                    }
+                    return;
+                }
+            }
+            StdinMsg::Close => {
+                let _ = writer.shutdown().await;
+                return;
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The supervision task: runs until the shim is reaped and its reports are read, then
+/// finalizes the handle.
+pub(super) async fn supervise(
+    finalizer: Finalizer,
+    shim: ShimGuard,
+    mut reports: BufReader<pipe::Receiver>,
+    mut pump: JoinHandle<()>,
+    timeout: Duration,
+) {
+    let proc = Arc::clone(&finalizer.proc);
+    let final_report = async move {
+        let mut last = None;
+        while let Some(report) = next_report(&mut reports).await {
+            last = Some(report);
+        }
+        last
+    };
+    let (report, ()) = tokio::join!(final_report, wait_shim(shim, &proc, timeout));
+    if tokio::time::timeout(PUMP_GRACE, &mut pump).await.is_err() {
+        // Something outside the tree still holds the output open (only possible if the
+        // shim itself was SIGKILLed): stop collecting rather than wait forever.
+        pump.abort();
+    }
+    proc.finalize(report, &finalizer.clock);
+}
+
+/// Waits for the shim to be reaped, firing the time limit and kill requests meanwhile.
+async fn wait_shim(mut shim: ShimGuard, proc: &Proc, timeout: Duration) {
+    let deadline = tokio::time::Instant::now().checked_add(timeout);
+    let mut timed_out = false;
+    let mut escalate_at: Option<tokio::time::Instant> = None;
+    let mut shim_killed = false;
+    loop {
+        // The handlers below run only after `wait()` returned Pending, i.e. while the
+        // shim is not yet reaped, so its pid still names it.
+        tokio::select! {
+            _ = shim.child.wait() => break,
+            () = sleep_until(deadline), if !timed_out => {
+                timed_out = true;
+                proc.request_kill(Intent::Timeout);
+            }
+            () = proc.kill.notified() => {
+                shim.request_kill();
+                escalate_at.get_or_insert(tokio::time::Instant::now() + KILL_ESCALATION);
+            }
+            () = sleep_until(escalate_at), if escalate_at.is_some() && !shim_killed => {
+                shim_killed = true;
+                let _ = shim.child.start_kill();
+            }
+        }
+    }
+}
