@@ -3,8 +3,10 @@
 
 use codespace_policy::Denial;
 use codespace_protocol::{ErrorBody, ErrorCode};
-use codespace_runner::{FsError, LookupError, PatchErrorKind, PlanError, PlanFailure, RunnerError};
-use codespace_store::StoreError;
+use codespace_runner::{
+    FsError, LookupError, PatchErrorKind, PlanError, PlanFailure, RunnerError, Version,
+};
+use codespace_store::{OpStatus, StoreError};
 
 use crate::lease::LeaseError;
 
@@ -27,7 +29,7 @@ pub enum GatewayError {
     #[error("expected_versions[{path:?}] = {value:?} is not a version (sha256:<64 hex> or absent)")]
     BadExpectedVersion { path: String, value: String },
     #[error("{path:?} is {actual}, expected_versions says {expected}: nothing was written")]
-    VersionConflict { path: String, expected: String, actual: String },
+    VersionConflict { path: String, expected: Version, actual: Version },
     #[error(
         "operation_key was already used in this workspace for a different request (operation {operation_id})"
     )]
@@ -39,9 +41,9 @@ pub enum GatewayError {
     #[error("operation ledger: {0}")]
     Ledger(Box<StoreError>),
     #[error(
-        "operation {operation_id} ran (outcome {status}) but the ledger could not record its result: {source}"
+        "operation {operation_id} ran (outcome {status:?}) but the ledger could not record its result: {source}"
     )]
-    LedgerAfterRun { operation_id: String, status: String, source: Box<StoreError> },
+    LedgerAfterRun { operation_id: String, status: OpStatus, source: Box<StoreError> },
     /// A refusal recorded earlier in the ledger, returned again as it was.
     #[error("{}", .0.message)]
     Recorded(Box<ErrorBody>),
