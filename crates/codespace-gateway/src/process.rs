@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use codespace_policy::{Action, Approvals, Network, SandboxSetting};
 use codespace_process::{
-    NetworkPolicy, ProcError, RunState, SandboxPolicy, SpawnRequest, Spawned, Supervisor,
-    Terminate, Termination as ProcTermination,
+    NetworkPolicy, RunState, SandboxPolicy, SpawnRequest, Spawned, Supervisor, Terminate,
+    Termination as ProcTermination,
 };
 use codespace_protocol::{
     DEFAULT_READ_PROCESS_BYTES, DispatchStatus, ExecCommandParams, ExecCommandResult,
@@ -232,21 +232,6 @@ fn termination(t: ProcTermination) -> Termination {
         ProcTermination::Timeout => Termination::Timeout,
         ProcTermination::Terminated => Termination::Terminated,
         ProcTermination::Unknown => Termination::Unknown,
-    }
-}
-
-/// The wire code of a supervisor refusal. Exhaustive: a new cause must choose its code.
-pub(crate) fn process_code(e: &ProcError) -> codespace_protocol::ErrorCode {
-    use codespace_protocol::ErrorCode;
-    match e {
-        ProcError::NotFound => ErrorCode::ProcessNotFound,
-        ProcError::SpawnFailed(_) => ErrorCode::ProcessSpawnFailed,
-        ProcError::LimitReached => ErrorCode::WorkspaceBusy,
-        ProcError::StdinClosed => ErrorCode::StdinClosed,
-        ProcError::NotRunning => ErrorCode::ProcessNotRunning,
-        ProcError::NotTty => ErrorCode::ProcessNotTty,
-        ProcError::Invalid(_) => ErrorCode::InvalidCommand,
-        ProcError::Io(_) => ErrorCode::ProcessIoFailed,
     }
 }
 
