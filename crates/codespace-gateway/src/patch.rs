@@ -147,7 +147,7 @@ impl Gateway {
                     })?;
                     store.get_by_key(ws, key)?
                 }
-                _ => {
+                (Some(_), Some(_)) | (None, None) => {
                     return Err(GatewayError::OperationNotFound(
                         "give exactly one of operation_id, or operation_key with workspace_id".to_owned(),
                     ));
