@@ -35,14 +35,14 @@ mod meta;
 mod path;
 mod read;
 mod root;
-mod version;
 mod walk;
 mod write;
 
+/// The version type is shared with every layer above; it is defined once, in `codespace-types`.
+pub use codespace_types::{ParseVersionError, Version};
 pub use error::{FsError, PathEscapeReason};
 pub use meta::{FileKind, FileMeta};
 pub use path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, WorkspacePath};
 pub use read::Window;
 pub use root::Root;
-pub use version::{ParseVersionError, Version};
 pub use walk::{Walk, WalkLimits};

@@ -7,11 +7,11 @@ use std::os::fd::OwnedFd;
 use rustix::fs::{Mode, OFlags, Stat};
 use sha2::{Digest, Sha256};
 
+use crate::Version;
 use crate::error::{FsError, from_errno};
 use crate::meta::require_regular;
 use crate::path::WorkspacePath;
 use crate::root::Root;
-use crate::version::Version;
 
 /// Streaming buffer size: memory per read is this plus the window.
 const BUF_BYTES: usize = 64 * 1024;

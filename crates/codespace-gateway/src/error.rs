@@ -1,10 +1,16 @@
 //! The gateway's error enum and its mapping to wire codes: the one place where an internal
-//! failure becomes an `ErrorCode`.
+//! failure becomes an `ErrorCode` ([`GatewayError::code`], used by [`GatewayError::to_body`]
+//! and by [`fs_body`] for the per-path refusals of `version`).
+//!
+//! Every match of the mapping names each variant of the error it looks at, with no wildcard
+//! arm, nested errors included: a new internal error does not compile until it has chosen
+//! its code. `error/tests.rs` pins every internal error to its code.
 
 use codespace_policy::Denial;
+use codespace_process::ProcError;
 use codespace_protocol::{ErrorBody, ErrorCode};
-use codespace_runner::{FsError, LookupError, PatchErrorKind, PlanError, PlanFailure, RunnerError};
-use codespace_store::StoreError;
+use codespace_runner::{FsError, LookupError, PlanError, PlanFailure, RunnerError, Version};
+use codespace_store::{OpStatus, StoreError};
 
 use crate::lease::LeaseError;
 
@@ -27,7 +33,7 @@ pub enum GatewayError {
     #[error("expected_versions[{path:?}] = {value:?} is not a version (sha256:<64 hex> or absent)")]
     BadExpectedVersion { path: String, value: String },
     #[error("{path:?} is {actual}, expected_versions says {expected}: nothing was written")]
-    VersionConflict { path: String, expected: String, actual: String },
+    VersionConflict { path: String, expected: Version, actual: Version },
     #[error(
         "operation_key was already used in this workspace for a different request (operation {operation_id})"
     )]
@@ -39,9 +45,9 @@ pub enum GatewayError {
     #[error("operation ledger: {0}")]
     Ledger(Box<StoreError>),
     #[error(
-        "operation {operation_id} ran (outcome {status}) but the ledger could not record its result: {source}"
+        "operation {operation_id} ran (outcome {status:?}) but the ledger could not record its result: {source}"
     )]
-    LedgerAfterRun { operation_id: String, status: String, source: Box<StoreError> },
+    LedgerAfterRun { operation_id: String, status: OpStatus, source: Box<StoreError> },
     /// A refusal recorded earlier in the ledger, returned again as it was.
     #[error("{}", .0.message)]
     Recorded(Box<ErrorBody>),
@@ -52,7 +58,7 @@ pub enum GatewayError {
     #[error("{0}")]
     InvalidCommand(String),
     #[error(transparent)]
-    Process(codespace_process::ProcError),
+    Process(ProcError),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -70,78 +76,136 @@ impl From<FsError> for GatewayError {
 }
 
 impl GatewayError {
-    /// The wire form of this error. Exhaustive by design: a new variant must choose its code.
+    /// The wire form of this error: its code, its message, and the path and operation it
+    /// is about. A recorded refusal comes back exactly as it was recorded.
     pub fn to_body(&self) -> ErrorBody {
-        let message = self.to_string();
-        let code = match self {
+        if let GatewayError::Recorded(body) = self {
+            return (**body).clone();
+        }
+        ErrorBody {
+            code: self.code(),
+            message: self.to_string(),
+            path: self.path().map(str::to_owned),
+            operation_id: self.operation_id().map(str::to_owned),
+            approval_id: None,
+        }
+    }
+
+    /// The wire code of this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
             GatewayError::WorkspaceNotFound { .. } => ErrorCode::WorkspaceNotFound,
-            GatewayError::Denied(_)
-            | GatewayError::ConfirmationUnavailable
-            | GatewayError::SandboxUnavailable(_) => ErrorCode::Unauthorized,
-            GatewayError::InvalidCommand(_) => ErrorCode::InvalidCommand,
-            GatewayError::Process(e) => crate::process::process_code(e),
-            GatewayError::OutputLimit { .. } => ErrorCode::OutputLimit,
-            GatewayError::Internal(_) => ErrorCode::Internal,
-            GatewayError::Runner(
-                RunnerError::InvalidGlob { .. } | RunnerError::InvalidRegex { .. },
-            ) => ErrorCode::InvalidPattern,
-            GatewayError::Runner(RunnerError::Fs(fs)) => return fs_body(fs),
-            GatewayError::Patch(PlanFailure::Parse(_)) => ErrorCode::InvalidPatch,
-            GatewayError::Patch(PlanFailure::Plan(PlanError::Lookup {
-                source: LookupError::Fs(fs),
-                ..
-            })) => {
-                let mut body = fs_body(fs);
-                body.message = message;
-                return body;
+            GatewayError::Denied(denial) => denial_code(denial),
+            GatewayError::ConfirmationUnavailable | GatewayError::SandboxUnavailable(..) => {
+                ErrorCode::Unauthorized
             }
-            GatewayError::Patch(PlanFailure::Plan(e)) => match e.kind() {
-                PatchErrorKind::InvalidPatch
-                | PatchErrorKind::ContextMismatch
-                | PatchErrorKind::NotUtf8 => ErrorCode::InvalidPatch,
-                PatchErrorKind::InvalidPath => ErrorCode::PathEscape,
-                PatchErrorKind::AddFileExists => ErrorCode::AddFileExists,
-                PatchErrorKind::MoveDestinationExists => ErrorCode::MoveDestinationExists,
-                PatchErrorKind::FileNotFound => ErrorCode::FileNotFound,
-                PatchErrorKind::NotAFile => ErrorCode::SpecialFileRejected,
-                PatchErrorKind::PathConflict => ErrorCode::PathNotDirectory,
-                // The only other lookup failure: a file above the patch size cap.
-                PatchErrorKind::Lookup => ErrorCode::OutputLimit,
-            },
+            GatewayError::Runner(e) => runner_code(e),
+            GatewayError::OutputLimit { .. } => ErrorCode::OutputLimit,
+            GatewayError::Patch(PlanFailure::Parse(..)) => ErrorCode::InvalidPatch,
+            GatewayError::Patch(PlanFailure::Plan(e)) => plan_code(e),
             GatewayError::BadExpectedVersion { .. } => ErrorCode::InvalidPatch,
             GatewayError::VersionConflict { .. } => ErrorCode::VersionConflict,
             GatewayError::KeyConflict { .. } => ErrorCode::OperationKeyConflict,
-            GatewayError::OperationNotFound(_) => ErrorCode::OperationNotFound,
-            GatewayError::Lease(LeaseError::QueueFull) => ErrorCode::ResourceQueueFull,
-            GatewayError::Lease(LeaseError::Busy) => ErrorCode::WorkspaceBusy,
-            GatewayError::Ledger(_) | GatewayError::LedgerAfterRun { .. } => ErrorCode::LedgerError,
-            GatewayError::Recorded(body) => return (**body).clone(),
-        };
-        let mut body = ErrorBody::new(code, message);
-        body.path = self.path().map(str::to_owned);
-        match self {
-            GatewayError::KeyConflict { operation_id }
-            | GatewayError::LedgerAfterRun { operation_id, .. } => {
-                body.operation_id = Some(operation_id.clone());
+            GatewayError::OperationNotFound(..) => ErrorCode::OperationNotFound,
+            GatewayError::Lease(e) => lease_code(e),
+            GatewayError::Ledger(e) | GatewayError::LedgerAfterRun { source: e, .. } => {
+                ledger_code(e)
             }
-            _ => {}
+            GatewayError::Recorded(body) => body.code,
+            GatewayError::InvalidCommand(..) => ErrorCode::InvalidCommand,
+            GatewayError::Process(e) => process_code(e),
+            GatewayError::Internal(..) => ErrorCode::Internal,
         }
-        body
     }
 
+    /// The workspace-relative path the refusal is about. A filesystem refusal names the
+    /// path the filesystem was asked about (none when that is empty), also when it came
+    /// from a patch's lookup.
     fn path(&self) -> Option<&str> {
         match self {
-            GatewayError::Patch(PlanFailure::Plan(e)) => e.path(),
+            GatewayError::Runner(RunnerError::Fs(fs)) => fs_path(fs),
+            GatewayError::Patch(PlanFailure::Plan(e)) => plan_path(e),
             GatewayError::VersionConflict { path, .. }
             | GatewayError::BadExpectedVersion { path, .. } => Some(path),
-            _ => None,
+            GatewayError::Recorded(body) => body.path.as_deref(),
+            GatewayError::WorkspaceNotFound { .. }
+            | GatewayError::Denied(..)
+            | GatewayError::ConfirmationUnavailable
+            | GatewayError::Runner(
+                RunnerError::InvalidGlob { .. } | RunnerError::InvalidRegex { .. },
+            )
+            | GatewayError::OutputLimit { .. }
+            | GatewayError::Patch(PlanFailure::Parse(..))
+            | GatewayError::KeyConflict { .. }
+            | GatewayError::OperationNotFound(..)
+            | GatewayError::Lease(..)
+            | GatewayError::Ledger(..)
+            | GatewayError::LedgerAfterRun { .. }
+            | GatewayError::SandboxUnavailable(..)
+            | GatewayError::InvalidCommand(..)
+            | GatewayError::Process(..)
+            | GatewayError::Internal(..) => None,
+        }
+    }
+
+    /// The operation a refusal names: the earlier one a key belongs to, or the one whose
+    /// result the ledger could not record.
+    fn operation_id(&self) -> Option<&str> {
+        match self {
+            GatewayError::KeyConflict { operation_id }
+            | GatewayError::LedgerAfterRun { operation_id, .. } => Some(operation_id),
+            GatewayError::Recorded(body) => body.operation_id.as_deref(),
+            GatewayError::WorkspaceNotFound { .. }
+            | GatewayError::Denied(..)
+            | GatewayError::ConfirmationUnavailable
+            | GatewayError::Runner(..)
+            | GatewayError::OutputLimit { .. }
+            | GatewayError::Patch(..)
+            | GatewayError::BadExpectedVersion { .. }
+            | GatewayError::VersionConflict { .. }
+            | GatewayError::OperationNotFound(..)
+            | GatewayError::Lease(..)
+            | GatewayError::Ledger(..)
+            | GatewayError::SandboxUnavailable(..)
+            | GatewayError::InvalidCommand(..)
+            | GatewayError::Process(..)
+            | GatewayError::Internal(..) => None,
         }
     }
 }
 
-/// Maps a filesystem refusal to its code, carrying the workspace-relative path.
+/// The wire form of a filesystem refusal on its own (a path of `version`).
 pub(crate) fn fs_body(e: &FsError) -> ErrorBody {
-    let code = match e {
+    ErrorBody {
+        code: fs_code(e),
+        message: e.to_string(),
+        path: fs_path(e).map(str::to_owned),
+        operation_id: None,
+        approval_id: None,
+    }
+}
+
+fn fs_path(e: &FsError) -> Option<&str> {
+    e.path().filter(|p| !p.is_empty())
+}
+
+fn denial_code(d: &Denial) -> ErrorCode {
+    match d {
+        Denial::Profile { .. } | Denial::BackendUnavailable { .. } => ErrorCode::Unauthorized,
+    }
+}
+
+fn runner_code(e: &RunnerError) -> ErrorCode {
+    match e {
+        RunnerError::Fs(fs) => fs_code(fs),
+        RunnerError::InvalidGlob { .. } | RunnerError::InvalidRegex { .. } => {
+            ErrorCode::InvalidPattern
+        }
+    }
+}
+
+fn fs_code(e: &FsError) -> ErrorCode {
+    match e {
         FsError::PathEscape { .. } => ErrorCode::PathEscape,
         FsError::SymlinkRejected { .. } => ErrorCode::SymlinkRejected,
         // A directory is not a regular file: the same refusal as a FIFO or a device.
@@ -151,10 +215,88 @@ pub(crate) fn fs_body(e: &FsError) -> ErrorBody {
         FsError::NotFound { .. } => ErrorCode::FileNotFound,
         FsError::NotDirectory { .. } => ErrorCode::PathNotDirectory,
         FsError::RootUnavailable { .. } | FsError::Io { .. } => ErrorCode::FileOperationFailed,
-    };
-    let body = ErrorBody::new(code, e.to_string());
-    match e.path() {
-        Some(p) if !p.is_empty() => body.with_path(p),
-        _ => body,
     }
 }
+
+fn plan_code(e: &PlanError<LookupError>) -> ErrorCode {
+    match e {
+        PlanError::NoOperations
+        | PlanError::NotUtf8 { .. }
+        | PlanError::ContextNotFound { .. }
+        | PlanError::LinesNotFound { .. } => ErrorCode::InvalidPatch,
+        PlanError::InvalidPath { .. } => ErrorCode::PathEscape,
+        PlanError::AddFileExists { .. } => ErrorCode::AddFileExists,
+        PlanError::MoveDestinationExists { .. } => ErrorCode::MoveDestinationExists,
+        PlanError::FileNotFound { .. } => ErrorCode::FileNotFound,
+        PlanError::NotAFile { .. } => ErrorCode::SpecialFileRejected,
+        PlanError::PathConflict { .. } => ErrorCode::PathNotDirectory,
+        PlanError::Lookup { source, .. } => lookup_code(source),
+    }
+}
+
+/// A lookup of the patch planner failed: the filesystem's own refusal, or a file above the
+/// patch size cap.
+fn lookup_code(e: &LookupError) -> ErrorCode {
+    match e {
+        LookupError::Fs(fs) => fs_code(fs),
+        LookupError::TooLarge { .. } => ErrorCode::OutputLimit,
+    }
+}
+
+fn plan_path(e: &PlanError<LookupError>) -> Option<&str> {
+    match e {
+        PlanError::Lookup { source: LookupError::Fs(fs), .. } => fs_path(fs),
+        PlanError::Lookup { source: LookupError::TooLarge { .. }, .. }
+        | PlanError::NoOperations
+        | PlanError::InvalidPath { .. }
+        | PlanError::AddFileExists { .. }
+        | PlanError::MoveDestinationExists { .. }
+        | PlanError::FileNotFound { .. }
+        | PlanError::NotAFile { .. }
+        | PlanError::NotUtf8 { .. }
+        | PlanError::PathConflict { .. }
+        | PlanError::ContextNotFound { .. }
+        | PlanError::LinesNotFound { .. } => e.path(),
+    }
+}
+
+fn lease_code(e: &LeaseError) -> ErrorCode {
+    match e {
+        LeaseError::QueueFull => ErrorCode::ResourceQueueFull,
+        LeaseError::Busy => ErrorCode::WorkspaceBusy,
+    }
+}
+
+/// Every ledger failure is `LEDGER_ERROR`; the message says which.
+fn ledger_code(e: &StoreError) -> ErrorCode {
+    match e {
+        StoreError::Open { .. }
+        | StoreError::OpenDatabase { .. }
+        | StoreError::Refused { .. }
+        | StoreError::Busy(..)
+        | StoreError::Degraded { .. }
+        | StoreError::Sqlite(..)
+        | StoreError::CorruptRow { .. }
+        | StoreError::UnknownOperation { .. }
+        | StoreError::AlreadyFinished { .. }
+        | StoreError::PlanAlreadyRecorded { .. }
+        | StoreError::InvalidInput { .. } => ErrorCode::LedgerError,
+    }
+}
+
+/// A supervisor refusal.
+fn process_code(e: &ProcError) -> ErrorCode {
+    match e {
+        ProcError::NotFound => ErrorCode::ProcessNotFound,
+        ProcError::SpawnFailed(..) => ErrorCode::ProcessSpawnFailed,
+        ProcError::LimitReached => ErrorCode::WorkspaceBusy,
+        ProcError::StdinClosed => ErrorCode::StdinClosed,
+        ProcError::NotRunning => ErrorCode::ProcessNotRunning,
+        ProcError::NotTty => ErrorCode::ProcessNotTty,
+        ProcError::Invalid(..) => ErrorCode::InvalidCommand,
+        ProcError::Io(..) => ErrorCode::ProcessIoFailed,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -60,7 +60,7 @@ impl Gateway {
             Ok(ReadResult {
                 path: path.as_str().to_owned(),
                 content,
-                version: w.version.to_string(),
+                version: w.version,
                 truncated,
                 offset,
                 byte_count,
@@ -162,7 +162,7 @@ impl Gateway {
                 .map(|path| {
                     let v = WorkspacePath::parse(&path).and_then(|wp| root.version(&wp));
                     match v {
-                        Ok(v) => PathVersion { path, version: Some(v.to_string()), error: None },
+                        Ok(v) => PathVersion { path, version: Some(v), error: None },
                         Err(e) => PathVersion { path, version: None, error: Some(fs_body(&e)) },
                     }
                 })
@@ -192,6 +192,5 @@ fn listing_version(paths: &[String], incomplete: bool) -> String {
     }
     h.update([u8::from(incomplete)]);
     let digest = h.finalize();
-    let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
-    format!("lv-{hex}")
+    format!("lv-{}", hex::encode(&digest[..16]))
 }

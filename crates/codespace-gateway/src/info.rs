@@ -1,12 +1,16 @@
 //! `workspace_info`: the effective contract of a workspace, telling the truth about what
 //! this server enforces.
 
-use codespace_policy::{Action, Approvals, EnvironmentKind, SandboxSetting, allow};
+use codespace_policy::{
+    Action, Approvals, EnvironmentKind, Network, Profile, SandboxSetting, allow,
+};
+use codespace_protocol as wire;
 use codespace_protocol::{
-    Availability, DEFAULT_FIND_LIMIT, DEFAULT_READ_LIMIT, EnvironmentInfo, FileCapabilities,
-    FilesInfo, IsolationInfo, LIVE_TOOLS, MAX_GREP_LIMIT, MAX_VERSION_PATHS, MAX_WALK_DEPTH,
-    MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES, NetworkInfo, PermissionsInfo, ProcessInfo, SERVER_NAME,
-    WorkspaceExecutionInfo, WorkspaceInfo, WorkspaceInfoParams, tool,
+    Availability, CommandSandbox, DEFAULT_FIND_LIMIT, DEFAULT_READ_LIMIT, Enforcement,
+    EnvironmentInfo, FileCapabilities, FilesInfo, IsolationInfo, LIVE_TOOLS, MAX_GREP_LIMIT,
+    MAX_VERSION_PATHS, MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES, NetworkInfo,
+    PermissionsInfo, ProcessInfo, SERVER_NAME, Transport, WorkspaceExecutionInfo, WorkspaceInfo,
+    WorkspaceInfoParams, tool,
 };
 
 use crate::{Gateway, GatewayError};
@@ -37,7 +41,7 @@ impl Gateway {
             version: self.server_version.clone(),
             internal_model_calls: false,
             tools_exposed: LIVE_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
-            transports: vec!["stdio".to_owned(), "streamable-http".to_owned()],
+            transports: vec![Transport::Stdio, Transport::StreamableHttp],
             workspace_id: id.clone(),
             workspace_id_is_credential: false,
             note: "Pass a workspace_id to see its effective contract. Workspaces are registered by the operator and cannot be listed.".to_owned(),
@@ -61,7 +65,7 @@ impl Gateway {
             ws.environment_kind.as_str(),
             ws.sandbox.as_str()
         );
-        info.profile = Some(ws.profile.as_str().to_owned());
+        info.profile = Some(profile(ws.profile));
         info.root = reg
             .root
             .as_ref()
@@ -69,7 +73,7 @@ impl Gateway {
             .or(Some(ws.root.display().to_string()));
         info.execution = Some(WorkspaceExecutionInfo {
             environment: EnvironmentInfo {
-                kind: ws.environment_kind.as_str().to_owned(),
+                kind: environment_kind(ws.environment_kind),
                 client_selectable: false,
                 exec_supported: host_env,
                 file_read_supported: host_env,
@@ -122,16 +126,57 @@ impl Gateway {
             },
             isolation: IsolationInfo {
                 file_tools_workspace_scoped: true,
-                command_sandbox: if sandboxed { "linux-sandbox" } else { "none" }.to_owned(),
-                sandbox_setting: ws.sandbox.as_str().to_owned(),
+                command_sandbox: if sandboxed {
+                    CommandSandbox::LinuxSandbox
+                } else {
+                    CommandSandbox::None
+                },
+                sandbox_setting: sandbox_setting(ws.sandbox),
             },
             network: NetworkInfo {
-                policy: ws.network.as_str().to_owned(),
-                enforcement: if sandboxed { "enforced" } else { "none" }.to_owned(),
+                policy: network_policy(ws.network),
+                enforcement: if sandboxed { Enforcement::Enforced } else { Enforcement::None },
                 client_may_escalate: false,
             },
-            approvals: ws.approvals.as_str().to_owned(),
+            approvals: approvals(ws.approvals),
         });
         Ok(info)
+    }
+}
+
+// The operator's settings as the wire reports them; the policy crate owns their parsing.
+
+fn profile(p: Profile) -> wire::Profile {
+    match p {
+        Profile::ReadOnly => wire::Profile::ReadOnly,
+        Profile::WorkspaceWrite => wire::Profile::WorkspaceWrite,
+    }
+}
+
+fn approvals(a: Approvals) -> wire::Approvals {
+    match a {
+        Approvals::Off => wire::Approvals::Off,
+        Approvals::Confirm => wire::Approvals::Confirm,
+    }
+}
+
+fn environment_kind(k: EnvironmentKind) -> wire::EnvironmentKind {
+    match k {
+        EnvironmentKind::Host => wire::EnvironmentKind::Host,
+        EnvironmentKind::LinuxContainer => wire::EnvironmentKind::LinuxContainer,
+    }
+}
+
+fn sandbox_setting(s: SandboxSetting) -> wire::SandboxSetting {
+    match s {
+        SandboxSetting::On => wire::SandboxSetting::On,
+        SandboxSetting::Off => wire::SandboxSetting::Off,
+    }
+}
+
+fn network_policy(n: Network) -> wire::NetworkPolicy {
+    match n {
+        Network::Restricted => wire::NetworkPolicy::Restricted,
+        Network::Enabled => wire::NetworkPolicy::Enabled,
     }
 }

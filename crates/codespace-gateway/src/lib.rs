@@ -2,8 +2,8 @@
 //! the operation on the runner (on a blocking thread), and shape the wire result.
 //!
 //! Architecture Invariant: every tool call enters through one `Gateway` method and leaves as
-//! a protocol result or a `GatewayError`; `GatewayError::to_body` is the only place that
-//! chooses an error code.
+//! a protocol result or a `GatewayError`; `GatewayError::code` (in `error.rs`) is the only
+//! place that chooses an error code.
 
 mod error;
 mod files;

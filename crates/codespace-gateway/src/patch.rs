@@ -1,16 +1,17 @@
 //! `apply_patch` and `operation_status`: lease, ledger, expected versions, plan, write,
 //! verify, finish; and the classification of operations a crash left unfinished.
 
-use std::str::FromStr;
 use std::sync::Arc;
 
 use codespace_policy::{Action, Approvals};
 use codespace_protocol::{
-    ApplyPatchParams, ApplyPatchResult, ChangeKind as WireKind, ErrorBody, FileChange,
-    OperationEvent, OperationStatusParams, OperationStatusResult, PatchStatus,
+    ApplyPatchParams, ApplyPatchResult, ChangeKind, ErrorBody, EventName, ExpectedVersion,
+    FileChange, OperationEvent, OperationKind, OperationStatusParams, OperationStatusResult,
+    PatchStatus,
 };
 use codespace_runner::{
-    ApplyOutcome, ChangeKind, Classification, PlannedWrite, Root, Version, WorkspacePath,
+    ApplyOutcome, ChangeKind as PlanKind, Classification, PlannedWrite, Root, Version,
+    WorkspacePath,
 };
 use codespace_store::{Begin, OpStatus, OperationRecord, PlannedFile, Store};
 use serde::{Deserialize, Serialize};
@@ -42,15 +43,16 @@ fn fingerprint(p: &ApplyPatchParams) -> String {
         "check_only": p.check_only.unwrap_or(false),
     });
     let digest = Sha256::digest(canonical.to_string().as_bytes());
-    format!("sha256:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>())
+    format!("sha256:{}", hex::encode(digest))
 }
 
-fn wire_kind(k: ChangeKind) -> WireKind {
+/// The planner's kind as recorded and reported.
+fn change_kind(k: PlanKind) -> ChangeKind {
     match k {
-        ChangeKind::Add => WireKind::Add,
-        ChangeKind::Update => WireKind::Update,
-        ChangeKind::Delete => WireKind::Delete,
-        ChangeKind::Move => WireKind::Move,
+        PlanKind::Add => ChangeKind::Add,
+        PlanKind::Update => ChangeKind::Update,
+        PlanKind::Delete => ChangeKind::Delete,
+        PlanKind::Move => ChangeKind::Move,
     }
 }
 
@@ -82,10 +84,10 @@ fn changes_of(writes: &[PlannedWrite]) -> Vec<FileChange> {
         .iter()
         .map(|w| FileChange {
             path: w.path.as_str().to_owned(),
-            kind: wire_kind(w.kind),
+            kind: change_kind(w.kind),
             move_from: w.move_from.clone(),
-            before_version: w.before_version().to_string(),
-            after_version: w.after_version().to_string(),
+            before_version: w.before_version(),
+            after_version: w.after_version(),
         })
         .collect()
 }
@@ -94,26 +96,12 @@ fn changes_of_plan(plan: &[PlannedFile]) -> Vec<FileChange> {
     plan.iter()
         .map(|f| FileChange {
             path: f.path.clone(),
-            kind: match f.kind.as_str() {
-                "add" => WireKind::Add,
-                "delete" => WireKind::Delete,
-                "move" => WireKind::Move,
-                _ => WireKind::Update,
-            },
+            kind: f.kind,
             move_from: f.move_from.clone(),
-            before_version: f.before_version.clone(),
-            after_version: f.after_version.clone(),
+            before_version: f.before_version,
+            after_version: f.after_version,
         })
         .collect()
-}
-
-fn kind_name(k: WireKind) -> &'static str {
-    match k {
-        WireKind::Add => "add",
-        WireKind::Update => "update",
-        WireKind::Delete => "delete",
-        WireKind::Move => "move",
-    }
 }
 
 impl Gateway {
@@ -159,7 +147,7 @@ impl Gateway {
                     })?;
                     store.get_by_key(ws, key)?
                 }
-                _ => {
+                (Some(_), Some(_)) | (None, None) => {
                     return Err(GatewayError::OperationNotFound(
                         "give exactly one of operation_id, or operation_key with workspace_id".to_owned(),
                     ));
@@ -209,7 +197,13 @@ fn classify_record(
             "interrupted before the plan was recorded: nothing was written",
             vec![],
         ),
-        _ => {
+        OpStatus::Applying
+        | OpStatus::Checked
+        | OpStatus::Applied
+        | OpStatus::Rejected
+        | OpStatus::FailedRolledBack
+        | OpStatus::FailedPartial
+        | OpStatus::Unknown => {
             let Some(root) = root else {
                 return (
                     PatchStatus::Unknown,
@@ -222,10 +216,10 @@ fn classify_record(
                     let _ = root.remove_stale_temp_files(&p);
                 }
             }
-            let triples: Vec<(String, String, String)> = rec
+            let triples: Vec<(String, Version, Version)> = rec
                 .plan
                 .iter()
-                .map(|f| (f.path.clone(), f.before_version.clone(), f.after_version.clone()))
+                .map(|f| (f.path.clone(), f.before_version, f.after_version))
                 .collect();
             match codespace_runner::classify(root, &triples) {
                 Classification::AllAfter => (
@@ -246,7 +240,7 @@ fn classify_record(
                             WorkspacePath::parse(&f.path)
                                 .ok()
                                 .and_then(|p| root.version(&p).ok())
-                                .is_some_and(|v| v.to_string() != f.before_version)
+                                .is_some_and(|v| v != f.before_version)
                         })
                         .map(|f| f.path.clone())
                         .collect();
@@ -278,18 +272,23 @@ fn status_of(rec: OperationRecord) -> OperationStatusResult {
         operation_id: rec.operation_id,
         status: wire_status(rec.status),
         replayed: false,
-        kind: "patch".to_owned(),
+        kind: OperationKind::Patch,
         workspace_id: rec.workspace_id,
         operation_key: rec.operation_key,
         created_at: rec.created_at,
         finished_at: rec.finished_at,
-        recovered: rec.events.iter().any(|e| e.name == "recovered"),
+        recovered: rec.events.iter().any(|e| e.name == EventName::Recovered),
         files: changes.iter().map(|c| c.path.clone()).collect(),
         changes,
         events: rec
             .events
             .into_iter()
-            .map(|e| OperationEvent { at: e.at, name: e.name, status: e.status, reason: e.reason })
+            .map(|e| OperationEvent {
+                at: e.at,
+                name: e.name,
+                status: e.status.map(wire_status),
+                reason: e.reason,
+            })
             .collect(),
         error,
     }
@@ -322,7 +321,7 @@ fn transaction(
         .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
     store.finish(&op, status, &json, reason, now()).map_err(|e| GatewayError::LedgerAfterRun {
         operation_id: op.clone(),
-        status: format!("{status:?}"),
+        status,
         source: Box::new(e),
     })?;
     match recorded {
@@ -362,16 +361,21 @@ fn run(
 ) -> Result<ApplyPatchResult, GatewayError> {
     for (path, expected) in &p.expected_versions {
         let wp = WorkspacePath::parse(path)?;
-        let want = Version::from_str(expected).map_err(|_| GatewayError::BadExpectedVersion {
-            path: path.clone(),
-            value: expected.clone(),
-        })?;
+        let want = match expected {
+            ExpectedVersion::Valid(v) => *v,
+            ExpectedVersion::Invalid(text) => {
+                return Err(GatewayError::BadExpectedVersion {
+                    path: path.clone(),
+                    value: text.clone(),
+                });
+            }
+        };
         let now = root.version(&wp)?;
         if now != want {
             return Err(GatewayError::VersionConflict {
                 path: wp.as_str().to_owned(),
-                expected: want.to_string(),
-                actual: now.to_string(),
+                expected: want,
+                actual: now,
             });
         }
     }
@@ -395,9 +399,9 @@ fn run(
         .iter()
         .map(|c| PlannedFile {
             path: c.path.clone(),
-            kind: kind_name(c.kind).to_owned(),
-            before_version: c.before_version.clone(),
-            after_version: c.after_version.clone(),
+            kind: c.kind,
+            before_version: c.before_version,
+            after_version: c.after_version,
             move_from: c.move_from.clone(),
         })
         .collect();

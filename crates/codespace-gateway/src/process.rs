@@ -7,12 +7,14 @@ use std::time::Duration;
 
 use codespace_policy::{Action, Approvals, Network, SandboxSetting};
 use codespace_process::{
-    NetworkPolicy, ProcError, SandboxPolicy, SpawnRequest, Spawned, Supervisor, Terminate,
+    NetworkPolicy, RunState, SandboxPolicy, SpawnRequest, Spawned, Supervisor, Terminate,
+    Termination as ProcTermination,
 };
 use codespace_protocol::{
-    DEFAULT_READ_PROCESS_BYTES, ExecCommandParams, ExecCommandResult, MAX_READ_PROCESS_BYTES,
-    ProcessAck, ProcessIdParams, ProcessResizeParams, ProcessStatusResult, ReadProcessParams,
-    ReadProcessResult, SignalInfo, WriteStdinParams,
+    DEFAULT_READ_PROCESS_BYTES, DispatchStatus, ExecCommandParams, ExecCommandResult,
+    MAX_READ_PROCESS_BYTES, ProcessAck, ProcessIdParams, ProcessResizeParams, ProcessState,
+    ProcessStatusResult, ReadProcessParams, ReadProcessResult, SignalInfo, Termination,
+    WriteStdinParams,
 };
 
 use crate::{Gateway, GatewayError};
@@ -128,7 +130,7 @@ impl Gateway {
         });
         Ok(ExecCommandResult {
             process_id: id,
-            dispatch_status: "confirmed".to_owned(),
+            dispatch_status: DispatchStatus::Confirmed,
             work_id: p.work_id,
         })
     }
@@ -177,8 +179,8 @@ impl Gateway {
         let st = self.processes.supervisor.status(&p.process_id).map_err(GatewayError::Process)?;
         Ok(ProcessStatusResult {
             process_id: p.process_id,
-            state: st.state.as_str().to_owned(),
-            termination: st.termination.map(|t| t.as_str().to_owned()),
+            state: process_state(st.state),
+            termination: st.termination.map(termination),
             exit_code: st.exit_code,
             signal: st
                 .signal
@@ -216,18 +218,20 @@ impl Gateway {
     }
 }
 
-/// The wire code of a supervisor refusal. Exhaustive: a new cause must choose its code.
-pub(crate) fn process_code(e: &ProcError) -> codespace_protocol::ErrorCode {
-    use codespace_protocol::ErrorCode;
-    match e {
-        ProcError::NotFound => ErrorCode::ProcessNotFound,
-        ProcError::SpawnFailed(_) => ErrorCode::ProcessSpawnFailed,
-        ProcError::LimitReached => ErrorCode::WorkspaceBusy,
-        ProcError::StdinClosed => ErrorCode::StdinClosed,
-        ProcError::NotRunning => ErrorCode::ProcessNotRunning,
-        ProcError::NotTty => ErrorCode::ProcessNotTty,
-        ProcError::Invalid(_) => ErrorCode::InvalidCommand,
-        ProcError::Io(_) => ErrorCode::ProcessIoFailed,
+fn process_state(s: RunState) -> ProcessState {
+    match s {
+        RunState::Running => ProcessState::Running,
+        RunState::Exited => ProcessState::Exited,
+    }
+}
+
+fn termination(t: ProcTermination) -> Termination {
+    match t {
+        ProcTermination::Exited => Termination::Exited,
+        ProcTermination::Signaled => Termination::Signaled,
+        ProcTermination::Timeout => Termination::Timeout,
+        ProcTermination::Terminated => Termination::Terminated,
+        ProcTermination::Unknown => Termination::Unknown,
     }
 }
 

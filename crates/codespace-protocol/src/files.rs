@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{ErrorBody, is_false, is_zero};
+use crate::{ErrorBody, Version, is_false, is_zero};
 
 /// Arguments of `read`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -28,7 +28,7 @@ pub struct ReadResult {
     /// The window's bytes decoded as UTF-8 (invalid sequences replaced; see `content_lossy`).
     pub content: String,
     /// `sha256:<hex>` of the whole file, not only the window.
-    pub version: String,
+    pub version: Version,
     /// More bytes remain after this window.
     pub truncated: bool,
     /// Window start; omitted when 0.
@@ -154,7 +154,7 @@ pub struct PathVersion {
     pub path: String,
     /// `sha256:<hex>` of the whole file, or `absent` when it does not exist.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+    pub version: Option<Version>,
     /// Set instead of `version` when the path is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,

@@ -23,7 +23,7 @@ pub struct WorkspaceInfo {
     /// The tools `tools/list` returns, in order.
     pub tools_exposed: Vec<String>,
     /// Transports the server speaks.
-    pub transports: Vec<String>,
+    pub transports: Vec<Transport>,
     /// The id asked about, echoed (null without one).
     pub workspace_id: Option<String>,
     /// Always false: the id selects, it does not authorize.
@@ -32,7 +32,7 @@ pub struct WorkspaceInfo {
     pub note: String,
     /// Permission profile (with an id only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<String>,
+    pub profile: Option<Profile>,
     /// Absolute registered root (with an id only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
@@ -51,13 +51,13 @@ pub struct WorkspaceExecutionInfo {
     pub isolation: IsolationInfo,
     pub network: NetworkInfo,
     /// `off` or `confirm` (operator setting).
-    pub approvals: String,
+    pub approvals: Approvals,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct EnvironmentInfo {
     /// `host` or `linux-container`.
-    pub kind: String,
+    pub kind: EnvironmentKind,
     /// Always false: the environment is not a tool argument.
     pub client_selectable: bool,
     pub exec_supported: bool,
@@ -117,17 +117,83 @@ pub struct IsolationInfo {
     /// Always true: file tools resolve beneath the registered root and never follow links.
     pub file_tools_workspace_scoped: bool,
     /// `none` or `linux-sandbox`: what confines commands in this process.
-    pub command_sandbox: String,
+    pub command_sandbox: CommandSandbox,
     /// The operator's `sandbox` setting: `on` or `off`.
-    pub sandbox_setting: String,
+    pub sandbox_setting: SandboxSetting,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct NetworkInfo {
     /// `restricted` or `enabled` (operator setting).
-    pub policy: String,
+    pub policy: NetworkPolicy,
     /// `none` or `enforced`: whether the policy is actually enforced on commands.
-    pub enforcement: String,
+    pub enforcement: Enforcement,
     /// Always false.
     pub client_may_escalate: bool,
+}
+
+/// A transport the server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    Stdio,
+    StreamableHttp,
+}
+
+/// The operator's permission profile of a workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    ReadOnly,
+    WorkspaceWrite,
+}
+
+/// The operator's approvals setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Approvals {
+    Off,
+    /// Mutations and commands wait for a confirmation (refused until holds exist).
+    Confirm,
+}
+
+/// Where a workspace's tools run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EnvironmentKind {
+    Host,
+    LinuxContainer,
+}
+
+/// What confines commands in this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommandSandbox {
+    /// Nothing: commands run unconfined, or are refused.
+    None,
+    LinuxSandbox,
+}
+
+/// The operator's `sandbox` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxSetting {
+    On,
+    Off,
+}
+
+/// The operator's network setting for commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum NetworkPolicy {
+    Restricted,
+    Enabled,
+}
+
+/// Whether a policy is actually enforced on commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Enforcement {
+    None,
+    Enforced,
 }

@@ -11,6 +11,8 @@ mod limits;
 mod patch;
 mod process;
 
+/// The values the wire shares with the layers below, defined once in `codespace-types`.
+pub use codespace_types::{ChangeKind, EventName, ParseVersionError, Version};
 pub use error::{ErrorBody, ErrorCode};
 pub use files::*;
 pub use info::*;
@@ -66,3 +68,6 @@ fn is_zero(v: &u64) -> bool {
 fn is_false(v: &bool) -> bool {
     !*v
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,11 +1,12 @@
 //! Parameters and results of `apply_patch` and `operation_status`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::is_false;
+use crate::{ChangeKind, EventName, Version, is_false};
 
 /// Arguments of `apply_patch`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -17,7 +18,7 @@ pub struct ApplyPatchParams {
     /// Path -> version (`sha256:<hex>` or `absent`) each file must have now; checked against
     /// the disk before anything is written.
     #[serde(default)]
-    pub expected_versions: BTreeMap<String, String>,
+    pub expected_versions: BTreeMap<String, ExpectedVersion>,
     /// Idempotency key for this logical change, scoped to the workspace: a retry with the same
     /// key and the same request returns the recorded result instead of applying again.
     #[serde(default)]
@@ -28,6 +29,57 @@ pub struct ApplyPatchParams {
     /// Echoed back.
     #[serde(default)]
     pub work_id: Option<String>,
+}
+
+/// One value of `expected_versions`: a [`Version`], or the text sent when it is not one.
+///
+/// Decoding accepts any string so that `apply_patch` refuses a malformed value itself
+/// (`INVALID_PATCH`, naming the path) instead of the whole call failing to decode; it
+/// serializes back to exactly the text received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpectedVersion {
+    Valid(Version),
+    Invalid(String),
+}
+
+impl From<Version> for ExpectedVersion {
+    fn from(v: Version) -> Self {
+        ExpectedVersion::Valid(v)
+    }
+}
+
+impl Serialize for ExpectedVersion {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ExpectedVersion::Valid(v) => v.serialize(serializer),
+            ExpectedVersion::Invalid(text) => serializer.serialize_str(text),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ExpectedVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Ok(match text.parse::<Version>() {
+            Ok(v) => ExpectedVersion::Valid(v),
+            Err(_) => ExpectedVersion::Invalid(text),
+        })
+    }
+}
+
+/// A plain string, as before: the tool, not the client, refuses a malformed value.
+impl JsonSchema for ExpectedVersion {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("ExpectedVersion")
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        String::json_schema(generator)
+    }
 }
 
 /// Outcome of a patch operation.
@@ -48,16 +100,6 @@ pub enum PatchStatus {
     Unknown,
 }
 
-/// Kind of one file change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeKind {
-    Add,
-    Update,
-    Delete,
-    Move,
-}
-
 /// One planned or applied file change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FileChange {
@@ -67,9 +109,9 @@ pub struct FileChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub move_from: Option<String>,
     /// Version before (`absent` for an add).
-    pub before_version: String,
+    pub before_version: Version,
     /// Version after (`absent` for a delete).
-    pub after_version: String,
+    pub after_version: Version,
 }
 
 /// Result of `apply_patch`.
@@ -111,11 +153,19 @@ pub struct OperationEvent {
     /// Unix seconds.
     pub at: i64,
     /// `minted`, `planned`, `finished` or `recovered`.
-    pub name: String,
+    pub name: EventName,
+    /// The terminal status set, on `finished` and `recovered`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
+    pub status: Option<PatchStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// What an operation did; only patches are recorded today.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OperationKind {
+    Patch,
 }
 
 /// Result of `operation_status`.
@@ -127,7 +177,7 @@ pub struct OperationStatusResult {
     /// Always false here.
     pub replayed: bool,
     /// Always `patch`.
-    pub kind: String,
+    pub kind: OperationKind,
     pub workspace_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation_key: Option<String>,

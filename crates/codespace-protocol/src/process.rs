@@ -29,9 +29,17 @@ pub struct ExecCommandResult {
     /// `proc-<uuid>`, minted by the server; save it: a new connection can use it.
     pub process_id: String,
     /// `confirmed`: the process was started (not that it succeeded).
-    pub dispatch_status: String,
+    pub dispatch_status: DispatchStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_id: Option<String>,
+}
+
+/// What `exec_command` can say about dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DispatchStatus {
+    /// The process was started (not that it succeeded).
+    Confirmed,
 }
 
 /// Arguments of `write_stdin`.
@@ -101,15 +109,40 @@ pub struct SignalInfo {
     pub name: Option<String>,
 }
 
+/// Whether a process (or anything of its tree) is still alive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessState {
+    Running,
+    /// The command and its whole tree are gone.
+    Exited,
+}
+
+/// How an exited process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Termination {
+    /// It exited on its own; see `exit_code`.
+    Exited,
+    /// A signal it did not get from the server killed it; see `signal`.
+    Signaled,
+    /// Killed by the server at the time limit.
+    Timeout,
+    /// Killed by the server on request (`terminate_process`, shutdown).
+    Terminated,
+    /// Its status was lost.
+    Unknown,
+}
+
 /// Result of `process_status`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ProcessStatusResult {
     pub process_id: String,
     /// `running` or `exited`.
-    pub state: String,
+    pub state: ProcessState,
     /// Only when exited: `exited`, `signaled`, `timeout`, `terminated` or `unknown`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub termination: Option<String>,
+    pub termination: Option<Termination>,
     /// Only when `termination` is `exited`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,

@@ -291,14 +291,13 @@ pub enum Classification {
 }
 
 /// Classifies the tree against `(path, before, after)` triples of a recorded plan.
-pub fn classify(root: &Root, plan: &[(String, String, String)]) -> Classification {
+pub fn classify(root: &Root, plan: &[(String, Version, Version)]) -> Classification {
     let (mut before, mut after) = (0usize, 0usize);
     for (path, b, a) in plan {
         let Ok(wp) = WorkspacePath::parse(path) else { return Classification::Unknown };
         let Ok(now) = root.version(&wp) else { return Classification::Unknown };
-        let now = now.to_string();
         // A path whose before equals its after counts on both sides.
-        let (is_b, is_a) = (&now == b, &now == a);
+        let (is_b, is_a) = (now == *b, now == *a);
         if !is_b && !is_a {
             return Classification::Unknown;
         }

@@ -16,7 +16,8 @@
 //!
 //! **Architecture Invariant:** this crate knows nothing of MCP, rmcp, the gateway or the
 //! filesystem crate. Result JSON is stored as an opaque string; paths in a plan are opaque
-//! workspace-relative strings.
+//! workspace-relative strings; versions, change kinds and event names are the shared types
+//! of `codespace-types`, stored as the same TEXT as before.
 //!
 //! **Architecture Invariant:** keys are scoped to a workspace (`UNIQUE(workspace_id,
 //! operation_key)`), a terminal status and its result are written once and never
@@ -30,7 +31,7 @@
 //! - `error`: [`StoreError`].
 //! - `hygiene`: open-time checks of the path and its sidecar files.
 //! - `migrate`: the embedded migrations and [`SCHEMA_VERSION`].
-//! - `store`: [`Store`] and its transactions.
+//! - `store`: [`Store`], its transactions and the ledger calls, one module per job.
 
 mod error;
 mod hygiene;
@@ -38,6 +39,7 @@ mod migrate;
 mod model;
 mod store;
 
+pub use codespace_types::{ChangeKind, EventName, Version};
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use model::{Begin, Event, OpStatus, OperationRecord, PlannedFile};

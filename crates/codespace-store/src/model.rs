@@ -2,9 +2,12 @@
 //! the outcome of [`Store::begin`](crate::Store::begin).
 //!
 //! These are plain values. Their string forms (`as_str`) are the ones stored in the
-//! database and the ones the wire uses, so the gateway can pass them through unchanged.
+//! database; `store/sql.rs` converts them to and from the columns. The change kind, the
+//! event name and the version are the shared types of `codespace-types`.
 
 use std::fmt;
+
+use codespace_types::{ChangeKind, EventName, Version};
 
 /// The lifecycle state of one patch operation.
 ///
@@ -96,86 +99,55 @@ impl fmt::Display for OpStatus {
 pub struct PlannedFile {
     /// Workspace-relative path (the destination of a move).
     pub path: String,
-    /// `add`, `update`, `delete` or `move`.
-    pub kind: String,
-    /// `sha256:<64 lowercase hex>` or `absent`. `absent` for an `add`.
-    pub before_version: String,
-    /// `sha256:<64 lowercase hex>` or `absent`. `absent` for a `delete`.
-    pub after_version: String,
+    /// What the patch does to the file.
+    pub kind: ChangeKind,
+    /// `absent` for an `add`.
+    pub before_version: Version,
+    /// `absent` for a `delete`.
+    pub after_version: Version,
     /// The source of a `move`; `None` for every other kind.
     pub move_from: Option<String>,
 }
 
-/// The kinds a planned file may have.
-pub(crate) const FILE_KINDS: [&str; 4] = ["add", "update", "delete", "move"];
-
 impl PlannedFile {
-    /// Checks the fields that recovery relies on; the reason names the offending field.
+    /// Checks the rules between fields that recovery relies on (the types check each field
+    /// alone); the reason names the offending field.
     pub(crate) fn validate(&self) -> Result<(), String> {
         if self.path.is_empty() {
             return Err("planned file with an empty path".to_owned());
         }
-        if !FILE_KINDS.contains(&self.kind.as_str()) {
-            return Err(format!(
-                "{}: kind {:?} is not one of add, update, delete, move",
-                self.path, self.kind
-            ));
-        }
-        for (field, version) in
-            [("before_version", &self.before_version), ("after_version", &self.after_version)]
-        {
-            if !is_version(version) {
-                return Err(format!(
-                    "{}: {field} {version:?} is neither `absent` nor `sha256:<64 lowercase hex>`",
-                    self.path
-                ));
+        match (self.kind, &self.move_from) {
+            (ChangeKind::Move, None) => {
+                return Err(format!("{}: a move needs move_from", self.path));
             }
-        }
-        match (self.kind.as_str(), &self.move_from) {
-            ("move", None) => return Err(format!("{}: a move needs move_from", self.path)),
-            ("move", Some(from)) if from.is_empty() => {
+            (ChangeKind::Move, Some(from)) if from.is_empty() => {
                 return Err(format!("{}: move_from is empty", self.path));
             }
-            ("add" | "update" | "delete", Some(_)) => {
+            (ChangeKind::Add | ChangeKind::Update | ChangeKind::Delete, Some(_)) => {
                 return Err(format!("{}: move_from is only valid for a move", self.path));
             }
-            _ => {}
+            (ChangeKind::Move, Some(_))
+            | (ChangeKind::Add | ChangeKind::Update | ChangeKind::Delete, None) => {}
         }
-        if self.kind == "add" && self.before_version != "absent" {
+        if self.kind == ChangeKind::Add && self.before_version != Version::Absent {
             return Err(format!("{}: an add must have before_version `absent`", self.path));
         }
-        if self.kind == "delete" && self.after_version != "absent" {
+        if self.kind == ChangeKind::Delete && self.after_version != Version::Absent {
             return Err(format!("{}: a delete must have after_version `absent`", self.path));
         }
         Ok(())
     }
 }
 
-/// `absent`, or `sha256:` followed by exactly 64 lowercase hex digits.
-pub(crate) fn is_version(text: &str) -> bool {
-    if text == "absent" {
-        return true;
-    }
-    match text.strip_prefix("sha256:") {
-        Some(hex) => {
-            hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        }
-        None => false,
-    }
-}
-
-/// The names an event may have.
-pub(crate) const EVENT_NAMES: [&str; 4] = ["minted", "planned", "finished", "recovered"];
-
 /// One entry of an operation's history, oldest first.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Event {
     /// Unix seconds, as given by the caller.
     pub at: i64,
-    /// `minted`, `planned`, `finished` or `recovered`.
-    pub name: String,
+    /// Which step of the history.
+    pub name: EventName,
     /// The terminal status, on `finished` and `recovered`; `None` otherwise.
-    pub status: Option<String>,
+    pub status: Option<OpStatus>,
     /// Why, when known (`unknown` on a `finished` event whose status is `unknown`).
     pub reason: Option<String>,
 }

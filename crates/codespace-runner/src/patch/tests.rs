@@ -117,13 +117,7 @@ fn applies_all_changes_and_verifies() {
     assert!(!dir.path().join("gone.txt").exists() && !dir.path().join("b.txt").exists());
     let plan: Vec<_> = writes
         .iter()
-        .map(|w| {
-            (
-                w.path.as_str().to_owned(),
-                w.before_version().to_string(),
-                w.after_version().to_string(),
-            )
-        })
+        .map(|w| (w.path.as_str().to_owned(), w.before_version(), w.after_version()))
         .collect();
     assert_eq!(classify(&root, &plan), Classification::AllAfter);
 }
@@ -136,13 +130,7 @@ fn a_failure_at_every_step_rolls_back_to_the_exact_tree() {
         let writes = prepare(&root, PATCH).unwrap();
         let plan: Vec<_> = writes
             .iter()
-            .map(|w| {
-                (
-                    w.path.as_str().to_owned(),
-                    w.before_version().to_string(),
-                    w.after_version().to_string(),
-                )
-            })
+            .map(|w| (w.path.as_str().to_owned(), w.before_version(), w.after_version()))
             .collect();
         let fs = Faulty {
             root: &root,
@@ -245,7 +233,7 @@ fn hard_linked_targets_are_replaced_not_written_through() {
 #[test]
 fn classify_tells_before_after_mixed_unknown() {
     let (dir, root) = tree();
-    let v = |s: &str| Version::of_bytes(s.as_bytes()).to_string();
+    let v = |s: &str| Version::of_bytes(s.as_bytes());
     let plan = vec![
         ("a.txt".to_owned(), v("a1\na2\n"), v("new\n")),
         ("b.txt".to_owned(), v("b1\n"), v("B\n")),

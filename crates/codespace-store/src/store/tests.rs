@@ -1,7 +1,13 @@
 //! Unit tests for `store` that need the connection itself: storage-failure degradation
-//! (D5), corrupt-row detection, and the `Send + Sync` bound.
+//! (D5), corrupt-row detection (statuses, event names and statuses, plan kinds and
+//! versions), and the `Send + Sync` bound.
+
+use rusqlite::{ErrorCode, params};
 
 use super::*;
+use crate::error::StoreError;
+use crate::model::{Begin, OpStatus, PlannedFile};
+use crate::{ChangeKind, Version};
 
 fn assert_send_sync<T: Send + Sync>() {}
 
@@ -112,4 +118,64 @@ fn the_connection_is_configured() {
     let synchronous: i64 =
         inner.conn.pragma_query_value(None, "synchronous", |row| row.get(0)).expect("sync");
     assert_eq!((foreign_keys, synchronous), (1, 2));
+}
+
+#[test]
+fn an_unknown_event_status_reads_as_corrupt() {
+    let store = Store::open_in_memory().expect("open");
+    let Begin::Fresh { operation_id } = store.begin("ws", None, "fp", 1).expect("begin") else {
+        panic!("fresh expected");
+    };
+    store.finish(&operation_id, OpStatus::Applied, "{}", None, 2).expect("finish");
+    {
+        let inner = store.lock();
+        inner.conn.pragma_update(None, "ignore_check_constraints", "ON").expect("pragma");
+        inner
+            .conn
+            .execute("UPDATE operation_events SET status = 'vanished' WHERE seq = 2", [])
+            .expect("update");
+    }
+    let error = store.get(&operation_id).expect_err("corrupt");
+    assert!(
+        matches!(&error, StoreError::CorruptRow { detail, .. } if detail.contains("vanished")),
+        "{error:?}"
+    );
+}
+
+/// A stored kind or version this build cannot read is a corrupt row naming the column,
+/// the checks the ledger used to make on strings before the types made them.
+#[test]
+fn a_planned_file_with_an_unknown_kind_or_a_malformed_version_reads_as_corrupt() {
+    let h1: Version = "sha256:0000000000000000000000000000000000000000000000000000000000000001"
+        .parse()
+        .expect("v");
+    let cases = [("kind", "'rename'"), ("before_version", "'sha256:xyz'"), ("after_version", "''")];
+    for (column, value) in cases {
+        let store = Store::open_in_memory().expect("open");
+        let Begin::Fresh { operation_id } = store.begin("ws", None, "fp", 1).expect("begin") else {
+            panic!("fresh expected");
+        };
+        let planned = PlannedFile {
+            path: "src/a.rs".to_owned(),
+            kind: ChangeKind::Update,
+            before_version: h1,
+            after_version: h1,
+            move_from: None,
+        };
+        store.record_plan(&operation_id, &[planned], 2).expect("plan");
+        {
+            let inner = store.lock();
+            inner.conn.pragma_update(None, "ignore_check_constraints", "ON").expect("pragma");
+            inner
+                .conn
+                .execute(&format!("UPDATE operation_files SET {column} = {value}"), [])
+                .expect("update");
+        }
+        let error = store.get(&operation_id).expect_err("corrupt");
+        assert!(
+            matches!(&error, StoreError::CorruptRow { detail, .. } if detail.contains(column)),
+            "{column}: {error:?}"
+        );
+        assert!(matches!(store.unfinished(), Err(StoreError::CorruptRow { .. })), "{column}");
+    }
 }

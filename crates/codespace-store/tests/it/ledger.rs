@@ -1,7 +1,9 @@
 //! The ledger lifecycle on an in-memory store: begin, replay and key conflicts (C1, C2),
 //! workspace-scoped keys, plans, finishing exactly once, recovery, and refusals.
 
-use codespace_store::{Begin, Event, OpStatus, PlannedFile, SCHEMA_VERSION, Store, StoreError};
+use codespace_store::{
+    Begin, ChangeKind, Event, EventName, OpStatus, PlannedFile, SCHEMA_VERSION, Store, StoreError,
+};
 
 use crate::support::{fresh, plan, version};
 
@@ -12,8 +14,8 @@ fn store() -> Store {
 fn event(at: i64, name: &str, status: Option<&str>, reason: Option<&str>) -> Event {
     Event {
         at,
-        name: name.to_owned(),
-        status: status.map(str::to_owned),
+        name: EventName::parse(name).unwrap(),
+        status: status.map(|s| OpStatus::parse(s).unwrap()),
         reason: reason.map(str::to_owned),
     }
 }
@@ -149,8 +151,8 @@ fn every_terminal_status_can_finish_and_unknown_gets_reason_unknown() {
         let record = store.get(&id).unwrap().unwrap();
         assert_eq!(record.status, status);
         let last = record.events.last().unwrap();
-        assert_eq!(last.name, "finished");
-        assert_eq!(last.status.as_deref(), Some(status.as_str()));
+        assert_eq!(last.name, EventName::Finished);
+        assert_eq!(last.status, Some(status));
         let expected_reason = (status == OpStatus::Unknown).then_some("unknown");
         assert_eq!(last.reason.as_deref(), expected_reason, "{status}");
     }
@@ -219,10 +221,12 @@ fn record_plan_is_refused_twice_after_finishing_and_when_malformed() {
     assert!(matches!(error, StoreError::AlreadyFinished { .. }), "{error:?}");
 
     let other = fresh(&store, "ws", None, "fp");
+    // A version that does not parse cannot be built any more; an add whose before_version
+    // is not `absent` is the malformed before_version the ledger itself must refuse.
     let malformed = [PlannedFile {
         path: "a".to_owned(),
-        kind: "update".to_owned(),
-        before_version: "sha256:short".to_owned(),
+        kind: ChangeKind::Add,
+        before_version: version(2),
         after_version: version(1),
         move_from: None,
     }];

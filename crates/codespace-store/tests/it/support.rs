@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use codespace_store::{Begin, PlannedFile, Store};
+use codespace_store::{Begin, ChangeKind, PlannedFile, Store, Version};
 
 /// A temp dir that lives as long as the value, and the ledger path inside it.
 pub(crate) struct TempLedger {
@@ -23,8 +23,8 @@ impl TempLedger {
 }
 
 /// `sha256:` + 64 hex digits derived from `n`.
-pub(crate) fn version(n: u64) -> String {
-    format!("sha256:{n:064x}")
+pub(crate) fn version(n: u64) -> Version {
+    format!("sha256:{n:064x}").parse().unwrap()
 }
 
 /// A plan touching every kind, varied by `n`.
@@ -32,28 +32,28 @@ pub(crate) fn plan(n: u64) -> Vec<PlannedFile> {
     vec![
         PlannedFile {
             path: format!("src/new_{n}.rs"),
-            kind: "add".to_owned(),
-            before_version: "absent".to_owned(),
+            kind: ChangeKind::Add,
+            before_version: Version::Absent,
             after_version: version(n * 4 + 1),
             move_from: None,
         },
         PlannedFile {
             path: "src/lib.rs".to_owned(),
-            kind: "update".to_owned(),
+            kind: ChangeKind::Update,
             before_version: version(n * 4 + 2),
             after_version: version(n * 4 + 3),
             move_from: None,
         },
         PlannedFile {
             path: "docs/gone.md".to_owned(),
-            kind: "delete".to_owned(),
+            kind: ChangeKind::Delete,
             before_version: version(n * 4 + 4),
-            after_version: "absent".to_owned(),
+            after_version: Version::Absent,
             move_from: None,
         },
         PlannedFile {
             path: format!("src/moved_{n}.rs"),
-            kind: "move".to_owned(),
+            kind: ChangeKind::Move,
             before_version: version(n * 4 + 5),
             after_version: version(n * 4 + 6),
             move_from: Some("src/old.rs".to_owned()),

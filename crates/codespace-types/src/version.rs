@@ -1,11 +1,17 @@
-//! [`Version`]: the whole-file content identity (`sha256:<hex>` or `absent`).
+//! [`Version`]: the whole-file content identity (`sha256:<64 lowercase hex>` or `absent`).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
 /// The version of a file: SHA-256 of its whole content, or `Absent` when it does not exist.
+///
+/// Its only text form is `sha256:<64 lowercase hex>` or `absent`, in `Display`, `FromStr`
+/// and serde alike.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Version {
     /// SHA-256 of every byte of the file.
@@ -24,10 +30,7 @@ impl Version {
 impl fmt::Display for Version {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Sha256(digest) => {
-                f.write_str("sha256:")?;
-                digest.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
-            }
+            Self::Sha256(digest) => write!(f, "sha256:{}", hex::encode(digest)),
             Self::Absent => f.write_str("absent"),
         }
     }
@@ -47,20 +50,44 @@ impl FromStr for Version {
         if s == "absent" {
             return Ok(Self::Absent);
         }
-        let hex = s.strip_prefix("sha256:").ok_or(ParseVersionError)?.as_bytes();
-        if hex.len() != 64 {
+        let text = s.strip_prefix("sha256:").ok_or(ParseVersionError)?;
+        // `hex` also accepts uppercase, which Display never produces.
+        if !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
             return Err(ParseVersionError);
         }
-        let nibble = |c: u8| match c {
-            b'0'..=b'9' => Ok(c - b'0'),
-            b'a'..=b'f' => Ok(c - b'a' + 10),
-            _ => Err(ParseVersionError),
-        };
         let mut digest = [0u8; 32];
-        for (byte, pair) in digest.iter_mut().zip(hex.chunks_exact(2)) {
-            *byte = nibble(pair[0])? << 4 | nibble(pair[1])?;
-        }
+        hex::decode_to_slice(text, &mut digest).map_err(|_| ParseVersionError)?;
         Ok(Self::Sha256(digest))
+    }
+}
+
+impl Serialize for Version {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = Cow::<str>::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl JsonSchema for Version {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("Version")
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": "^(absent|sha256:[0-9a-f]{64})$",
+        })
     }
 }
 

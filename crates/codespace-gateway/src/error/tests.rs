@@ -1,0 +1,355 @@
+//! The wire code of every internal error, pinned: one row per variant of every error the
+//! gateway maps (its own, the filesystem's, the runner's, the planner's, the lookup's, the
+//! ledger's, the lease's and the supervisor's). A changed mapping fails here.
+
+use std::io;
+use std::path::PathBuf;
+
+use codespace_fs::{FileKind, PathEscapeReason};
+use codespace_patch::Operation;
+use codespace_policy::{Action, Denial, EnvironmentKind, Profile};
+use codespace_process::ProcError;
+use codespace_protocol::{ErrorBody, ErrorCode};
+use codespace_runner::{
+    FsError, LookupError, PatchError, PlanError, PlanFailure, RunnerError, Version,
+};
+use codespace_store::{OpStatus, StoreError};
+
+use super::GatewayError;
+use crate::lease::LeaseError;
+
+fn io_error() -> io::Error {
+    io::Error::other("disk on fire")
+}
+
+fn sqlite_error() -> rusqlite::Error {
+    rusqlite::Error::QueryReturnedNoRows
+}
+
+/// Every filesystem error, with its code.
+fn fs_rows() -> Vec<(FsError, ErrorCode)> {
+    let p = || "src/a.rs".to_owned();
+    vec![
+        (
+            FsError::PathEscape { path: p(), reason: PathEscapeReason::ParentEscape },
+            ErrorCode::PathEscape,
+        ),
+        (FsError::SymlinkRejected { path: p() }, ErrorCode::SymlinkRejected),
+        (
+            FsError::SpecialFileRejected { path: p(), kind: FileKind::Fifo },
+            ErrorCode::SpecialFileRejected,
+        ),
+        (FsError::NotFound { path: p() }, ErrorCode::FileNotFound),
+        (FsError::NotDirectory { path: p() }, ErrorCode::PathNotDirectory),
+        (FsError::IsDirectory { path: p() }, ErrorCode::SpecialFileRejected),
+        (
+            FsError::RootUnavailable { root: PathBuf::from("ws"), source: io_error() },
+            ErrorCode::FileOperationFailed,
+        ),
+        (FsError::Io { path: p(), op: "read", source: io_error() }, ErrorCode::FileOperationFailed),
+    ]
+}
+
+/// Every planner error (lookups through every filesystem error and the size cap).
+fn plan_rows() -> Vec<(PlanError<LookupError>, ErrorCode)> {
+    let p = || "src/a.rs".to_owned();
+    let mut rows = vec![
+        (PlanError::NoOperations, ErrorCode::InvalidPatch),
+        (
+            PlanError::InvalidPath { op: Operation::Add, path: p(), line: 2, reason: "absolute" },
+            ErrorCode::PathEscape,
+        ),
+        (
+            PlanError::AddFileExists { path: p(), line: 2, directory: false },
+            ErrorCode::AddFileExists,
+        ),
+        (
+            PlanError::MoveDestinationExists { path: p(), from: p(), line: 2, directory: true },
+            ErrorCode::MoveDestinationExists,
+        ),
+        (
+            PlanError::FileNotFound { op: Operation::Delete, path: p(), line: 2 },
+            ErrorCode::FileNotFound,
+        ),
+        (
+            PlanError::NotAFile { op: Operation::Update, path: p(), line: 2 },
+            ErrorCode::SpecialFileRejected,
+        ),
+        (PlanError::NotUtf8 { path: p(), line: 2 }, ErrorCode::InvalidPatch),
+        (
+            PlanError::PathConflict {
+                op: Operation::MoveTo,
+                path: p(),
+                ancestor: "src".to_owned(),
+                line: 2,
+            },
+            ErrorCode::PathNotDirectory,
+        ),
+        (
+            PlanError::ContextNotFound { path: p(), chunk: 1, line: 3, context: "fn".to_owned() },
+            ErrorCode::InvalidPatch,
+        ),
+        (
+            PlanError::LinesNotFound {
+                path: p(),
+                chunk: 1,
+                line: 3,
+                expected: vec!["x".to_owned()],
+                end_of_file: false,
+            },
+            ErrorCode::InvalidPatch,
+        ),
+        (
+            PlanError::Lookup {
+                op: Operation::Update,
+                path: p(),
+                line: 2,
+                source: LookupError::TooLarge { path: p() },
+            },
+            ErrorCode::OutputLimit,
+        ),
+    ];
+    for (fs, code) in fs_rows() {
+        let source = LookupError::Fs(fs);
+        rows.push((PlanError::Lookup { op: Operation::Update, path: p(), line: 2, source }, code));
+    }
+    rows
+}
+
+/// Every ledger error.
+fn store_rows() -> Vec<StoreError> {
+    vec![
+        StoreError::Open { path: PathBuf::from("l"), source: io_error() },
+        StoreError::OpenDatabase { path: PathBuf::from("l"), step: "open", source: sqlite_error() },
+        StoreError::Refused { path: PathBuf::from("l"), reason: "symlink".to_owned() },
+        StoreError::Busy(sqlite_error()),
+        StoreError::Degraded { cause: "disk full".to_owned() },
+        StoreError::Sqlite(sqlite_error()),
+        StoreError::CorruptRow { operation_id: "op-1".to_owned(), detail: "x".to_owned() },
+        StoreError::UnknownOperation { operation_id: "op-1".to_owned() },
+        StoreError::AlreadyFinished { operation_id: "op-1".to_owned(), status: OpStatus::Applied },
+        StoreError::PlanAlreadyRecorded { operation_id: "op-1".to_owned() },
+        StoreError::InvalidInput { reason: "x".to_owned() },
+    ]
+}
+
+/// Every supervisor error.
+fn proc_rows() -> Vec<(ProcError, ErrorCode)> {
+    vec![
+        (ProcError::NotFound, ErrorCode::ProcessNotFound),
+        (ProcError::SpawnFailed("no such file".to_owned()), ErrorCode::ProcessSpawnFailed),
+        (ProcError::LimitReached, ErrorCode::WorkspaceBusy),
+        (ProcError::StdinClosed, ErrorCode::StdinClosed),
+        (ProcError::NotRunning, ErrorCode::ProcessNotRunning),
+        (ProcError::NotTty, ErrorCode::ProcessNotTty),
+        (ProcError::Invalid("rows".to_owned()), ErrorCode::InvalidCommand),
+        (ProcError::Io("EPIPE".to_owned()), ErrorCode::ProcessIoFailed),
+    ]
+}
+
+/// Every gateway error, through every nested error, with its code.
+fn table() -> Vec<(GatewayError, ErrorCode)> {
+    let mut rows = vec![
+        (GatewayError::WorkspaceNotFound { id: "w".to_owned() }, ErrorCode::WorkspaceNotFound),
+        (
+            GatewayError::Denied(Denial::Profile {
+                profile: Profile::ReadOnly,
+                action: Action::Write,
+            }),
+            ErrorCode::Unauthorized,
+        ),
+        (
+            GatewayError::Denied(Denial::BackendUnavailable {
+                environment: "box".to_owned(),
+                kind: EnvironmentKind::LinuxContainer,
+            }),
+            ErrorCode::Unauthorized,
+        ),
+        (GatewayError::ConfirmationUnavailable, ErrorCode::Unauthorized),
+        (
+            GatewayError::Runner(RunnerError::InvalidGlob {
+                glob: "[".to_owned(),
+                reason: "unclosed".to_owned(),
+            }),
+            ErrorCode::InvalidPattern,
+        ),
+        (
+            GatewayError::Runner(RunnerError::InvalidRegex { reason: "(".to_owned() }),
+            ErrorCode::InvalidPattern,
+        ),
+        (GatewayError::OutputLimit { what: "limit", value: 0, max: 10 }, ErrorCode::OutputLimit),
+        (
+            GatewayError::Patch(PlanFailure::Parse(PatchError::InvalidPatch {
+                message: "no begin".to_owned(),
+            })),
+            ErrorCode::InvalidPatch,
+        ),
+        (
+            GatewayError::Patch(PlanFailure::Parse(PatchError::InvalidHunk {
+                line: 2,
+                file: None,
+                chunk: None,
+                message: "bad".to_owned(),
+            })),
+            ErrorCode::InvalidPatch,
+        ),
+        (
+            GatewayError::Patch(PlanFailure::Parse(PatchError::UnifiedDiff {
+                line: 1,
+                text: "---".to_owned(),
+            })),
+            ErrorCode::InvalidPatch,
+        ),
+        (
+            GatewayError::BadExpectedVersion { path: "a".to_owned(), value: "v1".to_owned() },
+            ErrorCode::InvalidPatch,
+        ),
+        (
+            GatewayError::VersionConflict {
+                path: "a".to_owned(),
+                expected: Version::Absent,
+                actual: Version::of_bytes(b"a"),
+            },
+            ErrorCode::VersionConflict,
+        ),
+        (
+            GatewayError::KeyConflict { operation_id: "op-1".to_owned() },
+            ErrorCode::OperationKeyConflict,
+        ),
+        (GatewayError::OperationNotFound("none".to_owned()), ErrorCode::OperationNotFound),
+        (GatewayError::Lease(LeaseError::QueueFull), ErrorCode::ResourceQueueFull),
+        (GatewayError::Lease(LeaseError::Busy), ErrorCode::WorkspaceBusy),
+        (
+            GatewayError::Recorded(Box::new(ErrorBody::new(ErrorCode::AddFileExists, "kept"))),
+            ErrorCode::AddFileExists,
+        ),
+        (GatewayError::SandboxUnavailable("Landlock".to_owned()), ErrorCode::Unauthorized),
+        (GatewayError::InvalidCommand("empty argv".to_owned()), ErrorCode::InvalidCommand),
+        (GatewayError::Internal("bug".to_owned()), ErrorCode::Internal),
+    ];
+    rows.extend(fs_rows().into_iter().map(|(e, code)| (GatewayError::from(e), code)));
+    rows.extend(
+        plan_rows().into_iter().map(|(e, code)| (GatewayError::Patch(PlanFailure::Plan(e)), code)),
+    );
+    rows.extend(proc_rows().into_iter().map(|(e, code)| (GatewayError::Process(e), code)));
+    for e in store_rows() {
+        rows.push((GatewayError::from(e), ErrorCode::LedgerError));
+    }
+    for source in store_rows() {
+        let e = GatewayError::LedgerAfterRun {
+            operation_id: "op-2".to_owned(),
+            status: OpStatus::Applied,
+            source: Box::new(source),
+        };
+        rows.push((e, ErrorCode::LedgerError));
+    }
+    rows
+}
+
+/// The name of a gateway error's variant. Exhaustive on purpose: a new variant stops this
+/// test compiling until it has rows in the table.
+fn variant(e: &GatewayError) -> &'static str {
+    match e {
+        GatewayError::WorkspaceNotFound { .. } => "WorkspaceNotFound",
+        GatewayError::Denied(..) => "Denied",
+        GatewayError::ConfirmationUnavailable => "ConfirmationUnavailable",
+        GatewayError::Runner(..) => "Runner",
+        GatewayError::OutputLimit { .. } => "OutputLimit",
+        GatewayError::Patch(..) => "Patch",
+        GatewayError::BadExpectedVersion { .. } => "BadExpectedVersion",
+        GatewayError::VersionConflict { .. } => "VersionConflict",
+        GatewayError::KeyConflict { .. } => "KeyConflict",
+        GatewayError::OperationNotFound(..) => "OperationNotFound",
+        GatewayError::Lease(..) => "Lease",
+        GatewayError::Ledger(..) => "Ledger",
+        GatewayError::LedgerAfterRun { .. } => "LedgerAfterRun",
+        GatewayError::Recorded(..) => "Recorded",
+        GatewayError::SandboxUnavailable(..) => "SandboxUnavailable",
+        GatewayError::InvalidCommand(..) => "InvalidCommand",
+        GatewayError::Process(..) => "Process",
+        GatewayError::Internal(..) => "Internal",
+    }
+}
+
+#[test]
+fn every_internal_error_has_its_wire_code() {
+    let table = table();
+    for (error, code) in &table {
+        let body = error.to_body();
+        assert_eq!(body.code, *code, "{error:?}");
+        assert_eq!(error.code(), *code, "{error:?}");
+        assert_eq!(body.message, error.to_string(), "{error:?}");
+    }
+    let mut seen: Vec<&str> = table.iter().map(|(e, _)| variant(e)).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), 18, "every GatewayError variant has a row: {seen:?}");
+    // 20 direct rows, then 8 fs, 11 + 8 plan, 8 process and 2 x 11 ledger rows.
+    assert_eq!(table.len(), 20 + 8 + 19 + 8 + 22);
+}
+
+#[test]
+fn bodies_name_the_path_and_operation_they_are_about() {
+    // A lookup refused by the filesystem carries the planner's message and the path the
+    // filesystem was asked about; an empty path is omitted.
+    let lookup = |fs: FsError| {
+        GatewayError::Patch(PlanFailure::Plan(PlanError::Lookup {
+            op: Operation::Update,
+            path: "planned.rs".to_owned(),
+            line: 4,
+            source: LookupError::Fs(fs),
+        }))
+    };
+    let body = lookup(FsError::SymlinkRejected { path: "link".to_owned() }).to_body();
+    assert_eq!(body.code, ErrorCode::SymlinkRejected);
+    assert_eq!(body.path.as_deref(), Some("link"));
+    assert!(body.message.starts_with("Update File 'planned.rs' (patch line 4): "), "{body:?}");
+    let body = lookup(FsError::RootUnavailable { root: PathBuf::from("ws"), source: io_error() })
+        .to_body();
+    assert_eq!(body.path, None);
+    // The size cap names the planned path.
+    let too_large = GatewayError::Patch(PlanFailure::Plan(PlanError::Lookup {
+        op: Operation::Update,
+        path: "big.bin".to_owned(),
+        line: 4,
+        source: LookupError::TooLarge { path: "big.bin".to_owned() },
+    }));
+    assert_eq!(too_large.to_body().path.as_deref(), Some("big.bin"));
+    // A filesystem refusal alone: its own message and path, none when empty.
+    let body = GatewayError::from(FsError::NotFound { path: "gone.rs".to_owned() }).to_body();
+    assert_eq!(
+        (body.message.as_str(), body.path.as_deref()),
+        ("not found: \"gone.rs\"", Some("gone.rs"))
+    );
+    let body = GatewayError::from(FsError::NotFound { path: String::new() }).to_body();
+    assert_eq!(body.path, None);
+    assert_eq!(
+        super::fs_body(&FsError::NotFound { path: "x".to_owned() }).path.as_deref(),
+        Some("x")
+    );
+    // Version refusals name their path; key conflicts and unrecorded results their operation.
+    let bad = GatewayError::BadExpectedVersion { path: "a.rs".to_owned(), value: "v".to_owned() };
+    assert_eq!(bad.to_body().path.as_deref(), Some("a.rs"));
+    assert_eq!(
+        bad.to_body().message,
+        "expected_versions[\"a.rs\"] = \"v\" is not a version (sha256:<64 hex> or absent)"
+    );
+    let conflict = GatewayError::KeyConflict { operation_id: "op-1".to_owned() }.to_body();
+    assert_eq!((conflict.operation_id.as_deref(), conflict.path), (Some("op-1"), None));
+    let after = GatewayError::LedgerAfterRun {
+        operation_id: "op-2".to_owned(),
+        status: OpStatus::FailedRolledBack,
+        source: Box::new(StoreError::Degraded { cause: "disk full".to_owned() }),
+    }
+    .to_body();
+    assert_eq!(after.operation_id.as_deref(), Some("op-2"));
+    assert!(after.message.contains("(outcome FailedRolledBack)"), "{}", after.message);
+    // A recorded refusal comes back exactly as recorded.
+    let mut recorded = ErrorBody::new(ErrorCode::VersionConflict, "stale").with_path("p");
+    recorded.operation_id = Some("op-3".to_owned());
+    recorded.approval_id = Some("ap-1".to_owned());
+    assert_eq!(GatewayError::Recorded(Box::new(recorded.clone())).to_body(), recorded);
+    // Nothing else names a path or an operation.
+    let plain = GatewayError::Lease(LeaseError::Busy).to_body();
+    assert_eq!((plain.path, plain.operation_id, plain.approval_id), (None, None, None));
+}

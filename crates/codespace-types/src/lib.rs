@@ -1,0 +1,17 @@
+//! Domain values shared by several CodeSpace layers, each defined once: a file's
+//! [`Version`], a planned file's [`ChangeKind`] and an operation's [`EventName`].
+//!
+//! The filesystem crate computes versions, the runner compares them, the ledger stores them
+//! and the wire carries them; all of them use these types, so a value that is not a version
+//! cannot travel between layers. Each type's text form (`as_str`, `Display`, serde) is the
+//! one the ledger stores and the wire shows.
+//!
+//! Architecture Invariant: pure values; no I/O.
+
+mod change;
+mod event;
+mod version;
+
+pub use change::ChangeKind;
+pub use event::EventName;
+pub use version::{ParseVersionError, Version};
