@@ -21,6 +21,16 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_codespace")
 }
 
+/// Every `CODESPACE_*` variable of this test process's environment. None reaches a server
+/// the tests start, so a developer's shell cannot change a result; a test that needs one
+/// sets it explicitly.
+pub fn codespace_vars() -> Vec<std::ffi::OsString> {
+    std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| name.as_encoded_bytes().starts_with(b"CODESPACE_"))
+        .collect()
+}
+
 /// A scratch area holding workspaces, a registry file and a private state directory.
 pub struct Env {
     pub dir: TempDir,
@@ -68,16 +78,14 @@ impl Env {
         self.path().join("state")
     }
 
-    /// A `codespace` command with a private state directory and no inherited config.
+    /// A `codespace` command with a private state directory and no inherited `CODESPACE_*`
+    /// variable.
     pub fn command(&self) -> Command {
         let mut c = Command::new(bin());
-        c.env("XDG_STATE_HOME", self.state())
-            .env_remove("CODESPACE_CONFIG")
-            .env_remove("CODESPACE_HTTP_TOKEN")
-            .env_remove("CODESPACE_HTTP_HOST")
-            .env_remove("CODESPACE_HTTP_PORT")
-            .env_remove("CODESPACE_OPERATIONS_DB")
-            .env("RUST_LOG", "warn");
+        for name in codespace_vars() {
+            c.env_remove(name);
+        }
+        c.env("XDG_STATE_HOME", self.state()).env("RUST_LOG", "warn");
         c
     }
 
@@ -92,6 +100,9 @@ impl Env {
         let state = self.state();
         let transport =
             TokioChildProcess::new(tokio::process::Command::new(bin()).configure(|c| {
+                for name in codespace_vars() {
+                    c.env_remove(name);
+                }
                 c.arg("serve")
                     .arg("--config")
                     .arg(&config)
