@@ -182,7 +182,7 @@ pub(crate) fn resolve_token(
     }
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
-    let t: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let t = hex::encode(bytes);
     let path = state_dir.join("http-token");
     write_secret(&path, &t).map_err(|e| {
         usage(format!("cannot write the generated token to {}: {e}", path.display()))
