@@ -118,10 +118,15 @@ impl Env {
 
     /// Starts `codespace serve --http --port 0` with `extra` flags; waits for the address.
     pub fn http(&self, extra: &[&str]) -> HttpServer {
+        HttpServer::start(self.http_command(extra))
+    }
+
+    /// The command [`Env::http`] starts, for a test that adds to it.
+    pub fn http_command(&self, extra: &[&str]) -> Command {
         let mut cmd = self.command();
         cmd.arg("serve").arg("--http").arg("--port").arg("0").arg("--config").arg(self.config());
         cmd.args(extra).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-        HttpServer::start(cmd)
+        cmd
     }
 }
 
@@ -130,6 +135,8 @@ pub struct HttpServer {
     pub addr: String,
     /// Every stderr line up to and including the `listening on` line.
     pub stderr: Vec<String>,
+    /// The stderr lines after it, as they come.
+    later: std::sync::mpsc::Receiver<String>,
 }
 
 impl HttpServer {
@@ -156,7 +163,20 @@ impl HttpServer {
             lines.push(line.clone());
             if let Some(rest) = line.strip_prefix("listening on http://") {
                 let addr = rest.strip_suffix("/mcp").unwrap().to_owned();
-                return HttpServer { child, addr, stderr: lines };
+                return HttpServer { child, addr, stderr: lines, later: rx };
+            }
+        }
+    }
+
+    /// Waits until the server writes a stderr line containing `needle`.
+    pub fn wait_for_stderr(&self, needle: &str, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.later.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return,
+                Ok(_) => {}
+                Err(e) => panic!("no stderr line with {needle:?} within {limit:?}: {e}"),
             }
         }
     }
