@@ -123,10 +123,6 @@ pub(crate) fn ledger_path<'a>(
     Ok(LedgerPath::File(resolved))
 }
 
-pub(crate) fn empty_token() -> UsageError {
-    usage("--token / CODESPACE_HTTP_TOKEN is empty; give a token or use --no-auth on loopback")
-}
-
 /// `path` with its longest existing prefix canonicalised and the rest appended unchanged.
 fn resolve_existing_prefix(path: &Path) -> PathBuf {
     let mut base = path;
@@ -153,23 +149,24 @@ pub(crate) enum TokenSource {
     None,
 }
 
-/// The token to require, and where it came from. A generated token is written to a 0600
-/// file in the state directory; its path (never the token) is reported.
-pub(crate) fn resolve_token(
+/// The token to require and where it came from, when it is given (`--no-auth`, `--token`,
+/// `--token-file`): read before anything is created. `None` means one is to be generated.
+pub(crate) fn given_token(
     token: Option<&str>,
     token_file: Option<&Path>,
     no_auth: bool,
-    state_dir: &Path,
-) -> Result<(Option<String>, TokenSource), UsageError> {
+) -> Result<Option<(Option<String>, TokenSource)>, UsageError> {
     if no_auth {
-        return Ok((None, TokenSource::None));
+        return Ok(Some((None, TokenSource::None)));
     }
     if let Some(t) = token {
         let t = t.trim();
         if t.is_empty() {
-            return Err(empty_token());
+            return Err(usage(
+                "--token / CODESPACE_HTTP_TOKEN is empty; give a token or use --no-auth on loopback",
+            ));
         }
-        return Ok((Some(t.to_owned()), TokenSource::Given));
+        return Ok(Some((Some(t.to_owned()), TokenSource::Given)));
     }
     if let Some(path) = token_file {
         let text = fs::read_to_string(path)
@@ -178,8 +175,16 @@ pub(crate) fn resolve_token(
         if t.is_empty() {
             return Err(usage(format!("--token-file {}: the file is empty", path.display())));
         }
-        return Ok((Some(t), TokenSource::File(path.to_path_buf())));
+        return Ok(Some((Some(t), TokenSource::File(path.to_path_buf()))));
     }
+    Ok(None)
+}
+
+/// A fresh token, written to a 0600 file in the state directory; its path (never the
+/// token) is reported.
+pub(crate) fn generate_token(
+    state_dir: &Path,
+) -> Result<(Option<String>, TokenSource), UsageError> {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     let t = hex::encode(bytes);

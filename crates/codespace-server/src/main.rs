@@ -84,6 +84,11 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     // Every flag is checked before anything is created on disk: a refused start leaves no
     // state directory, ledger or token file behind.
     check_flags(&args)?;
+    let given_token = if args.http {
+        config::given_token(args.token.as_deref(), args.token_file.as_deref(), args.no_auth)?
+    } else {
+        None
+    };
     let process_vars = process_env::ProcessEnv::from_env()?;
     let (registry, _source) = config::load_registry(&args.registry)?;
     let state_dir = config::state_dir_path()?;
@@ -139,12 +144,10 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
         .build()
         .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
     if args.http {
-        let (token, source) = config::resolve_token(
-            args.token.as_deref(),
-            args.token_file.as_deref(),
-            args.no_auth,
-            &state_dir,
-        )?;
+        let (token, source) = match given_token {
+            Some(given) => given,
+            None => config::generate_token(&state_dir)?,
+        };
         runtime.block_on(serve_http(gateway, args, token, source))
     } else {
         runtime.block_on(serve_stdio(gateway))
@@ -165,9 +168,6 @@ fn check_flags(args: &ServeArgs) -> Result<(), UsageError> {
                 "--allowed-origin {o}: origins are matched exactly; wildcards and \"null\" are refused"
             )));
         }
-    }
-    if args.http && !args.no_auth && args.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
-        return Err(config::empty_token());
     }
     Ok(())
 }

@@ -188,10 +188,11 @@ fn refused_flags_leave_nothing_on_disk() {
     let mut env = Env::new();
     env.workspace("ok", json!({}));
     let config = env.config();
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 4] = [
         (&["--http", "--no-auth", "--host", "0.0.0.0"], "--no-auth"),
         (&["--http", "--allowed-origin", "*"], "--allowed-origin"),
         (&["--http", "--token", " "], "--token"),
+        (&["--http", "--token-file", "/nonexistent/codespace/token"], "--token-file"),
     ];
     for (i, (flags, needle)) in cases.into_iter().enumerate() {
         // A state directory that does not exist yet: a refused start must not create it.
