@@ -35,4 +35,5 @@ mod update;
 pub use error::{ErrorKind, Operation, PatchError, PlanError};
 pub use model::{ChunkLine, Hunk, Patch, UpdateChunk};
 pub use parse::parse;
+pub use path::normalise as normalise_path;
 pub use plan::{ChangeKind, Entry, Plan, PlannedChange, plan};

@@ -4,7 +4,7 @@
 ///
 /// `..` pops a segment lexically, as Codex joins paths; the caller still checks the result
 /// (symlinks, special files) in its `lookup`.
-pub(crate) fn normalise(raw: &str) -> Result<String, &'static str> {
+pub fn normalise(raw: &str) -> Result<String, &'static str> {
     if raw.contains('\0') {
         return Err("the path contains a NUL character");
     }

@@ -4,6 +4,7 @@
 //! Architecture Invariant: no I/O. Paths are checked lexically here; the filesystem crate
 //! re-checks them against the real tree.
 
+mod file;
 mod registry;
 
 pub use registry::{

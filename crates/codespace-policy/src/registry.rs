@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::{Map, Value};
+use serde::Deserialize;
+
+use crate::file::{self, WorkspaceFile};
 
 /// Id of the zero-config workspace (the current directory).
 pub const DEFAULT_WORKSPACE_ID: &str = "default";
@@ -24,8 +26,10 @@ fn err(key: impl Into<String>, reason: impl Into<String>) -> RegistryError {
     RegistryError { key: key.into(), reason: reason.into() }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
 pub enum Profile {
+    #[default]
     ReadOnly,
     WorkspaceWrite,
 }
@@ -45,8 +49,10 @@ impl Profile {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
 pub enum Network {
+    #[default]
     Restricted,
     Enabled,
 }
@@ -60,8 +66,10 @@ impl Network {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
 pub enum Approvals {
+    #[default]
     Off,
     Confirm,
 }
@@ -76,8 +84,10 @@ impl Approvals {
 }
 
 /// The operator's `sandbox` setting: `on` (default, fail closed) or `off` (explicit opt-out).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
 pub enum SandboxSetting {
+    #[default]
     On,
     Off,
 }
@@ -91,7 +101,8 @@ impl SandboxSetting {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum EnvironmentKind {
     Host,
     LinuxContainer,
@@ -152,47 +163,24 @@ impl Registry {
 
     /// Parses and validates registry JSON text.
     pub fn parse(text: &str) -> Result<Registry, RegistryError> {
-        let doc: Value = serde_json::from_str(text)
-            .map_err(|e| err("(top level)", format!("not valid JSON: {e}")))?;
-        let top = as_object(&doc, "(top level)")?;
-        known_keys(top, "", &["environments", "workspaces"])?;
-
+        let doc = file::decode(text)?;
         let mut environments =
             BTreeMap::from([(HOST_ENVIRONMENT_ID.to_owned(), EnvironmentKind::Host)]);
-        if let Some(envs) = top.get("environments") {
-            for (id, env) in as_object(envs, "environments")? {
-                let key = format!("environments.{id}");
-                check_id(&key, id)?;
-                let obj = as_object(env, &key)?;
-                known_keys(obj, &key, &["kind"])?;
-                let kind_key = format!("{key}.kind");
-                let kind = match required_str(obj, "kind", &kind_key)? {
-                    "host" => EnvironmentKind::Host,
-                    "linux-container" => EnvironmentKind::LinuxContainer,
-                    other => {
-                        return Err(err(
-                            kind_key,
-                            format!(
-                                "unknown kind {other:?} (expected \"host\" or \"linux-container\")"
-                            ),
-                        ));
-                    }
-                };
-                if id == HOST_ENVIRONMENT_ID && kind != EnvironmentKind::Host {
-                    return Err(err(key, "the built-in environment \"host\" cannot change kind"));
-                }
-                environments.insert(id.clone(), kind);
+        for (id, file::Object(env)) in doc.environments {
+            let key = format!("environments.{id}");
+            check_id(&key, &id)?;
+            let kind = env.kind.ok_or_else(|| err(format!("{key}.kind"), "missing (required)"))?;
+            if id == HOST_ENVIRONMENT_ID && kind != EnvironmentKind::Host {
+                return Err(err(key, "the built-in environment \"host\" cannot change kind"));
             }
+            environments.insert(id, kind);
         }
-
         let mut workspaces = BTreeMap::new();
-        if let Some(wss) = top.get("workspaces") {
-            for (id, ws) in as_object(wss, "workspaces")? {
-                let key = format!("workspaces.{id}");
-                check_id(&key, id)?;
-                let ws = parse_workspace(id, ws, &key, &environments)?;
-                workspaces.insert(id.clone(), ws);
-            }
+        for (id, file::Object(ws)) in doc.workspaces {
+            let key = format!("workspaces.{id}");
+            check_id(&key, &id)?;
+            let ws = workspace(&id, ws, &key, &environments)?;
+            workspaces.insert(id, ws);
         }
         let registry = Registry { workspaces };
         check_nesting(registry.workspaces.values().map(|w| (w.id.as_str(), w.root.as_path())))?;
@@ -216,60 +204,23 @@ impl Registry {
     }
 }
 
-fn parse_workspace(
+/// Checks what the types cannot: absolute roots, a registered environment.
+fn workspace(
     id: &str,
-    value: &Value,
+    ws: WorkspaceFile,
     key: &str,
     environments: &BTreeMap<String, EnvironmentKind>,
 ) -> Result<Workspace, RegistryError> {
-    let obj = as_object(value, key)?;
-    known_keys(
-        obj,
-        key,
-        &["root", "profile", "network", "approvals", "environment", "sandbox", "extra_read_roots"],
-    )?;
     let root_key = format!("{key}.root");
-    let root = normalize_root(&root_key, Path::new(required_str(obj, "root", &root_key)?))?;
-    let profile = match optional_str(obj, "profile", key)? {
-        None | Some("read-only") => Profile::ReadOnly,
-        Some("workspace-write") => Profile::WorkspaceWrite,
-        Some(other) => {
-            return Err(bad_value(key, "profile", other, "\"read-only\" or \"workspace-write\""));
-        }
-    };
-    let network = match optional_str(obj, "network", key)? {
-        None | Some("restricted") => Network::Restricted,
-        Some("enabled") => Network::Enabled,
-        Some(other) => {
-            return Err(bad_value(key, "network", other, "\"restricted\" or \"enabled\""));
-        }
-    };
-    let approvals = match optional_str(obj, "approvals", key)? {
-        None | Some("off") => Approvals::Off,
-        Some("confirm") => Approvals::Confirm,
-        Some(other) => return Err(bad_value(key, "approvals", other, "\"off\" or \"confirm\"")),
-    };
-    let sandbox = match optional_str(obj, "sandbox", key)? {
-        None | Some("on") => SandboxSetting::On,
-        Some("off") => SandboxSetting::Off,
-        Some(other) => return Err(bad_value(key, "sandbox", other, "\"on\" or \"off\"")),
-    };
-    let mut extra_read_roots = Vec::new();
-    if let Some(list) = obj.get("extra_read_roots") {
-        let list_key = format!("{key}.extra_read_roots");
-        let Value::Array(items) = list else {
-            return Err(err(list_key, "must be an array of absolute paths"));
-        };
-        for (i, item) in items.iter().enumerate() {
-            let item_key = format!("{list_key}[{i}]");
-            let Value::String(path) = item else {
-                return Err(err(item_key, "must be a string (an absolute path)"));
-            };
-            extra_read_roots.push(normalize_root(&item_key, Path::new(path))?);
-        }
-    }
-    let environment =
-        optional_str(obj, "environment", key)?.unwrap_or(HOST_ENVIRONMENT_ID).to_owned();
+    let root = ws.root.ok_or_else(|| err(&root_key, "missing (required)"))?;
+    let root = normalize_root(&root_key, Path::new(&root))?;
+    let extra_read_roots = ws
+        .extra_read_roots
+        .iter()
+        .enumerate()
+        .map(|(i, path)| normalize_root(&format!("{key}.extra_read_roots[{i}]"), Path::new(path)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let environment = ws.environment.unwrap_or_else(|| HOST_ENVIRONMENT_ID.to_owned());
     let Some(&environment_kind) = environments.get(&environment) else {
         return Err(err(
             format!("{key}.environment"),
@@ -281,12 +232,12 @@ fn parse_workspace(
     Ok(Workspace {
         id: id.to_owned(),
         root,
-        profile,
-        network,
-        approvals,
+        profile: ws.profile,
+        network: ws.network,
+        approvals: ws.approvals,
         environment,
         environment_kind,
-        sandbox,
+        sandbox: ws.sandbox,
         extra_read_roots,
     })
 }
@@ -352,66 +303,5 @@ fn check_id(key: &str, id: &str) -> Result<(), RegistryError> {
         Ok(())
     } else {
         Err(err(key, "ids must be 1-64 characters of A-Z, a-z, 0-9, '-', '_', '.'"))
-    }
-}
-
-fn as_object<'a>(value: &'a Value, key: &str) -> Result<&'a Map<String, Value>, RegistryError> {
-    value
-        .as_object()
-        .ok_or_else(|| err(key, format!("expected an object, found {}", kind_of(value))))
-}
-
-fn known_keys(obj: &Map<String, Value>, key: &str, allowed: &[&str]) -> Result<(), RegistryError> {
-    for k in obj.keys() {
-        if !allowed.contains(&k.as_str()) {
-            let path = if key.is_empty() { k.clone() } else { format!("{key}.{k}") };
-            return Err(err(
-                path,
-                format!("unknown key (expected one of: {})", allowed.join(", ")),
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn required_str<'a>(
-    obj: &'a Map<String, Value>,
-    name: &str,
-    key: &str,
-) -> Result<&'a str, RegistryError> {
-    match obj.get(name) {
-        None => Err(err(key, "missing (required)")),
-        Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(err(key, format!("expected a string, found {}", kind_of(other)))),
-    }
-}
-
-fn optional_str<'a>(
-    obj: &'a Map<String, Value>,
-    name: &str,
-    key: &str,
-) -> Result<Option<&'a str>, RegistryError> {
-    match obj.get(name) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(err(
-            format!("{key}.{name}"),
-            format!("expected a string, found {}", kind_of(other)),
-        )),
-    }
-}
-
-fn bad_value(key: &str, name: &str, value: &str, expected: &str) -> RegistryError {
-    err(format!("{key}.{name}"), format!("unknown value {value:?} (expected {expected})"))
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

@@ -167,3 +167,61 @@ fn extra_read_roots_are_normalised() {
     let none = Registry::parse(r#"{"workspaces": {"a": {"root": "/x"}}}"#).unwrap();
     assert!(none.get("a").unwrap().extra_read_roots.is_empty());
 }
+
+#[test]
+fn shapes_serde_would_accept_are_refused() {
+    let cases: &[(&str, &str, &str)] = &[
+        // Derived decoders take a struct's fields as an array; the registry does not.
+        (r#"{"workspaces": {"a": ["/x"]}}"#, "workspaces.a", "expected an object, found an array"),
+        (r#"{"environments": {"e": ["host"]}}"#, "environments.e", "expected an object"),
+        // An explicit null is not an absent key.
+        (r#"{"workspaces": {"a": {"root": null}}}"#, "workspaces.a.root", "expected a string"),
+        (
+            r#"{"workspaces": {"a": {"root": "/x", "profile": null}}}"#,
+            "workspaces.a.profile",
+            "expected a string, found null",
+        ),
+        (
+            r#"{"workspaces": {"a": {"root": "/x", "environment": null}}}"#,
+            "workspaces.a.environment",
+            "expected a string",
+        ),
+        (r#"{"workspaces": null}"#, "workspaces", "expected an object, found null"),
+        (r#"{"environments": {"e": {}}}"#, "environments.e.kind", "missing"),
+        (
+            r#"{"environments": {"e": {"kind": 1}}}"#,
+            "environments.e.kind",
+            "expected a string, found a number",
+        ),
+        (
+            r#"{"environments": {"host": {"kind": "linux-container"}}}"#,
+            "environments.host",
+            "cannot change kind",
+        ),
+        (r#"{} {}"#, "(top level)", "not valid JSON"),
+    ];
+    for (text, key, reason) in cases {
+        let e = load_err(text);
+        assert_eq!(&e.key, key, "for {text}: {e}");
+        assert!(e.reason.contains(reason), "for {text}: {e}");
+    }
+}
+
+#[test]
+fn messages_name_the_accepted_values() {
+    let e = load_err(r#"{"workspaces": {"a": {"root": "/x", "profile": "host-admin"}}}"#);
+    assert_eq!(
+        e.reason,
+        r#"unknown value "host-admin" (expected "read-only" or "workspace-write")"#
+    );
+    let e = load_err(r#"{"environments": {"e": {"kind": "vm"}}}"#);
+    assert_eq!(e.reason, r#"unknown kind "vm" (expected "host" or "linux-container")"#);
+    let e = load_err(r#"{"workspaces": {"a": {"root": "/x", "roots": "/y"}}}"#);
+    assert_eq!(
+        e.reason,
+        "unknown key (expected one of: root, profile, network, approvals, sandbox, environment, \
+         extra_read_roots)"
+    );
+    let e = load_err(r#"{"workspace": {}}"#);
+    assert_eq!(e.reason, "unknown key (expected one of: environments, workspaces)");
+}

@@ -10,6 +10,7 @@ use codespace_policy::Registry;
 use rand::RngCore;
 
 use crate::cli::RegistryArgs;
+use crate::process_env::ProcessEnv;
 
 /// A configuration error: which flag, key or file, and why. Exits with status 2.
 #[derive(Debug)]
@@ -54,8 +55,8 @@ pub(crate) fn load_registry(args: &RegistryArgs) -> Result<(Registry, String), U
     }
 }
 
-/// `$XDG_STATE_HOME/codespace`, else `~/.local/state/codespace`; created 0700.
-pub(crate) fn state_dir() -> Result<PathBuf, UsageError> {
+/// `$XDG_STATE_HOME/codespace`, else `~/.local/state/codespace`; nothing is created yet.
+pub(crate) fn state_dir_path() -> Result<PathBuf, UsageError> {
     let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         Some(v) if Path::new(&v).is_absolute() => PathBuf::from(v),
         Some(_) => return Err(usage("XDG_STATE_HOME must be an absolute path")),
@@ -66,13 +67,16 @@ pub(crate) fn state_dir() -> Result<PathBuf, UsageError> {
             PathBuf::from(home).join(".local").join("state")
         }
     };
-    let dir = base.join("codespace");
+    Ok(base.join("codespace"))
+}
+
+/// Creates the state directory (0700) once every flag has been checked.
+pub(crate) fn create_state_dir(dir: &Path) -> Result<(), UsageError> {
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(&dir)
-        .map_err(|e| usage(format!("state directory {}: {e}", dir.display())))?;
-    Ok(dir)
+        .create(dir)
+        .map_err(|e| usage(format!("state directory {}: {e}", dir.display())))
 }
 
 /// The ledger location: `:memory:`, or a file outside every workspace root.
@@ -102,11 +106,11 @@ pub(crate) fn ledger_path<'a>(
         }
         None => state_dir.join("operations.sqlite3"),
     };
-    // Compare against canonical roots: the parent exists or can be created, the file may not.
-    let parent = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
-    let canonical_parent = fs::canonicalize(&parent).unwrap_or(parent);
+    // Compare against canonical roots. The file is not resolved (it may not exist), nor need
+    // its directory exist yet: the nearest existing ancestor is.
+    let parent = path.parent().unwrap_or_else(|| Path::new("/"));
     let name = path.file_name().map(PathBuf::from).unwrap_or_default();
-    let resolved = canonical_parent.join(name);
+    let resolved = resolve_existing_prefix(parent).join(name);
     for root in roots {
         if resolved.starts_with(root) {
             return Err(usage(format!(
@@ -119,6 +123,24 @@ pub(crate) fn ledger_path<'a>(
     Ok(LedgerPath::File(resolved))
 }
 
+/// `path` with its longest existing prefix canonicalised and the rest appended unchanged.
+fn resolve_existing_prefix(path: &Path) -> PathBuf {
+    let mut base = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canonical) = fs::canonicalize(base) {
+            return rest.iter().rev().fold(canonical, |p, name| p.join(name));
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                base = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 /// Where the HTTP bearer token comes from.
 pub(crate) enum TokenSource {
     Given,
@@ -127,16 +149,15 @@ pub(crate) enum TokenSource {
     None,
 }
 
-/// The token to require, and where it came from. A generated token is written to a 0600
-/// file in the state directory; its path (never the token) is reported.
-pub(crate) fn resolve_token(
+/// The token to require and where it came from, when it is given (`--no-auth`, `--token`,
+/// `--token-file`): read before anything is created. `None` means one is to be generated.
+pub(crate) fn given_token(
     token: Option<&str>,
     token_file: Option<&Path>,
     no_auth: bool,
-    state_dir: &Path,
-) -> Result<(Option<String>, TokenSource), UsageError> {
+) -> Result<Option<(Option<String>, TokenSource)>, UsageError> {
     if no_auth {
-        return Ok((None, TokenSource::None));
+        return Ok(Some((None, TokenSource::None)));
     }
     if let Some(t) = token {
         let t = t.trim();
@@ -145,7 +166,7 @@ pub(crate) fn resolve_token(
                 "--token / CODESPACE_HTTP_TOKEN is empty; give a token or use --no-auth on loopback",
             ));
         }
-        return Ok((Some(t.to_owned()), TokenSource::Given));
+        return Ok(Some((Some(t.to_owned()), TokenSource::Given)));
     }
     if let Some(path) = token_file {
         let text = fs::read_to_string(path)
@@ -154,11 +175,19 @@ pub(crate) fn resolve_token(
         if t.is_empty() {
             return Err(usage(format!("--token-file {}: the file is empty", path.display())));
         }
-        return Ok((Some(t), TokenSource::File(path.to_path_buf())));
+        return Ok(Some((Some(t), TokenSource::File(path.to_path_buf()))));
     }
+    Ok(None)
+}
+
+/// A fresh token, written to a 0600 file in the state directory; its path (never the
+/// token) is reported.
+pub(crate) fn generate_token(
+    state_dir: &Path,
+) -> Result<(Option<String>, TokenSource), UsageError> {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
-    let t: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let t = hex::encode(bytes);
     let path = state_dir.join("http-token");
     write_secret(&path, &t).map_err(|e| {
         usage(format!("cannot write the generated token to {}: {e}", path.display()))
@@ -178,46 +207,19 @@ fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {
     fs::rename(&tmp, path)
 }
 
-/// The default process cap of a sandboxed command: room for a parallel build, far below
-/// the host's `pid_max`.
-const DEFAULT_MAX_PIDS: u32 = 1024;
-
-/// The process supervisor and how commands are started, from the environment:
-/// `CODESPACE_PROCESS_TIMEOUT_SECS` (default 30), `CODESPACE_MAX_PROCESSES` (default 8) and
-/// `CODESPACE_PROCESS_MAX_PIDS` (default 1024: the `pid_max` of a sandboxed command's PID
-/// namespace). `masked` are the paths sandboxed commands must never see.
-pub(crate) fn processes(masked: Vec<PathBuf>) -> Result<codespace_gateway::Processes, UsageError> {
-    let positive = |name: &str, default: u64| -> Result<u64, UsageError> {
-        match std::env::var(name) {
-            Err(_) => Ok(default),
-            Ok(v) => v
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| usage(format!("{name}={v:?}: expected a positive integer"))),
-        }
-    };
-    let timeout = positive("CODESPACE_PROCESS_TIMEOUT_SECS", 30)?;
-    let max_live = positive("CODESPACE_MAX_PROCESSES", 8)?;
-    let (min, max) = (codespace_sandbox::MIN_MAX_PIDS, codespace_sandbox::MAX_MAX_PIDS);
-    let max_pids = match std::env::var("CODESPACE_PROCESS_MAX_PIDS") {
-        Err(_) => DEFAULT_MAX_PIDS,
-        Ok(v) => {
-            v.trim().parse::<u32>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| {
-                usage(format!(
-                    "CODESPACE_PROCESS_MAX_PIDS={v:?}: expected an integer from {min} to {max}"
-                ))
-            })?
-        }
-    };
+/// The process supervisor and how commands are started, from the process variables (see
+/// [`ProcessEnv`]). `masked` are the paths sandboxed commands must never see.
+pub(crate) fn processes(
+    vars: &ProcessEnv,
+    masked: Vec<PathBuf>,
+) -> Result<codespace_gateway::Processes, UsageError> {
     // The shim is this same binary in its hidden role.
     let exe = std::env::current_exe()
         .map_err(|e| usage(format!("cannot locate the codespace binary: {e}")))?;
     let mut config = codespace_gateway::SupervisorConfig::new(exe);
-    config.max_live = usize::try_from(max_live).unwrap_or(usize::MAX);
+    config.max_live = usize::try_from(vars.max_processes).unwrap_or(usize::MAX);
     let settings = codespace_gateway::ExecSettings {
-        timeout: std::time::Duration::from_secs(timeout),
+        timeout: std::time::Duration::from_secs(vars.timeout_secs),
         path: std::env::var("PATH")
             .ok()
             .filter(|p| !p.is_empty())
@@ -230,7 +232,7 @@ pub(crate) fn processes(masked: Vec<PathBuf>) -> Result<codespace_gateway::Proce
             .ok()
             .filter(|l| !l.is_empty())
             .unwrap_or_else(|| "C.UTF-8".to_owned()),
-        max_pids,
+        max_pids: vars.max_pids,
         masked,
     };
     Ok(codespace_gateway::Processes {

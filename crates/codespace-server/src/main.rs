@@ -7,6 +7,7 @@ mod doctor;
 mod http;
 mod instructions;
 mod mcp;
+mod process_env;
 mod tools;
 
 use std::io::Write;
@@ -80,8 +81,17 @@ fn doctor(args: cli::DoctorArgs) -> Result<(), Failure> {
 }
 
 fn serve(args: ServeArgs) -> Result<(), Failure> {
+    // Every flag is checked before anything is created on disk: a refused start leaves no
+    // state directory, ledger or token file behind.
+    check_flags(&args)?;
+    let given_token = if args.http {
+        config::given_token(args.token.as_deref(), args.token_file.as_deref(), args.no_auth)?
+    } else {
+        None
+    };
+    let process_vars = process_env::ProcessEnv::from_env()?;
     let (registry, _source) = config::load_registry(&args.registry)?;
-    let state_dir = config::state_dir()?;
+    let state_dir = config::state_dir_path()?;
     let roots: Vec<std::path::PathBuf> = registry
         .workspaces()
         .map(|w| std::fs::canonicalize(&w.root).unwrap_or_else(|_| w.root.clone()))
@@ -91,6 +101,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
         &state_dir,
         roots.iter().map(|p| p.as_path()),
     )?;
+    config::create_state_dir(&state_dir)?;
     // What a sandboxed command must never see, even beneath a root it may read: the state
     // directory, the ledger and its side files, the token file and the registry.
     let mut masked = vec![state_dir.clone()];
@@ -117,7 +128,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
             host: HostFacts { sandbox_missing: codespace_sandbox::probe().missing() },
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             store: Arc::new(store),
-            processes: config::processes(masked)?,
+            processes: config::processes(&process_vars, masked)?,
         },
     )
     .map_err(|e| UsageError(format!("{}: {e}", config_name(&args))))?;
@@ -127,34 +138,38 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     if !recovered.is_empty() {
         tracing::info!(count = recovered.len(), "classified interrupted operations");
     }
-    if args.http && args.no_auth && !is_loopback(&args.host) {
-        return Err(UsageError(format!(
-            "--no-auth is accepted only on a loopback bind, not --host {}",
-            args.host
-        ))
-        .into());
-    }
-    for o in &args.allowed_origins {
-        if o.contains('*') || o == "null" {
-            return Err(UsageError(format!("--allowed-origin {o}: origins are matched exactly; wildcards and \"null\" are refused")).into());
-        }
-    }
     let gateway = Arc::new(gateway);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
     if args.http {
-        let (token, source) = config::resolve_token(
-            args.token.as_deref(),
-            args.token_file.as_deref(),
-            args.no_auth,
-            &state_dir,
-        )?;
+        let (token, source) = match given_token {
+            Some(given) => given,
+            None => config::generate_token(&state_dir)?,
+        };
         runtime.block_on(serve_http(gateway, args, token, source))
     } else {
         runtime.block_on(serve_stdio(gateway))
     }
+}
+
+/// The checks that need no file, directory or registry: done first.
+fn check_flags(args: &ServeArgs) -> Result<(), UsageError> {
+    if args.http && args.no_auth && !is_loopback(&args.host) {
+        return Err(UsageError(format!(
+            "--no-auth is accepted only on a loopback bind, not --host {}",
+            args.host
+        )));
+    }
+    for o in &args.allowed_origins {
+        if o.contains('*') || o == "null" {
+            return Err(UsageError(format!(
+                "--allowed-origin {o}: origins are matched exactly; wildcards and \"null\" are refused"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn config_name(args: &ServeArgs) -> String {

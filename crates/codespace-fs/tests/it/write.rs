@@ -6,7 +6,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 use codespace_fs::{FileKind, FsError, WalkLimits};
 
-use crate::support::{Fx, SECRET, assert_symlink_rejected, p};
+use crate::support::{Fx, SECRET, assert_symlink_rejected, cannot_run, p};
 
 fn mode_of(path: &std::path::Path) -> u32 {
     fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
@@ -71,8 +71,8 @@ fn write_atomic_modes() {
 fn write_atomic_keeps_the_owner_when_privileged() {
     let fx = Fx::new();
     let path = fx.file("owned", b"old");
-    if std::os::unix::fs::chown(&path, Some(4321), Some(4321)).is_err() {
-        eprintln!("skipping: cannot chown (not root)");
+    if let Err(e) = std::os::unix::fs::chown(&path, Some(4321), Some(4321)) {
+        cannot_run("write_atomic_keeps_the_owner_when_privileged", &format!("cannot chown: {e}"));
         return;
     }
     fx.root.write_atomic(&p("owned"), b"new", None).unwrap();

@@ -24,25 +24,24 @@ pub(crate) fn conformance_dir() -> PathBuf {
     dir
 }
 
-/// `(name, codex_outcome)` per manifest record, without a JSON dependency: the manifest is
-/// one key per line, and every record has `name` before `codex_outcome`.
+/// The part of `manifest.json` these tests read; the other keys describe the scenarios for
+/// people and are not checked here.
+#[derive(serde::Deserialize)]
+struct Manifest {
+    scenarios: Vec<Record>,
+}
+
+#[derive(serde::Deserialize)]
+struct Record {
+    name: String,
+    codex_outcome: String,
+}
+
+/// `(name, codex_outcome)` per manifest record.
 fn manifest_records(text: &str) -> Vec<(String, String)> {
-    fn value<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-        let rest = line.trim().strip_prefix(&format!("\"{key}\": \""))?;
-        rest.strip_suffix("\",").or_else(|| rest.strip_suffix('"'))
-    }
-    let mut records = Vec::new();
-    let mut name = None;
-    for line in text.lines() {
-        if let Some(n) = value(line, "name") {
-            assert!(name.is_none(), "manifest record without codex_outcome before {n}");
-            name = Some(n.to_string());
-        } else if let Some(o) = value(line, "codex_outcome") {
-            let n = name.take().unwrap_or_else(|| panic!("codex_outcome '{o}' without a name"));
-            records.push((n, o.to_string()));
-        }
-    }
-    records
+    let manifest: Manifest =
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("manifest.json does not decode: {e}"));
+    manifest.scenarios.into_iter().map(|r| (r.name, r.codex_outcome)).collect()
 }
 
 /// How the product must end a scenario.

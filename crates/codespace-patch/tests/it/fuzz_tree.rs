@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::convert::Infallible;
 
-use codespace_patch::{ChangeKind, Entry, Hunk, Patch, parse, plan};
+use codespace_patch::{ChangeKind, Entry, Hunk, Patch, normalise_path, parse, plan};
 
 /// How far an input got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,24 +63,6 @@ fn lookup(tree: &BTreeMap<String, Entry>, path: &str) -> Entry {
     }
 }
 
-/// Lexical normalisation as the planner does it (`None` for paths it refuses).
-fn normalise(raw: &str) -> Option<String> {
-    if raw.starts_with('/') || raw.contains('\0') {
-        return None;
-    }
-    let mut segs: Vec<&str> = Vec::new();
-    for s in raw.split('/') {
-        match s {
-            "" | "." => {}
-            ".." => {
-                segs.pop()?;
-            }
-            s => segs.push(s),
-        }
-    }
-    (!segs.is_empty()).then(|| segs.join("/"))
-}
-
 fn hash(s: &str) -> u64 {
     // FNV-1a: stable across runs, no dependency.
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
@@ -94,7 +76,7 @@ pub(crate) fn tree_for(patch: &Patch) -> BTreeMap<String, Entry> {
     tree.insert("crlf.txt".to_string(), Entry::File(b"one\r\ntwo\r\n".to_vec()));
     for hunk in &patch.hunks {
         let Hunk::Update { path, chunks, .. } = hunk else { continue };
-        let Some(p) = normalise(path) else { continue };
+        let Ok(p) = normalise_path(path) else { continue };
         let h = hash(&p);
         let nested = tree
             .keys()

@@ -182,3 +182,46 @@ fn stdio_survives_malformed_frames() {
     assert!(answered, "the call after a malformed frame must be answered");
     assert!(raw.finish().success(), "stdin EOF ends the server cleanly");
 }
+
+#[test]
+fn refused_flags_leave_nothing_on_disk() {
+    let mut env = Env::new();
+    env.workspace("ok", json!({}));
+    let config = env.config();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--http", "--no-auth", "--host", "0.0.0.0"], "--no-auth"),
+        (&["--http", "--allowed-origin", "*"], "--allowed-origin"),
+        (&["--http", "--token", " "], "--token"),
+        (&["--http", "--token-file", "/nonexistent/codespace/token"], "--token-file"),
+    ];
+    for (i, (flags, needle)) in cases.into_iter().enumerate() {
+        // A state directory that does not exist yet: a refused start must not create it.
+        let fresh = env.path().join(format!("fresh-state-{i}"));
+        let out = env
+            .command()
+            .env("XDG_STATE_HOME", &fresh)
+            .args(["serve", "--config"])
+            .arg(&config)
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{flags:?}: stderr should name {needle}: {err}");
+        assert!(!fresh.exists(), "{flags:?}: the refused start created {}", fresh.display());
+    }
+    // So does an out-of-range process setting, with the ledger given explicitly.
+    let ledger = env.path().join("ledger.sqlite3");
+    let out = env
+        .command()
+        .env("CODESPACE_MAX_PROCESSES", "0")
+        .args(["serve", "--operations-db"])
+        .arg(&ledger)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("CODESPACE_MAX_PROCESSES"));
+    assert!(!ledger.exists(), "the refused start created the ledger");
+}

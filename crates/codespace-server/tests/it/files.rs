@@ -10,7 +10,7 @@ use crate::support::{Env, call, mkfifo, refused};
 
 fn sha(bytes: &[u8]) -> String {
     let d = Sha256::digest(bytes);
-    format!("sha256:{}", d.iter().map(|b| format!("{b:02x}")).collect::<String>())
+    format!("sha256:{}", hex::encode(d))
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::support::{Env, bin};
+use crate::support::{Env, bin, codespace_vars};
 
 fn tool(var: &str, relative: &str) -> PathBuf {
     if let Some(p) = std::env::var_os(var) {
@@ -40,7 +40,11 @@ fn script() -> PathBuf {
 fn python_sdk_over_stdio_and_http() {
     let python = tool("CODESPACE_PYTHON", "target/test-tools/venv/bin/python");
     let env = python_env();
-    let out = Command::new(&python)
+    let mut python_stdio = Command::new(&python);
+    for name in codespace_vars() {
+        python_stdio.env_remove(name);
+    }
+    let out = python_stdio
         .arg(script())
         .args(["stdio", bin()])
         .arg(env.config())

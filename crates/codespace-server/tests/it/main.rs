@@ -2,6 +2,7 @@
 #![allow(unreachable_pub)] // test-local items; the lint is for library APIs
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on setup failure by design
 
+mod architecture;
 mod cli;
 mod contract;
 mod docs;

@@ -5,6 +5,8 @@
 use std::os::unix::fs::symlink;
 use std::time::Duration;
 
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
 use crate::support::{Env, RawStdio, call, mkfifo, refused};
@@ -322,13 +324,8 @@ fn d1_kill_9_loop_leaves_old_or_new_bytes_and_classified_operations() {
         std::fs::write(root.join(f), content(0, i)).unwrap();
     }
     let mut generation = 0u32;
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut rand = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    // Seeded: the same kill points on every run.
+    let mut rng = StdRng::seed_from_u64(0x9e37_79b9_7f4a_7c15);
     let mut outcomes = std::collections::BTreeMap::<String, u32>::new();
     let mut recovered = 0;
     for round in 0..rounds {
@@ -416,7 +413,7 @@ fn d1_kill_9_loop_leaves_old_or_new_bytes_and_classified_operations() {
         raw.send(
             &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"apply_patch","arguments":{"workspace_id":"w","patch": patch(&body),"operation_key": format!("round-{round}")}}}),
         );
-        std::thread::sleep(Duration::from_micros(rand() % 40_000));
+        std::thread::sleep(Duration::from_micros(rng.random_range(0..40_000)));
         let _ = raw.child.kill();
         raw.child.wait().unwrap();
         let conn = rusqlite::Connection::open(&db).unwrap();

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Client, Env, call, refused};
+use crate::support::{Client, Env, HttpServer, call, refused};
 
 fn ww(env: &mut Env, id: &str) -> std::path::PathBuf {
     env.workspace(id, json!({"profile": "workspace-write", "sandbox": "off"}))
@@ -46,6 +46,25 @@ async fn output(client: &Client, id: &str) -> String {
         if r["eof"] == true {
             return out;
         }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits until the output so far contains `needle`.
+async fn wait_output(client: &Client, id: &str, needle: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut out = String::new();
+    let mut cursor = 0u64;
+    loop {
+        let r = call(client, "read_process", json!({"process_id": id, "cursor": cursor}))
+            .await
+            .unwrap();
+        out.push_str(r["chunk"].as_str().unwrap());
+        cursor = r["cursor"].as_u64().unwrap();
+        if out.contains(needle) {
+            return;
+        }
+        assert!(Instant::now() < deadline && r["eof"] != true, "no {needle:?} in {out:?}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -417,7 +436,8 @@ async fn r8_pty_resize_and_signal_death() {
     let id =
         exec(&client, "w", &["sh", "-c", "stty size; tty; echo $TERM; sleep 1; stty size"], true)
             .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Resize once the first `stty size` has answered, within the command's one second.
+    wait_output(&client, &id, "24 80").await;
     let r = call(&client, "process_resize", json!({"process_id": id, "rows": 40, "cols": 120}))
         .await
         .unwrap();
@@ -536,16 +556,18 @@ async fn r4_an_output_flood_keeps_the_server_bounded() {
 async fn a_disconnect_keeps_the_process_and_shutdown_kills_it() {
     let mut env = Env::new();
     ww(&mut env, "w");
-    let server = env.http(&["--no-auth"]);
+    // rmcp logs the end of each session's service: the wait below is on that, not a guess.
+    let mut cmd = env.http_command(&["--no-auth"]);
+    cmd.env("RUST_LOG", "warn,rmcp::service=info");
+    let server = HttpServer::start(cmd);
     let first = server.client(None).await;
     let id = exec(&first, "w", &["sh", "-c", "echo started; sleep 1000.331"], false).await;
     first.cancel().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.wait_for_stderr("serve finished", Duration::from_secs(10));
     let second = server.client(None).await;
     let st = call(&second, "process_status", json!({"process_id": id})).await.unwrap();
     assert_eq!(st["state"], "running", "an HTTP session ending never kills a process");
-    let r = call(&second, "read_process", json!({"process_id": id})).await.unwrap();
-    assert!(r["chunk"].as_str().unwrap().contains("started"));
+    wait_output(&second, &id, "started").await;
     second.cancel().await.unwrap();
     assert!(!alive("sleep 1000.331").is_empty());
     // SIGTERM to the server kills every command's tree.

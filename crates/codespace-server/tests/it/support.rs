@@ -21,6 +21,16 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_codespace")
 }
 
+/// Every `CODESPACE_*` variable of this test process's environment. None reaches a server
+/// the tests start, so a developer's shell cannot change a result; a test that needs one
+/// sets it explicitly.
+pub fn codespace_vars() -> Vec<std::ffi::OsString> {
+    std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| name.as_encoded_bytes().starts_with(b"CODESPACE_"))
+        .collect()
+}
+
 /// A scratch area holding workspaces, a registry file and a private state directory.
 pub struct Env {
     pub dir: TempDir,
@@ -68,16 +78,14 @@ impl Env {
         self.path().join("state")
     }
 
-    /// A `codespace` command with a private state directory and no inherited config.
+    /// A `codespace` command with a private state directory and no inherited `CODESPACE_*`
+    /// variable.
     pub fn command(&self) -> Command {
         let mut c = Command::new(bin());
-        c.env("XDG_STATE_HOME", self.state())
-            .env_remove("CODESPACE_CONFIG")
-            .env_remove("CODESPACE_HTTP_TOKEN")
-            .env_remove("CODESPACE_HTTP_HOST")
-            .env_remove("CODESPACE_HTTP_PORT")
-            .env_remove("CODESPACE_OPERATIONS_DB")
-            .env("RUST_LOG", "warn");
+        for name in codespace_vars() {
+            c.env_remove(name);
+        }
+        c.env("XDG_STATE_HOME", self.state()).env("RUST_LOG", "warn");
         c
     }
 
@@ -92,6 +100,9 @@ impl Env {
         let state = self.state();
         let transport =
             TokioChildProcess::new(tokio::process::Command::new(bin()).configure(|c| {
+                for name in codespace_vars() {
+                    c.env_remove(name);
+                }
                 c.arg("serve")
                     .arg("--config")
                     .arg(&config)
@@ -107,10 +118,15 @@ impl Env {
 
     /// Starts `codespace serve --http --port 0` with `extra` flags; waits for the address.
     pub fn http(&self, extra: &[&str]) -> HttpServer {
+        HttpServer::start(self.http_command(extra))
+    }
+
+    /// The command [`Env::http`] starts, for a test that adds to it.
+    pub fn http_command(&self, extra: &[&str]) -> Command {
         let mut cmd = self.command();
         cmd.arg("serve").arg("--http").arg("--port").arg("0").arg("--config").arg(self.config());
         cmd.args(extra).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-        HttpServer::start(cmd)
+        cmd
     }
 }
 
@@ -119,6 +135,8 @@ pub struct HttpServer {
     pub addr: String,
     /// Every stderr line up to and including the `listening on` line.
     pub stderr: Vec<String>,
+    /// The stderr lines after it, as they come.
+    later: std::sync::mpsc::Receiver<String>,
 }
 
 impl HttpServer {
@@ -145,7 +163,20 @@ impl HttpServer {
             lines.push(line.clone());
             if let Some(rest) = line.strip_prefix("listening on http://") {
                 let addr = rest.strip_suffix("/mcp").unwrap().to_owned();
-                return HttpServer { child, addr, stderr: lines };
+                return HttpServer { child, addr, stderr: lines, later: rx };
+            }
+        }
+    }
+
+    /// Waits until the server writes a stderr line containing `needle`.
+    pub fn wait_for_stderr(&self, needle: &str, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.later.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return,
+                Ok(_) => {}
+                Err(e) => panic!("no stderr line with {needle:?} within {limit:?}: {e}"),
             }
         }
     }

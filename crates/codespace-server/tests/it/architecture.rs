@@ -1,0 +1,110 @@
+//! ARCHITECTURE.md's dependency invariants, read from `cargo metadata`: the pure crates'
+//! dependencies, the layer order of the internal arrows, who sees both the runner and the
+//! store, and who knows rmcp and axum.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// The layers, bottom first. An internal dependency must point to a lower layer: the leaves
+/// see no other crate of the workspace.
+const LAYERS: &[(&str, u8)] = &[
+    ("codespace-protocol", 0),
+    ("codespace-policy", 0),
+    ("codespace-patch", 0),
+    ("codespace-fs", 0),
+    ("codespace-sandbox", 0),
+    ("codespace-store", 0),
+    ("codespace-process", 1),
+    ("codespace-runner", 2),
+    ("codespace-gateway", 3),
+    ("codespace-server", 4),
+];
+
+/// Every normal dependency a pure crate may have: data and error types, no I/O.
+const PURE: &[(&str, &[&str])] = &[
+    ("codespace-protocol", &["schemars", "serde", "serde_json"]),
+    ("codespace-policy", &["serde", "serde_json", "serde_path_to_error", "thiserror"]),
+    ("codespace-patch", &["thiserror"]),
+];
+
+/// (crate, kind, dependency) for every workspace member; kind is `normal`, `dev` or `build`.
+fn dependencies() -> Vec<(String, String, String)> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut deps = Vec::new();
+    for package in doc["packages"].as_array().unwrap() {
+        let name = package["name"].as_str().unwrap();
+        for dep in package["dependencies"].as_array().unwrap() {
+            let kind = dep["kind"].as_str().unwrap_or("normal");
+            deps.push((name.to_owned(), kind.to_owned(), dep["name"].as_str().unwrap().to_owned()));
+        }
+    }
+    assert!(deps.iter().any(|(c, ..)| c == "codespace-server"), "not the workspace: {deps:?}");
+    deps
+}
+
+#[test]
+fn every_member_has_a_layer() {
+    let layers: BTreeMap<&str, u8> = LAYERS.iter().copied().collect();
+    for (krate, ..) in dependencies() {
+        assert!(layers.contains_key(krate.as_str()), "{krate} has no layer in this test");
+    }
+}
+
+#[test]
+fn pure_crates_have_no_io_dependency() {
+    let deps = dependencies();
+    for (krate, allowed) in PURE {
+        for (_, kind, dep) in deps.iter().filter(|(c, k, _)| c == krate && k != "dev") {
+            assert!(
+                allowed.contains(&dep.as_str()),
+                "{krate} is pure (no I/O) but has the {kind} dependency {dep}; allowed: {allowed:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn internal_arrows_point_down() {
+    let layers: BTreeMap<&str, u8> = LAYERS.iter().copied().collect();
+    for (krate, kind, dep) in dependencies() {
+        let (Some(from), Some(to)) = (layers.get(krate.as_str()), layers.get(dep.as_str())) else {
+            continue;
+        };
+        assert!(to < from, "{krate} (layer {from}) has the {kind} dependency {dep} (layer {to})");
+    }
+}
+
+#[test]
+fn only_the_gateway_sees_both_runner_and_store() {
+    let deps = dependencies();
+    let sees =
+        |krate: &str, dep: &str| deps.iter().any(|(c, k, d)| c == krate && k != "dev" && d == dep);
+    for (krate, _) in LAYERS {
+        if *krate != "codespace-gateway" {
+            assert!(
+                !(sees(krate, "codespace-runner") && sees(krate, "codespace-store")),
+                "{krate} depends on both the runner and the store"
+            );
+        }
+    }
+    assert!(!sees("codespace-runner", "codespace-store"), "the runner never touches the ledger");
+    assert!(!sees("codespace-store", "codespace-fs"), "the store never touches a workspace file");
+}
+
+#[test]
+fn only_the_server_knows_rmcp_and_axum() {
+    for (krate, kind, dep) in dependencies() {
+        if matches!(dep.as_str(), "rmcp" | "axum") {
+            assert_eq!(krate, "codespace-server", "{krate} has the {kind} dependency {dep}");
+        }
+    }
+}
