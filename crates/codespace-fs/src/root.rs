@@ -48,6 +48,10 @@ impl Root {
     /// The root itself is the trust anchor and may be (or sit below) a symlink: it is
     /// canonicalised first, and the canonical path is then opened with no symlinks at all,
     /// so the descriptor is the directory [`Root::path`] names.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the registered path is resolved once, here, to the directory the descriptor then pins"
+    )]
     pub fn open(path: &Path) -> Result<Root, FsError> {
         let fail = |source: io::Error| FsError::RootUnavailable { root: path.to_owned(), source };
         if !path.is_absolute() {
@@ -184,4 +188,8 @@ fn symlink_or(dir: BorrowedFd<'_>, name: &str, otherwise: Errno) -> Errno {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests build their fixtures and inspect results on the host filesystem"
+)]
 mod tests;

@@ -236,6 +236,10 @@ fn termination(t: ProcTermination) -> Termination {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests build their fixtures and inspect results on the host filesystem"
+)]
 mod tests {
     use std::sync::Arc;
 

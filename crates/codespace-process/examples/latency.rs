@@ -3,6 +3,10 @@
 //! `seq 1 200000` drained through `read` against a bare tokio capture. Medians of N runs.
 //!
 //! `cargo run -p codespace-process --example latency [--release] -- <path/to/examples/reaper>`
+#![expect(
+    clippy::disallowed_methods,
+    reason = "examples start commands and read host files as a client of the supervisor would"
+)]
 
 use std::io::Write as _;
 use std::time::{Duration, Instant};

@@ -9,6 +9,10 @@
 //! - `supervise <reaper> flood <argv…>`: runs the command while sampling this process's
 //!   resident memory, and prints the figures (the test process itself runs other tests
 //!   concurrently, so its own RSS would not be attributable).
+#![expect(
+    clippy::disallowed_methods,
+    reason = "examples start commands and read host files as a client of the supervisor would"
+)]
 
 use std::io::Write as _;
 use std::time::Duration;

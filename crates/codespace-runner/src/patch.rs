@@ -315,4 +315,8 @@ pub fn classify(root: &Root, plan: &[(String, Version, Version)]) -> Classificat
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests build their fixtures and inspect results on the host filesystem"
+)]
 mod tests;

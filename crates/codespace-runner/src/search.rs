@@ -338,6 +338,10 @@ impl<R: Read> Read for DeadlineReader<R> {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests build their fixtures and inspect results on the host filesystem"
+)]
 mod tests {
     use super::*;
 

@@ -3,6 +3,10 @@
 //! and the client's `ping`; `seq 1 200000` with its whole output drained through
 //! `read_process` vs the same output captured in-process.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "benchmarks build their trees on the host filesystem and start the server binary"
+)]
 
 mod common;
 

@@ -4,6 +4,10 @@
 //! and 1 MiB vs the client's `ping`, and server memory while reading 1 MiB windows of a 2 GiB
 //! file.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "benchmarks build their trees on the host filesystem and start the server binary"
+)]
 
 mod common;
 

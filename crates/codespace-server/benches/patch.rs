@@ -3,6 +3,10 @@
 //! `apply_patch` round trip over stdio for a one-line change (durable file ledger) vs the
 //! client's `ping`. Each figure is printed against its floor measured in the same run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "benchmarks build their trees on the host filesystem and start the server binary"
+)]
 
 mod common;
 

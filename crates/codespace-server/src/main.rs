@@ -1,5 +1,9 @@
 //! The `codespace` binary: parses the command line, builds the gateway, and serves MCP on
 //! stdio or Streamable HTTP. Logs go to stderr; stdout belongs to the stdio transport.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the server owns its state directory, token file and registry file"
+)]
 
 mod cli;
 mod config;

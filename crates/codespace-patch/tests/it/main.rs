@@ -1,6 +1,9 @@
 //! Integration tests: the shared V4A conformance scenarios, the product's own rules, and
 //! robustness (fuzz corpus replay and deterministic mutations).
-
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build their fixtures and inspect results on the host filesystem"
+)]
 // Helpers outside #[test] fns panic on setup failure by design, like the tests themselves.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,6 +1,10 @@
 //! End-to-end tests: the real `codespace` binary spoken to over stdio and HTTP.
 #![allow(unreachable_pub)] // test-local items; the lint is for library APIs
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on setup failure by design
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build their fixtures and inspect results on the host filesystem"
+)]
 
 mod architecture;
 mod cli;
