@@ -7,6 +7,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use codespace_types::{LexicalRefusal, normalise_relative};
+
 use crate::error::{FsError, PathEscapeReason};
 
 /// Longest accepted component, in bytes (`NAME_MAX`).
@@ -37,33 +39,21 @@ impl WorkspacePath {
         if s.len() > MAX_PATH_BYTES {
             return reject(PathEscapeReason::TooLong);
         }
-        if s.as_bytes().contains(&0) {
-            return reject(PathEscapeReason::Nul);
+        let lexical = normalise_relative(s);
+        // A NUL or a leading `/` is refused before the names are looked at; an over-long
+        // name next, on the text as given, so `..` cannot hide it.
+        if !matches!(lexical, Err(LexicalRefusal::Nul | LexicalRefusal::Absolute))
+            && s.split('/').any(|component| component.len() > MAX_COMPONENT_BYTES)
+        {
+            return reject(PathEscapeReason::ComponentTooLong);
         }
-        if s.starts_with('/') {
-            return reject(PathEscapeReason::Absolute);
+        match lexical {
+            Ok(normalised) => Ok(Self(normalised)),
+            Err(LexicalRefusal::Nul) => reject(PathEscapeReason::Nul),
+            Err(LexicalRefusal::Absolute) => reject(PathEscapeReason::Absolute),
+            Err(LexicalRefusal::ParentEscape) => reject(PathEscapeReason::ParentEscape),
+            Err(LexicalRefusal::Root) => reject(PathEscapeReason::Root),
         }
-        let mut parts: Vec<&str> = Vec::new();
-        for component in s.split('/') {
-            match component {
-                "" | "." => {}
-                ".." => {
-                    if parts.pop().is_none() {
-                        return reject(PathEscapeReason::ParentEscape);
-                    }
-                }
-                name => {
-                    if name.len() > MAX_COMPONENT_BYTES {
-                        return reject(PathEscapeReason::ComponentTooLong);
-                    }
-                    parts.push(name);
-                }
-            }
-        }
-        if parts.is_empty() {
-            return reject(PathEscapeReason::Root);
-        }
-        Ok(Self(parts.join("/")))
     }
 
     /// The normalised form, e.g. `"src/main.rs"`.

@@ -1,32 +1,20 @@
 //! Lexical normalisation of patch paths, so two spellings of one path share one overlay entry.
 
+use codespace_types::{LexicalRefusal, normalise_relative};
+
 /// `a//./b/../c/` → `a/c`. Refuses what cannot name a file beneath the root.
 ///
 /// `..` pops a segment lexically, as Codex joins paths; the caller still checks the result
 /// (symlinks, special files) in its `lookup`.
 pub fn normalise(raw: &str) -> Result<String, &'static str> {
-    if raw.contains('\0') {
-        return Err("the path contains a NUL character");
-    }
-    if raw.starts_with('/') {
-        return Err("absolute paths are not allowed; use a path relative to the workspace root");
-    }
-    let mut segments: Vec<&str> = Vec::new();
-    for seg in raw.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                if segments.pop().is_none() {
-                    return Err("'..' leaves the workspace root");
-                }
-            }
-            s => segments.push(s),
+    normalise_relative(raw).map_err(|refusal| match refusal {
+        LexicalRefusal::Nul => "the path contains a NUL character",
+        LexicalRefusal::Absolute => {
+            "absolute paths are not allowed; use a path relative to the workspace root"
         }
-    }
-    if segments.is_empty() {
-        return Err("the path names the workspace root, not a file");
-    }
-    Ok(segments.join("/"))
+        LexicalRefusal::ParentEscape => "'..' leaves the workspace root",
+        LexicalRefusal::Root => "the path names the workspace root, not a file",
+    })
 }
 
 /// Proper ancestors of a normalised path, outermost first: `a/b/c` → `a`, `a/b`.

@@ -1,5 +1,6 @@
 //! Domain values shared by several CodeSpace layers, each defined once: a file's
-//! [`Version`], a planned file's [`ChangeKind`] and an operation's [`EventName`].
+//! [`Version`], a planned file's [`ChangeKind`], an operation's [`EventName`], and the
+//! lexical normalisation of a workspace-relative path ([`normalise_relative`]).
 //!
 //! The filesystem crate computes versions, the runner compares them, the ledger stores them
 //! and the wire carries them; all of them use these types, so a value that is not a version
@@ -10,8 +11,10 @@
 
 mod change;
 mod event;
+mod path;
 mod version;
 
 pub use change::ChangeKind;
 pub use event::EventName;
+pub use path::{LexicalRefusal, normalise_relative};
 pub use version::{ParseVersionError, Version};

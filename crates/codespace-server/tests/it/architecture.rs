@@ -10,23 +10,25 @@ use serde_json::Value;
 /// The layers, bottom first. An internal dependency must point to a lower layer: the leaves
 /// see no other crate of the workspace.
 const LAYERS: &[(&str, u8)] = &[
-    ("codespace-protocol", 0),
-    ("codespace-policy", 0),
-    ("codespace-patch", 0),
-    ("codespace-fs", 0),
-    ("codespace-sandbox", 0),
-    ("codespace-store", 0),
-    ("codespace-process", 1),
-    ("codespace-runner", 2),
-    ("codespace-gateway", 3),
-    ("codespace-server", 4),
+    ("codespace-types", 0),
+    ("codespace-protocol", 1),
+    ("codespace-policy", 1),
+    ("codespace-patch", 1),
+    ("codespace-fs", 1),
+    ("codespace-sandbox", 1),
+    ("codespace-store", 1),
+    ("codespace-process", 2),
+    ("codespace-runner", 3),
+    ("codespace-gateway", 4),
+    ("codespace-server", 5),
 ];
 
 /// Every normal dependency a pure crate may have: data and error types, no I/O.
 const PURE: &[(&str, &[&str])] = &[
-    ("codespace-protocol", &["schemars", "serde", "serde_json"]),
+    ("codespace-protocol", &["codespace-types", "schemars", "serde", "serde_json"]),
     ("codespace-policy", &["serde", "serde_json", "serde_path_to_error", "thiserror"]),
-    ("codespace-patch", &["thiserror"]),
+    ("codespace-patch", &["codespace-types", "thiserror"]),
+    ("codespace-types", &["hex", "schemars", "serde", "sha2", "thiserror"]),
 ];
 
 /// (crate, kind, dependency) for every workspace member; kind is `normal`, `dev` or `build`.
