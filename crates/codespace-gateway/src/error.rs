@@ -18,6 +18,9 @@ use crate::lease::LeaseError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
+    /// Arguments that do not decode into the tool's parameters (SEP-1303: the model's to fix).
+    #[error("invalid arguments for {tool}: {detail}")]
+    InvalidArguments { tool: String, detail: String },
     #[error("workspace {id:?} is not registered")]
     WorkspaceNotFound { id: String },
     #[error("{0}")]
@@ -42,6 +45,10 @@ pub enum GatewayError {
     KeyConflict { operation_id: String },
     #[error("{0}")]
     OperationNotFound(String),
+    #[error(
+        "operation_key {key:?} is used in more than one workspace: give its workspace_id (or the operation_id)"
+    )]
+    WorkspaceIdRequired { key: String },
     #[error(transparent)]
     Lease(LeaseError),
     #[error("operation ledger: {0}")]
@@ -96,6 +103,7 @@ impl GatewayError {
     /// The wire code of this error.
     pub fn code(&self) -> ErrorCode {
         match self {
+            GatewayError::InvalidArguments { .. } => ErrorCode::InvalidArguments,
             GatewayError::WorkspaceNotFound { .. } => ErrorCode::WorkspaceNotFound,
             GatewayError::Denied(denial) => denial_code(denial),
             GatewayError::ConfirmationUnavailable | GatewayError::SandboxUnavailable(..) => {
@@ -109,6 +117,7 @@ impl GatewayError {
             GatewayError::VersionConflict { .. } => ErrorCode::VersionConflict,
             GatewayError::KeyConflict { .. } => ErrorCode::OperationKeyConflict,
             GatewayError::OperationNotFound(..) => ErrorCode::OperationNotFound,
+            GatewayError::WorkspaceIdRequired { .. } => ErrorCode::WorkspaceIdRequired,
             GatewayError::Lease(e) => lease_code(e),
             GatewayError::Ledger(e) | GatewayError::LedgerAfterRun { source: e, .. } => {
                 ledger_code(e)
@@ -130,7 +139,8 @@ impl GatewayError {
             GatewayError::VersionConflict { path, .. }
             | GatewayError::BadExpectedVersion { path, .. } => Some(path),
             GatewayError::Recorded(body) => body.path.as_deref(),
-            GatewayError::WorkspaceNotFound { .. }
+            GatewayError::InvalidArguments { .. }
+            | GatewayError::WorkspaceNotFound { .. }
             | GatewayError::Denied(..)
             | GatewayError::ConfirmationUnavailable
             | GatewayError::Runner(
@@ -140,6 +150,7 @@ impl GatewayError {
             | GatewayError::Patch(PlanFailure::Parse(..))
             | GatewayError::KeyConflict { .. }
             | GatewayError::OperationNotFound(..)
+            | GatewayError::WorkspaceIdRequired { .. }
             | GatewayError::Lease(..)
             | GatewayError::Ledger(..)
             | GatewayError::LedgerAfterRun { .. }
@@ -157,7 +168,8 @@ impl GatewayError {
             GatewayError::KeyConflict { operation_id }
             | GatewayError::LedgerAfterRun { operation_id, .. } => Some(operation_id),
             GatewayError::Recorded(body) => body.operation_id.as_deref(),
-            GatewayError::WorkspaceNotFound { .. }
+            GatewayError::InvalidArguments { .. }
+            | GatewayError::WorkspaceNotFound { .. }
             | GatewayError::Denied(..)
             | GatewayError::ConfirmationUnavailable
             | GatewayError::Runner(..)
@@ -166,6 +178,7 @@ impl GatewayError {
             | GatewayError::BadExpectedVersion { .. }
             | GatewayError::VersionConflict { .. }
             | GatewayError::OperationNotFound(..)
+            | GatewayError::WorkspaceIdRequired { .. }
             | GatewayError::Lease(..)
             | GatewayError::Ledger(..)
             | GatewayError::SandboxUnavailable(..)

@@ -27,6 +27,18 @@ enum Recorded {
     Error(ErrorBody),
 }
 
+/// A key given without its workspace (as the reference's clients do) answers when exactly
+/// one workspace used it; keys are scoped to a workspace, so several matches need the id.
+fn only_match(
+    mut found: Vec<OperationRecord>,
+    key: &str,
+) -> Result<Option<OperationRecord>, GatewayError> {
+    if found.len() > 1 {
+        return Err(GatewayError::WorkspaceIdRequired { key: key.to_owned() });
+    }
+    Ok(found.pop())
+}
+
 fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -141,19 +153,19 @@ impl Gateway {
         blocking(move || {
             let record = match (p.operation_id.as_deref(), p.operation_key.as_deref()) {
                 (Some(id), None) => store.get(id)?,
-                (None, Some(key)) => {
-                    let ws = p.workspace_id.as_deref().filter(|w| !w.is_empty()).ok_or_else(|| {
-                        GatewayError::OperationNotFound("operation_key needs its workspace_id: keys are scoped to a workspace".to_owned())
-                    })?;
-                    store.get_by_key(ws, key)?
-                }
+                (None, Some(key)) => match p.workspace_id.as_deref().filter(|w| !w.is_empty()) {
+                    Some(ws) => store.get_by_key(ws, key)?,
+                    None => only_match(store.find_by_key(key, 2)?, key)?,
+                },
                 (Some(_), Some(_)) | (None, None) => {
                     return Err(GatewayError::OperationNotFound(
-                        "give exactly one of operation_id, or operation_key with workspace_id".to_owned(),
+                        "give exactly one of operation_id, or operation_key with workspace_id"
+                            .to_owned(),
                     ));
                 }
             };
-            let record = record.ok_or_else(|| GatewayError::OperationNotFound("no such operation".to_owned()))?;
+            let record = record
+                .ok_or_else(|| GatewayError::OperationNotFound("no such operation".to_owned()))?;
             Ok(status_of(record))
         })
         .await

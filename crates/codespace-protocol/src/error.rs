@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
+    InvalidArguments,
     Unauthorized,
     WorkspaceNotFound,
     InvalidPattern,
@@ -30,6 +31,7 @@ pub enum ErrorCode {
     VersionConflict,
     OperationKeyConflict,
     OperationNotFound,
+    WorkspaceIdRequired,
     LedgerError,
     InvalidCommand,
     ProcessSpawnFailed,
@@ -44,6 +46,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// Every code, in declaration order.
     pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::InvalidArguments,
         ErrorCode::Unauthorized,
         ErrorCode::WorkspaceNotFound,
         ErrorCode::InvalidPattern,
@@ -62,6 +65,7 @@ impl ErrorCode {
         ErrorCode::VersionConflict,
         ErrorCode::OperationKeyConflict,
         ErrorCode::OperationNotFound,
+        ErrorCode::WorkspaceIdRequired,
         ErrorCode::LedgerError,
         ErrorCode::InvalidCommand,
         ErrorCode::ProcessSpawnFailed,
@@ -76,6 +80,7 @@ impl ErrorCode {
     /// The wire spelling, e.g. `PATH_ESCAPE`.
     pub fn as_str(self) -> &'static str {
         match self {
+            ErrorCode::InvalidArguments => "INVALID_ARGUMENTS",
             ErrorCode::Unauthorized => "UNAUTHORIZED",
             ErrorCode::WorkspaceNotFound => "WORKSPACE_NOT_FOUND",
             ErrorCode::InvalidPattern => "INVALID_PATTERN",
@@ -94,6 +99,7 @@ impl ErrorCode {
             ErrorCode::VersionConflict => "VERSION_CONFLICT",
             ErrorCode::OperationKeyConflict => "OPERATION_KEY_CONFLICT",
             ErrorCode::OperationNotFound => "OPERATION_NOT_FOUND",
+            ErrorCode::WorkspaceIdRequired => "WORKSPACE_ID_REQUIRED",
             ErrorCode::LedgerError => "LEDGER_ERROR",
             ErrorCode::InvalidCommand => "INVALID_COMMAND",
             ErrorCode::ProcessSpawnFailed => "PROCESS_SPAWN_FAILED",
@@ -109,6 +115,9 @@ impl ErrorCode {
     /// What the code means, in one sentence.
     pub fn meaning(self) -> &'static str {
         match self {
+            ErrorCode::InvalidArguments => {
+                "The arguments do not fit the tool's input schema (a missing field, a wrong type); nothing ran."
+            }
             ErrorCode::Unauthorized => {
                 "The operator's policy denies this action: a read-only profile, an unavailable environment backend, approvals=confirm (no holds yet), or sandbox=on on a host that cannot enforce it."
             }
@@ -147,6 +156,9 @@ impl ErrorCode {
             ErrorCode::OperationNotFound => {
                 "No operation with that id (or key in that workspace), or not exactly one of id and key was given."
             }
+            ErrorCode::WorkspaceIdRequired => {
+                "An operation_key given without workspace_id is used in more than one workspace."
+            }
             ErrorCode::LedgerError => "The operation ledger could not be read or written.",
             ErrorCode::InvalidCommand => {
                 "The command or its arguments are invalid (empty argv, a NUL byte, a zero terminal size)."
@@ -170,6 +182,9 @@ impl ErrorCode {
     /// What the caller should do next.
     pub fn next_action(self) -> &'static str {
         match self {
+            ErrorCode::InvalidArguments => {
+                "Fix the field the message names, as the tool's input schema describes it, and call again."
+            }
             ErrorCode::Unauthorized => "Do not retry: no argument can escalate. Ask the operator.",
             ErrorCode::WorkspaceNotFound => {
                 "Fix the id (workspace_info lists none; the operator knows them)."
@@ -200,6 +215,9 @@ impl ErrorCode {
                 "Look up the earlier operation; use a new key only for a new logical change."
             }
             ErrorCode::OperationNotFound => "Check the id, or the key and workspace_id.",
+            ErrorCode::WorkspaceIdRequired => {
+                "Repeat the call with the workspace_id the key was used in, or use the operation_id."
+            }
             ErrorCode::LedgerError => {
                 "Do not retry under a new key: check operation_status and the files once the operator has fixed the ledger."
             }
@@ -230,13 +248,17 @@ impl std::fmt::Display for ErrorCode {
 /// The JSON text of a refused tool call (`isError: true`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorBody {
+    /// The refusal's code; its meaning and the next action are in the server's documentation.
     pub code: ErrorCode,
+    /// What was refused and why, for the caller to read.
     pub message: String,
     /// The workspace-relative path the refusal is about, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The operation the refusal is about: the earlier one a key belongs to, or one that ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation_id: Option<String>,
+    /// The confirmation hold the refusal is about (reserved; no holds exist yet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
 }

@@ -217,6 +217,11 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
             ErrorCode::OperationKeyConflict,
         ),
         (GatewayError::OperationNotFound("none".to_owned()), ErrorCode::OperationNotFound),
+        (
+            GatewayError::InvalidArguments { tool: "read".to_owned(), detail: "path".to_owned() },
+            ErrorCode::InvalidArguments,
+        ),
+        (GatewayError::WorkspaceIdRequired { key: "k".to_owned() }, ErrorCode::WorkspaceIdRequired),
         (GatewayError::Lease(LeaseError::QueueFull), ErrorCode::ResourceQueueFull),
         (GatewayError::Lease(LeaseError::Busy), ErrorCode::WorkspaceBusy),
         (
@@ -250,6 +255,7 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
 /// test compiling until it has rows in the table.
 fn variant(e: &GatewayError) -> &'static str {
     match e {
+        GatewayError::InvalidArguments { .. } => "InvalidArguments",
         GatewayError::WorkspaceNotFound { .. } => "WorkspaceNotFound",
         GatewayError::Denied(..) => "Denied",
         GatewayError::ConfirmationUnavailable => "ConfirmationUnavailable",
@@ -260,6 +266,7 @@ fn variant(e: &GatewayError) -> &'static str {
         GatewayError::VersionConflict { .. } => "VersionConflict",
         GatewayError::KeyConflict { .. } => "KeyConflict",
         GatewayError::OperationNotFound(..) => "OperationNotFound",
+        GatewayError::WorkspaceIdRequired { .. } => "WorkspaceIdRequired",
         GatewayError::Lease(..) => "Lease",
         GatewayError::Ledger(..) => "Ledger",
         GatewayError::LedgerAfterRun { .. } => "LedgerAfterRun",
@@ -283,9 +290,9 @@ fn every_internal_error_has_its_wire_code() {
     let mut seen: Vec<&str> = table.iter().map(|(e, _)| variant(e)).collect();
     seen.sort_unstable();
     seen.dedup();
-    assert_eq!(seen.len(), 18, "every GatewayError variant has a row: {seen:?}");
-    // 20 direct rows, then 8 fs, 11 + 8 plan, 8 process and 2 x 11 ledger rows.
-    assert_eq!(table.len(), 20 + 8 + 19 + 8 + 22);
+    assert_eq!(seen.len(), 20, "every GatewayError variant has a row: {seen:?}");
+    // 22 direct rows, then 8 fs, 11 + 8 plan, 8 process and 2 x 11 ledger rows.
+    assert_eq!(table.len(), 22 + 8 + 19 + 8 + 22);
 }
 
 #[test]

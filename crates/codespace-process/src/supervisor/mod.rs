@@ -116,17 +116,15 @@ impl Supervisor {
 
     /// Reads retained output from absolute `cursor`, at most `max_bytes` of it. A cursor
     /// below `retained_from` starts at `retained_from` and sets `output_lost`; a cursor past
-    /// the output's end is [`ProcError::Invalid`].
+    /// the output's end reads an empty chunk at the end.
     pub fn read(&self, id: &str, cursor: u64, max_bytes: usize) -> Result<ReadChunk, ProcError> {
         let proc = self.get(id)?;
         let st = proc.state();
         let total = st.ring.total();
         let retained_from = st.ring.retained_from();
-        if cursor > total {
-            return Err(ProcError::Invalid(format!(
-                "cursor {cursor} is past the end of the output ({total})"
-            )));
-        }
+        // A cursor past the end reads nothing, as the reference does; the reply's cursor is
+        // the real end, so the next read resumes there.
+        let cursor = cursor.min(total);
         let from = cursor.max(retained_from);
         let to = from.saturating_add(max_bytes as u64).min(total);
         let chunk = st.ring.copy(from, to);

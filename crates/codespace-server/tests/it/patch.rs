@@ -88,10 +88,13 @@ async fn apply_preview_replay_and_status() {
             .await
             .unwrap();
     assert_eq!(by_key["operation_id"], applied["operation_id"]);
+    // The reference's clients send the key alone: one workspace has it, so it is found.
+    let key_only = call(&client, "operation_status", json!({"operation_key": "k1"})).await.unwrap();
+    assert_eq!(key_only["operation_id"], applied["operation_id"]);
     for bad in [
         json!({}),
         json!({"operation_id": applied["operation_id"], "operation_key": "k1", "workspace_id": "w"}),
-        json!({"operation_key": "k1"}),
+        json!({"operation_key": "no-such-key"}),
         json!({"operation_key": "k1", "workspace_id": "other"}),
         json!({"operation_id": "op-00000000-0000-4000-8000-000000000000"}),
     ] {
@@ -115,6 +118,20 @@ async fn keys_are_scoped_to_the_workspace() {
     assert_eq!((ra["status"].clone(), rb["status"].clone()), (json!("applied"), json!("applied")));
     assert_eq!(rb["replayed"], false);
     assert_ne!(ra["operation_id"], rb["operation_id"]);
+    // The key alone names two operations: the caller must say which workspace.
+    let body = refused(
+        &client,
+        "operation_status",
+        json!({"operation_key": "same"}),
+        "WORKSPACE_ID_REQUIRED",
+    )
+    .await;
+    assert!(body["message"].as_str().unwrap().contains("workspace_id"), "{body}");
+    let by_b =
+        call(&client, "operation_status", json!({"operation_key": "same", "workspace_id": "b"}))
+            .await
+            .unwrap();
+    assert_eq!(by_b["operation_id"], rb["operation_id"]);
     client.cancel().await.unwrap();
 }
 

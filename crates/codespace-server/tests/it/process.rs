@@ -146,6 +146,17 @@ async fn exit_codes_output_and_status() {
     refused(&client, "read_process", json!({"process_id": "nope"}), "PROCESS_NOT_FOUND").await;
     refused(&client, "read_process", json!({"process_id": id, "max_bytes": 0}), "OUTPUT_LIMIT")
         .await;
+    // A cursor past the end reads nothing (as the reference does) and points at the end.
+    let total =
+        call(&client, "process_status", json!({"process_id": id})).await.unwrap()["output_total"]
+            .clone();
+    let past = call(&client, "read_process", json!({"process_id": id, "cursor": 1_000_000}))
+        .await
+        .unwrap();
+    assert_eq!(
+        (past["chunk"].as_str(), &past["cursor"], &past["eof"]),
+        (Some(""), &total, &json!(true))
+    );
     let t = call(&client, "terminate_process", json!({"process_id": id})).await.unwrap();
     assert_eq!(t["already_exited"], true);
     refused(&client, "write_stdin", json!({"process_id": id, "data": "x"}), "PROCESS_NOT_RUNNING")
