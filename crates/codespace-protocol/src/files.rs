@@ -17,6 +17,7 @@ pub struct ReadParams {
     pub offset: Option<u64>,
     /// Window size in bytes, 1..=1048576 (default 1048576).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1_048_576))]
     pub limit: Option<u64>,
 }
 
@@ -59,6 +60,7 @@ pub struct FindParams {
     pub offset: Option<u64>,
     /// Page size, 1..=10000 (default 10000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 10_000))]
     pub limit: Option<u64>,
 }
 
@@ -89,6 +91,7 @@ pub struct GrepParams {
     /// Registered workspace id.
     pub workspace_id: String,
     /// Regular expression (Rust regex syntax), matched per line.
+    #[schemars(length(min = 1))]
     pub pattern: String,
     /// Only search files whose workspace-relative path matches this glob.
     #[serde(default)]
@@ -101,6 +104,7 @@ pub struct GrepParams {
     pub offset: Option<u64>,
     /// Page size, 1..=2000 (default 200).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 2_000))]
     pub limit: Option<u64>,
 }
 
@@ -121,6 +125,7 @@ pub struct GrepMatch {
 /// Result of `grep`: one page of matches, ordered by path then line.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct GrepResult {
+    /// The matching lines of this page, by path then line number.
     pub matches: Vec<GrepMatch>,
     /// More matches exist after this page.
     pub truncated: bool,
@@ -144,6 +149,7 @@ pub struct VersionParams {
     /// Registered workspace id.
     pub workspace_id: String,
     /// Workspace-relative paths, at most 1000.
+    #[schemars(length(min = 1, max = 1_000))]
     pub paths: Vec<String>,
 }
 
@@ -163,5 +169,6 @@ pub struct PathVersion {
 /// Result of `version`, one entry per requested path in request order.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct VersionResult {
+    /// One entry per requested path, in request order.
     pub versions: Vec<PathVersion>,
 }

@@ -24,7 +24,8 @@ pub struct WorkspaceInfo {
     pub tools_exposed: Vec<String>,
     /// Transports the server speaks.
     pub transports: Vec<Transport>,
-    /// The id asked about, echoed (null without one).
+    /// The id asked about, echoed; omitted without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<String>,
     /// Always false: the id selects, it does not authorize.
     pub workspace_id_is_credential: bool,
@@ -44,24 +45,34 @@ pub struct WorkspaceInfo {
 /// The effective contract of one workspace.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct WorkspaceExecutionInfo {
+    /// Where the workspace's tools run.
     pub environment: EnvironmentInfo,
+    /// What the profile permits.
     pub permissions: PermissionsInfo,
+    /// Which file tools are available, and their caps.
     pub files: FilesInfo,
+    /// Whether the process tools are available.
     pub process: ProcessInfo,
+    /// What confines file tools and commands.
     pub isolation: IsolationInfo,
+    /// The network policy for commands and whether it is enforced.
     pub network: NetworkInfo,
     /// `off` or `confirm` (operator setting).
     pub approvals: Approvals,
 }
 
+/// Where a workspace's tools run.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct EnvironmentInfo {
     /// `host` or `linux-container`.
     pub kind: EnvironmentKind,
     /// Always false: the environment is not a tool argument.
     pub client_selectable: bool,
+    /// The backend can run commands.
     pub exec_supported: bool,
+    /// The backend can read files.
     pub file_read_supported: bool,
+    /// The backend can write files.
     pub file_write_supported: bool,
     /// Why the backend is unavailable, when it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -71,47 +82,71 @@ pub struct EnvironmentInfo {
 /// What the profile permits (before backend support is considered).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct PermissionsInfo {
+    /// Files may be read.
     pub read: bool,
+    /// Files may be changed.
     pub write: bool,
+    /// Commands may be run.
     pub exec: bool,
 }
 
+/// Whether one tool is available in this workspace.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct Availability {
+    /// The tool can be called here (profile and backend both allow it).
     pub available: bool,
 }
 
+/// The file tools of a workspace.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct FilesInfo {
+    /// `read`.
     pub read: Availability,
+    /// `find`.
     pub find: Availability,
+    /// `grep`.
     pub grep: Availability,
+    /// `version`.
     pub version: Availability,
     /// `apply_patch`: false until this server exposes it, or when the profile forbids writes.
     pub patch: Availability,
+    /// Windows, pages and caps of the file tools.
     pub capabilities: FileCapabilities,
 }
 
+/// Windows, pages and caps of the file tools.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct FileCapabilities {
+    /// `read` takes offset and limit.
     pub read_range: bool,
+    /// `find` takes offset and limit.
     pub find_pagination: bool,
+    /// Largest `read` window in bytes.
     pub read_max_bytes: u64,
+    /// Largest `find` page.
     pub find_max_paths: u64,
+    /// Largest `grep` page.
     pub grep_max_matches: u64,
+    /// Most paths one `version` call takes.
     pub version_max_paths: u64,
+    /// Deepest directory level a walk enters.
     pub walk_max_depth: u64,
+    /// Most directories one walk reads.
     pub walk_max_directories: u64,
+    /// Most entries one walk looks at.
     pub walk_max_entries: u64,
+    /// Always false: symbolic links are never followed.
     pub symlinks_followed: bool,
 }
 
+/// The process tools of a workspace.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ProcessInfo {
     /// False until this server exposes the process tools, or when the profile forbids exec.
     pub available: bool,
 }
 
+/// What confines file tools and commands.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct IsolationInfo {
     /// Always true: file tools resolve beneath the registered root and never follow links.
@@ -122,6 +157,7 @@ pub struct IsolationInfo {
     pub sandbox_setting: SandboxSetting,
 }
 
+/// The network policy for commands.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct NetworkInfo {
     /// `restricted` or `enabled` (operator setting).

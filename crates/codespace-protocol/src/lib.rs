@@ -23,13 +23,11 @@ pub use process::*;
 /// Server name reported in `initialize` and `workspace_info`.
 pub const SERVER_NAME: &str = "codespace";
 
-/// Tool names, in the order `tools/list` returns them.
+/// Tool names: the reference's tools in its order, then this server's own.
 pub mod tool {
     pub const WORKSPACE_INFO: &str = "workspace_info";
     pub const READ: &str = "read";
     pub const FIND: &str = "find";
-    pub const GREP: &str = "grep";
-    pub const VERSION: &str = "version";
     pub const APPLY_PATCH: &str = "apply_patch";
     pub const OPERATION_STATUS: &str = "operation_status";
     pub const EXEC_COMMAND: &str = "exec_command";
@@ -38,16 +36,18 @@ pub mod tool {
     pub const PROCESS_STATUS: &str = "process_status";
     pub const PROCESS_RESIZE: &str = "process_resize";
     pub const TERMINATE_PROCESS: &str = "terminate_process";
+    pub const GREP: &str = "grep";
+    pub const VERSION: &str = "version";
 }
 
-/// The tools this server exposes, in `tools/list` order. Only implemented tools are listed:
-/// a tool that is not built yet is absent rather than answering with a stub.
+/// The tools this server exposes, in `tools/list` order: the reference's tools in the
+/// reference's order (a client that indexes them keeps working), then this server's own.
+/// Only implemented tools are listed: a tool that is not built yet is absent rather than
+/// answering with a stub.
 pub const LIVE_TOOLS: &[&str] = &[
     tool::WORKSPACE_INFO,
     tool::READ,
     tool::FIND,
-    tool::GREP,
-    tool::VERSION,
     tool::APPLY_PATCH,
     tool::OPERATION_STATUS,
     tool::EXEC_COMMAND,
@@ -56,6 +56,8 @@ pub const LIVE_TOOLS: &[&str] = &[
     tool::PROCESS_STATUS,
     tool::PROCESS_RESIZE,
     tool::TERMINATE_PROCESS,
+    tool::GREP,
+    tool::VERSION,
 ];
 
 /// Version string of a missing file.

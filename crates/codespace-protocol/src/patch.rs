@@ -14,6 +14,7 @@ pub struct ApplyPatchParams {
     /// Registered workspace id.
     pub workspace_id: String,
     /// V4A patch text (`*** Begin Patch` ... `*** End Patch`).
+    #[schemars(length(min = 1))]
     pub patch: String,
     /// Path -> version (`sha256:<hex>` or `absent`) each file must have now; checked against
     /// the disk before anything is written.
@@ -103,7 +104,9 @@ pub enum PatchStatus {
 /// One planned or applied file change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FileChange {
+    /// The workspace-relative path written (for `move`: the destination).
     pub path: String,
+    /// `add`, `update`, `delete` or `move`.
     pub kind: ChangeKind,
     /// For `move`: the source path (which appears as its own `delete`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -117,6 +120,7 @@ pub struct FileChange {
 /// Result of `apply_patch`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ApplyPatchResult {
+    /// `applied`, `checked`, `rejected`, `failed_rolled_back`, `failed_partial` or `unknown`.
     pub status: PatchStatus,
     /// `op-<uuid>`, minted by the server.
     pub operation_id: String,
@@ -124,6 +128,7 @@ pub struct ApplyPatchResult {
     pub replayed: bool,
     /// Affected workspace-relative paths.
     pub files: Vec<String>,
+    /// Every file change with its version before and after.
     pub changes: Vec<FileChange>,
     /// `failed_partial`: the paths whose previous content could not be restored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -131,6 +136,7 @@ pub struct ApplyPatchResult {
     /// Why a write failed, for the `failed_*` statuses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// The request's `work_id`, echoed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_id: Option<String>,
 }
@@ -139,10 +145,14 @@ pub struct ApplyPatchResult {
 /// `workspace_id` (keys are scoped to a workspace).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct OperationStatusParams {
+    /// `op-<uuid>` from an `apply_patch` result. Give this or `operation_key`, not both.
     #[serde(default)]
     pub operation_id: Option<String>,
+    /// The `operation_key` an `apply_patch` was sent with.
     #[serde(default)]
     pub operation_key: Option<String>,
+    /// The workspace the key was used in; without it, a key used in exactly one workspace
+    /// is found, and one used in several is refused with `WORKSPACE_ID_REQUIRED`.
     #[serde(default)]
     pub workspace_id: Option<String>,
 }
@@ -157,6 +167,7 @@ pub struct OperationEvent {
     /// The terminal status set, on `finished` and `recovered`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<PatchStatus>,
+    /// Why the status was set, when the server knows more than the status says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -171,6 +182,7 @@ pub enum OperationKind {
 /// Result of `operation_status`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct OperationStatusResult {
+    /// `op-<uuid>`.
     pub operation_id: String,
     /// `unknown` while the operation has not finished.
     pub status: PatchStatus,
@@ -178,20 +190,26 @@ pub struct OperationStatusResult {
     pub replayed: bool,
     /// Always `patch`.
     pub kind: OperationKind,
+    /// The workspace the operation ran in.
     pub workspace_id: String,
+    /// The client's idempotency key, when it gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation_key: Option<String>,
     /// Unix seconds.
     pub created_at: i64,
+    /// Unix seconds; absent while unfinished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<i64>,
     /// The operation was classified at server start after an interruption.
     #[serde(default, skip_serializing_if = "is_false")]
     pub recovered: bool,
+    /// Affected workspace-relative paths; omitted when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
+    /// Every file change with its versions; omitted when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<FileChange>,
+    /// The operation's history, oldest first; omitted when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<OperationEvent>,
     /// The refusal recorded for a `rejected` operation.

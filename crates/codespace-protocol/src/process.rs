@@ -14,6 +14,7 @@ pub struct ExecCommandParams {
     /// Registered workspace id.
     pub workspace_id: String,
     /// argv: `command[0]` is resolved on the child's PATH; no shell is interposed.
+    #[schemars(length(min = 1))]
     pub command: Vec<String>,
     /// Run on a pseudo-terminal (24x80) instead of pipes (default false).
     #[serde(default)]
@@ -30,6 +31,7 @@ pub struct ExecCommandResult {
     pub process_id: String,
     /// `confirmed`: the process was started (not that it succeeded).
     pub dispatch_status: DispatchStatus,
+    /// The request's `work_id`, echoed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_id: Option<String>,
 }
@@ -45,6 +47,7 @@ pub enum DispatchStatus {
 /// Arguments of `write_stdin`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct WriteStdinParams {
+    /// `proc-<uuid>` from `exec_command`.
     pub process_id: String,
     /// UTF-8 text written then flushed (may be empty).
     pub data: String,
@@ -56,12 +59,15 @@ pub struct WriteStdinParams {
 /// Result of `write_stdin`, `process_resize` and `terminate_process`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ProcessAck {
+    /// Always true: a failure is an error result instead.
     pub ok: bool,
     /// `terminate_process` on a process that had already exited: nothing was done.
     #[serde(default, skip_serializing_if = "is_false")]
     pub already_exited: bool,
+    /// `process_resize`: the terminal's rows now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<u16>,
+    /// `process_resize`: the terminal's columns now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cols: Option<u16>,
 }
@@ -69,18 +75,21 @@ pub struct ProcessAck {
 /// Arguments of `read_process`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ReadProcessParams {
+    /// `proc-<uuid>` from `exec_command`.
     pub process_id: String,
     /// Absolute byte offset in the combined output (default 0).
     #[serde(default)]
     pub cursor: Option<u64>,
     /// Most bytes to return, 1..=262144 (default 65536).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 262_144))]
     pub max_bytes: Option<u64>,
 }
 
 /// Result of `read_process`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ReadProcessResult {
+    /// The process read.
     pub process_id: String,
     /// The next cursor: start of this chunk plus its length.
     pub cursor: u64,
@@ -98,13 +107,16 @@ pub struct ReadProcessResult {
 /// Arguments of `process_status` and `terminate_process`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ProcessIdParams {
+    /// `proc-<uuid>` from `exec_command`.
     pub process_id: String,
 }
 
 /// A signal that ended a process.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct SignalInfo {
+    /// The signal number, e.g. 9.
     pub number: i32,
+    /// The signal's name, e.g. `SIGKILL`, when it is a standard one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
@@ -137,6 +149,7 @@ pub enum Termination {
 /// Result of `process_status`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ProcessStatusResult {
+    /// The process asked about.
     pub process_id: String,
     /// `running` or `exited`.
     pub state: ProcessState,
@@ -157,6 +170,7 @@ pub struct ProcessStatusResult {
     pub eof: bool,
     /// Unix milliseconds.
     pub started_at: u64,
+    /// Unix milliseconds; only when exited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exited_at: Option<u64>,
 }
@@ -164,9 +178,12 @@ pub struct ProcessStatusResult {
 /// Arguments of `process_resize`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ProcessResizeParams {
+    /// `proc-<uuid>` of a process started with `tty: true`.
     pub process_id: String,
-    /// At least 1.
+    /// Terminal rows, at least 1.
+    #[schemars(range(min = 1))]
     pub rows: u16,
-    /// At least 1.
+    /// Terminal columns, at least 1.
+    #[schemars(range(min = 1))]
     pub cols: u16,
 }

@@ -149,12 +149,13 @@ pub(crate) fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationTok
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(shutdown);
     let service: StreamableHttpService<CodeSpace, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(handler.clone()),
+        move || Ok(handler.session()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
     Router::new()
         .route_service("/mcp", service)
+        .layer(middleware::from_fn(crate::http_body::check_message))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(Arc::new(guard), check_request))
 }

@@ -8,10 +8,16 @@
 mod cli;
 mod config;
 mod doctor;
+#[cfg(feature = "conformance-fixtures")]
+mod fixtures;
+mod frame;
 mod http;
+mod http_body;
 mod instructions;
+mod logging;
 mod mcp;
 mod process_env;
+mod stdio;
 mod tools;
 
 use std::io::Write;
@@ -34,7 +40,7 @@ fn main() -> ExitCode {
         codespace_gateway::reaper_main(args.collect());
     }
     let cli = Cli::parse();
-    init_tracing();
+    logging::init();
     let result = match cli.command {
         Command::Doctor(args) => doctor(args),
         Command::Serve(args) => serve(args),
@@ -63,16 +69,6 @@ impl From<UsageError> for Failure {
     fn from(e: UsageError) -> Self {
         Failure::Usage(e)
     }
-}
-
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
 }
 
 fn doctor(args: cli::DoctorArgs) -> Result<(), Failure> {
@@ -139,8 +135,13 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     // Operations a crash left unfinished are classified from the disk before serving.
     let recovered =
         gateway.recover().map_err(|e| Failure::Runtime(format!("ledger recovery: {e}")))?;
-    if !recovered.is_empty() {
-        tracing::info!(count = recovered.len(), "classified interrupted operations");
+    for (operation_id, status) in &recovered {
+        // Also sent to every client that connects: a retry may be about this operation.
+        tracing::warn!(
+            operation_id = %operation_id,
+            status = ?status,
+            "an operation interrupted by an earlier stop was classified from the disk; check it with operation_status"
+        );
     }
     let gateway = Arc::new(gateway);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -193,8 +194,10 @@ fn is_loopback(host: &str) -> bool {
 
 async fn serve_stdio(gateway: Arc<Gateway>) -> Result<(), Failure> {
     let handler = mcp::CodeSpace::new(gateway.clone());
+    let (transport, writer) = stdio::transport();
+    logging::serving();
     let service = handler
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(|e| Failure::Runtime(format!("stdio initialize failed: {e}")))?;
     let ct = service.cancellation_token();
@@ -205,6 +208,8 @@ async fn serve_stdio(gateway: Arc<Gateway>) -> Result<(), Failure> {
             Ok(())
         }
     };
+    // Every reply already queued reaches stdout before the process ends.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
     // stdio EOF, SIGTERM or SIGINT: every command's whole tree dies with the server.
     gateway.shutdown().await;
     result
@@ -231,6 +236,7 @@ async fn serve_http(
     );
     let shutdown = CancellationToken::new();
     let app = http::router(mcp::CodeSpace::new(gateway.clone()), guard, shutdown.clone());
+    logging::serving();
     match source {
         TokenSource::Generated(path) => {
             eprintln!("bearer token generated and written to {} (mode 0600)", path.display());

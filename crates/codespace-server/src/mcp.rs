@@ -1,26 +1,39 @@
-//! The rmcp handler: server identity, the tool list, and dispatch of `tools/call` to the
-//! gateway. Arguments are decoded before any tool logic; results become `structuredContent`
-//! plus the same JSON as text; refusals become `isError: true` with the `ErrorBody` as text.
+//! The rmcp handler: server identity and capabilities, the session lifecycle (one
+//! `initialize` per session, the log level), the tool list, and dispatch of `tools/call` to
+//! the gateway. Arguments are decoded before any tool logic; results become
+//! `structuredContent` plus the same JSON as text; refusals, arguments that do not fit the
+//! schema included, become `isError: true` with the `ErrorBody` as text.
+// The logging capability and `logging/setLevel` are deprecated in rmcp's newest protocol
+// revision; the revisions this server speaks define them.
+#![expect(deprecated, reason = "MCP logging is part of the protocol revisions served")]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use codespace_gateway::{Gateway, GatewayError};
 use codespace_protocol::{SERVER_NAME, tool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// One handler per MCP session; every clone shares the same gateway.
+use crate::logging::{self, SessionLevel};
+
+/// One handler per MCP session; every clone shares the same gateway. [`CodeSpace::session`]
+/// makes the handler of a new session, with its own lifecycle state.
 #[derive(Clone)]
 pub(crate) struct CodeSpace {
     gateway: Arc<Gateway>,
     tools: Arc<Vec<Tool>>,
     instructions: Arc<str>,
+    /// Set by the session's `initialize`: a second one is refused.
+    initialized: Arc<AtomicBool>,
+    log_level: Arc<SessionLevel>,
 }
 
 impl CodeSpace {
@@ -29,19 +42,32 @@ impl CodeSpace {
             gateway,
             tools: crate::tools::catalog(),
             instructions: crate::instructions::text().into(),
+            initialized: Arc::new(AtomicBool::new(false)),
+            log_level: SessionLevel::new(),
+        }
+    }
+
+    /// The handler of a new session: the same gateway and catalog, a fresh lifecycle.
+    pub(crate) fn session(&self) -> Self {
+        CodeSpace {
+            initialized: Arc::new(AtomicBool::new(false)),
+            log_level: SessionLevel::new(),
+            ..self.clone()
         }
     }
 }
 
-/// Decodes tool arguments; a failure is the caller's protocol error (-32602), naming the
-/// field serde complained about.
+/// Decodes tool arguments. Arguments that do not fit the schema are the model's to fix, so
+/// they are a tool result with `isError` naming the field (SEP-1303), not a protocol error.
 fn decode<T: DeserializeOwned>(
     name: &str,
     args: Option<rmcp::model::JsonObject>,
-) -> Result<T, McpError> {
+) -> Result<T, GatewayError> {
     let value = serde_json::Value::Object(args.unwrap_or_default());
-    serde_json::from_value(value)
-        .map_err(|e| McpError::invalid_params(format!("invalid arguments for {name}: {e}"), None))
+    serde_json::from_value(value).map_err(|e| GatewayError::InvalidArguments {
+        tool: name.to_owned(),
+        detail: e.to_string(),
+    })
 }
 
 fn respond<T: Serialize>(result: Result<T, GatewayError>) -> Result<CallToolResponse, McpError> {
@@ -63,11 +89,85 @@ fn respond<T: Serialize>(result: Result<T, GatewayError>) -> Result<CallToolResp
     }
 }
 
+/// Decodes, then runs one gateway call.
+async fn run<P, R, Fut>(
+    name: &str,
+    args: Option<rmcp::model::JsonObject>,
+    call: impl FnOnce(P) -> Fut,
+) -> Result<CallToolResponse, McpError>
+where
+    P: DeserializeOwned,
+    R: Serialize,
+    Fut: std::future::Future<Output = Result<R, GatewayError>>,
+{
+    match decode(name, args) {
+        Ok(params) => respond(call(params).await),
+        Err(e) => respond::<R>(Err(e)),
+    }
+}
+
+impl CodeSpace {
+    async fn dispatch(
+        &self,
+        name: &str,
+        args: Option<rmcp::model::JsonObject>,
+    ) -> Option<Result<CallToolResponse, McpError>> {
+        let g = &self.gateway;
+        Some(match name {
+            tool::WORKSPACE_INFO => run(name, args, |p| g.workspace_info(p)).await,
+            tool::READ => run(name, args, |p| g.read(p)).await,
+            tool::FIND => run(name, args, |p| g.find(p)).await,
+            tool::APPLY_PATCH => run(name, args, |p| g.apply_patch(p)).await,
+            tool::OPERATION_STATUS => run(name, args, |p| g.operation_status(p)).await,
+            tool::EXEC_COMMAND => run(name, args, |p| g.exec_command(p)).await,
+            tool::WRITE_STDIN => run(name, args, |p| g.write_stdin(p)).await,
+            tool::READ_PROCESS => run(name, args, |p| g.read_process(p)).await,
+            tool::PROCESS_STATUS => run(name, args, |p| g.process_status(p)).await,
+            tool::PROCESS_RESIZE => run(name, args, |p| g.process_resize(p)).await,
+            tool::TERMINATE_PROCESS => run(name, args, |p| g.terminate_process(p)).await,
+            tool::GREP => run(name, args, |p| g.grep(p)).await,
+            tool::VERSION => run(name, args, |p| g.version(p)).await,
+            _ => return None,
+        })
+    }
+}
+
 impl ServerHandler for CodeSpace {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder().enable_logging().enable_tools().build();
+        #[cfg(feature = "conformance-fixtures")]
+        let capabilities = crate::fixtures::capabilities(capabilities);
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(self.instructions.to_string())
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        if self.initialized.swap(true, Ordering::SeqCst) {
+            return Err(McpError::invalid_request(
+                "this session is already initialized: initialize is sent once per session",
+                None,
+            ));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        logging::attach(context.peer, self.log_level.clone());
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.log_level.set(request.level);
+        Ok(())
     }
 
     async fn list_tools(
@@ -75,36 +175,107 @@ impl ServerHandler for CodeSpace {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        #[allow(unused_mut, reason = "the fixture build appends its tools")]
+        let mut tools = self.tools.as_ref().clone();
+        #[cfg(feature = "conformance-fixtures")]
+        tools.extend(crate::fixtures::tools());
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        let found = self.tools.iter().find(|t| t.name == name).cloned();
+        #[cfg(feature = "conformance-fixtures")]
+        let found = found.or_else(|| crate::fixtures::tools().into_iter().find(|t| t.name == name));
+        found
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.as_ref();
-        let args = request.arguments;
-        let g = &self.gateway;
-        match name {
-            tool::WORKSPACE_INFO => respond(g.workspace_info(decode(name, args)?).await),
-            tool::READ => respond(g.read(decode(name, args)?).await),
-            tool::FIND => respond(g.find(decode(name, args)?).await),
-            tool::GREP => respond(g.grep(decode(name, args)?).await),
-            tool::VERSION => respond(g.version(decode(name, args)?).await),
-            tool::APPLY_PATCH => respond(g.apply_patch(decode(name, args)?).await),
-            tool::OPERATION_STATUS => respond(g.operation_status(decode(name, args)?).await),
-            tool::EXEC_COMMAND => respond(g.exec_command(decode(name, args)?).await),
-            tool::WRITE_STDIN => respond(g.write_stdin(decode(name, args)?).await),
-            tool::READ_PROCESS => respond(g.read_process(decode(name, args)?).await),
-            tool::PROCESS_STATUS => respond(g.process_status(decode(name, args)?).await),
-            tool::PROCESS_RESIZE => respond(g.process_resize(decode(name, args)?).await),
-            tool::TERMINATE_PROCESS => respond(g.terminate_process(decode(name, args)?).await),
-            other => Err(McpError::invalid_params(format!("tool not found: {other}"), None)),
+        #[cfg(feature = "conformance-fixtures")]
+        if let Some(answer) = crate::fixtures::call(name, &request, &context).await {
+            return answer;
         }
+        let _ = &context;
+        match self.dispatch(name, request.arguments.clone()).await {
+            Some(answer) => answer,
+            // An unknown tool is the client's protocol error, not the model's.
+            None => Err(McpError::invalid_params(format!("tool not found: {name}"), None)),
+        }
+    }
+
+    #[cfg(feature = "conformance-fixtures")]
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        crate::fixtures::list_resources()
+    }
+
+    #[cfg(feature = "conformance-fixtures")]
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        crate::fixtures::list_resource_templates()
+    }
+
+    #[cfg(feature = "conformance-fixtures")]
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        crate::fixtures::read_resource(&request).map(Into::into)
+    }
+
+    #[cfg(feature = "conformance-fixtures")]
+    async fn subscribe(
+        &self,
+        _request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Ok(())
+    }
+
+    #[cfg(feature = "conformance-fixtures")]
+    async fn unsubscribe(
+        &self,
+        _request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Ok(())
+    }
+
+    #[cfg(feature = "conformance-fixtures")]
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        crate::fixtures::list_prompts()
+    }
+
+    #[cfg(feature = "conformance-fixtures")]
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        crate::fixtures::get_prompt(&request).map(Into::into)
+    }
+
+    #[cfg(feature = "conformance-fixtures")]
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        crate::fixtures::complete(&request)
     }
 }

@@ -1,4 +1,5 @@
-//! The tool catalog: names, descriptions, input and output schemas, annotations.
+//! The tool catalog: names, titles, descriptions, input and output schemas, annotations.
+//! Schemas are normalised for clients: an optional field is simply not required.
 
 use std::sync::Arc;
 
@@ -10,91 +11,169 @@ use codespace_protocol::{
     WorkspaceInfoParams, WriteStdinParams, tool,
 };
 use rmcp::handler::server::common::{schema_for_output, schema_for_type};
-use rmcp::model::{Tool, ToolAnnotations};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use rmcp::schemars::JsonSchema;
+use serde_json::Value;
+
+/// What a tool does to the world, for its annotations.
+#[derive(Clone, Copy)]
+enum Effect {
+    /// Reads only.
+    Read,
+    /// Changes files or processes; a retry with the same arguments may act twice.
+    Mutate,
+    /// Changes a process in a way that destroys nothing (a terminal size).
+    Adjust,
+    /// Ends something; doing it again changes nothing more.
+    Stop,
+}
 
 fn spec<P: JsonSchema + 'static, R: JsonSchema + 'static>(
     name: &'static str,
+    title: &'static str,
+    effect: Effect,
     description: &'static str,
 ) -> Tool {
-    spec_with::<P, R>(name, description, true)
+    let mut annotations = ToolAnnotations::with_title(title);
+    annotations.read_only_hint = Some(matches!(effect, Effect::Read));
+    annotations.destructive_hint = Some(matches!(effect, Effect::Mutate | Effect::Stop));
+    // Only reads are idempotent: apply_patch is only with an operation_key, and a retried
+    // exec_command or write_stdin starts a second process or writes twice.
+    annotations.idempotent_hint = Some(!matches!(effect, Effect::Mutate));
+    annotations.open_world_hint = Some(false);
+    let input = normalised(&schema_for_type::<P>());
+    let output = normalised(&schema_for_output::<R>());
+    Tool::new(name, description, Arc::new(input))
+        .with_title(title)
+        .with_raw_output_schema(Arc::new(output))
+        .with_annotations(annotations)
 }
 
-fn spec_with<P: JsonSchema + 'static, R: JsonSchema + 'static>(
-    name: &'static str,
-    description: &'static str,
-    read_only: bool,
-) -> Tool {
-    let mut annotations = ToolAnnotations::new();
-    annotations.read_only_hint = Some(read_only);
-    annotations.destructive_hint = Some(!read_only);
-    // A replay by operation_key never applies twice; reads are idempotent anyway.
-    annotations.idempotent_hint = Some(true);
-    annotations.open_world_hint = Some(false);
-    Tool::new(name, description, schema_for_type::<P>())
-        .with_raw_output_schema(schema_for_output::<R>())
-        .with_annotations(annotations)
+/// The schema as clients should see it: an optional field (`Option<T>`) is not required
+/// and has the plain type, with no `null` alternative and no `default: null`.
+pub(crate) fn normalised(schema: &JsonObject) -> JsonObject {
+    let mut value = Value::Object(schema.clone());
+    strip_null(&mut value);
+    match value {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+fn strip_null(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            if let Some(Value::Array(types)) = map.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types.remove(0);
+                    map.insert("type".to_owned(), only);
+                }
+            }
+            for key in ["anyOf", "oneOf"] {
+                let Some(Value::Array(branches)) = map.get_mut(key) else { continue };
+                branches.retain(|b| b.get("type") != Some(&Value::String("null".to_owned())));
+                if branches.len() == 1 {
+                    // `{anyOf: [X, null]}` becomes X itself, keeping this level's description.
+                    if let Some(Value::Object(only)) = branches.pop() {
+                        map.remove(key);
+                        for (k, v) in only {
+                            map.entry(k).or_insert(v);
+                        }
+                    }
+                }
+            }
+            map.values_mut().for_each(strip_null);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_null),
+        _ => {}
+    }
 }
 
 /// Every live tool, in `LIVE_TOOLS` order.
 pub(crate) fn catalog() -> Arc<Vec<Tool>> {
+    use Effect::{Adjust, Mutate, Read, Stop};
     Arc::new(vec![
         spec::<WorkspaceInfoParams, WorkspaceInfo>(
             tool::WORKSPACE_INFO,
+            "Workspace info",
+            Read,
             "Server identity; with workspace_id, that workspace's effective contract: profile, which tools are available, limits, and what is actually enforced.",
         ),
         spec::<ReadParams, ReadResult>(
             tool::READ,
+            "Read file window",
+            Read,
             "Read a byte window of one regular file (offset, limit up to 1 MiB) with the sha256 version of the whole file. Continue with next_offset while truncated.",
         ),
         spec::<FindParams, FindResult>(
             tool::FIND,
+            "Find files",
+            Read,
             "List regular files whose workspace-relative path matches a glob (* and ? within a component, ** across, [..], {a,b}), sorted, paginated. Symlinks are never followed.",
+        ),
+        spec::<ApplyPatchParams, ApplyPatchResult>(
+            tool::APPLY_PATCH,
+            "Apply patch",
+            Mutate,
+            "Apply a V4A patch (*** Begin Patch ... *** End Patch) all-or-nothing: expected_versions guard, check_only preview. Idempotent only with an operation_key (scoped to the workspace): a retry with the same key returns the recorded result instead of applying again; without one, a retry applies again. Every outcome is recorded in a durable ledger.",
+        ),
+        spec::<OperationStatusParams, OperationStatusResult>(
+            tool::OPERATION_STATUS,
+            "Operation status",
+            Read,
+            "Look up a recorded patch operation by operation_id, or by operation_key (with workspace_id; without it, a key used in exactly one workspace): status, changes, events (minted, planned, finished, recovered). Never re-runs anything.",
+        ),
+        spec::<ExecCommandParams, ExecCommandResult>(
+            tool::EXEC_COMMAND,
+            "Run command",
+            Mutate,
+            "Start a command (argv, no shell; command[0] resolved on the child's PATH) in the workspace root, on pipes or a 24x80 PTY. Returns a process_id at once; the process outlives the request and holds the workspace's mutation lease until it exits. Not idempotent: a retry starts a second process.",
+        ),
+        spec::<WriteStdinParams, ProcessAck>(
+            tool::WRITE_STDIN,
+            "Write to process stdin",
+            Mutate,
+            "Write UTF-8 text to a process's stdin and flush; close: true sends EOF afterwards. Not idempotent: a retry writes the text again.",
+        ),
+        spec::<ReadProcessParams, ReadProcessResult>(
+            tool::READ_PROCESS,
+            "Read process output",
+            Read,
+            "Read a process's combined stdout+stderr from an absolute cursor (max_bytes per reply). Continue with the returned cursor; output_lost says older bytes were dropped from the 256 KiB ring; eof means the output is complete (not success). A cursor past the end reads an empty chunk.",
+        ),
+        spec::<ProcessIdParams, ProcessStatusResult>(
+            tool::PROCESS_STATUS,
+            "Process status",
+            Read,
+            "A process's state (running/exited), termination (exited, signaled, timeout, terminated), exit_code or signal, output totals and timestamps.",
+        ),
+        spec::<ProcessResizeParams, ProcessAck>(
+            tool::PROCESS_RESIZE,
+            "Resize process terminal",
+            Adjust,
+            "Resize a running PTY process's terminal (rows, cols >= 1).",
+        ),
+        spec::<ProcessIdParams, ProcessAck>(
+            tool::TERMINATE_PROCESS,
+            "Terminate process",
+            Stop,
+            "Kill a process and its whole subtree; on an exited process a no-op that says so (already_exited).",
         ),
         spec::<GrepParams, GrepResult>(
             tool::GREP,
+            "Search file contents",
+            Read,
             "Search file contents line by line with a regular expression (optional glob filter, case_insensitive). Results {path, line, text} in path then line order, paginated; binary files skipped; long lines cut.",
         ),
         spec::<VersionParams, VersionResult>(
             tool::VERSION,
+            "File versions",
+            Read,
             "Versions (sha256 of the whole file, or absent) of up to 1000 workspace-relative paths in one call; a refused path gets its own error.",
-        ),
-        spec_with::<ApplyPatchParams, ApplyPatchResult>(
-            tool::APPLY_PATCH,
-            "Apply a V4A patch (*** Begin Patch ... *** End Patch) all-or-nothing: expected_versions guard, check_only preview, operation_key replay (scoped to the workspace). Every outcome is recorded in a durable ledger.",
-            false,
-        ),
-        spec::<OperationStatusParams, OperationStatusResult>(
-            tool::OPERATION_STATUS,
-            "Look up a recorded patch operation by operation_id, or by operation_key with workspace_id: status, changes, events (minted, planned, finished, recovered). Never re-runs anything.",
-        ),
-        spec_with::<ExecCommandParams, ExecCommandResult>(
-            tool::EXEC_COMMAND,
-            "Start a command (argv, no shell; command[0] resolved on the child's PATH) in the workspace root, on pipes or a 24x80 PTY. Returns a process_id at once; the process outlives the request and holds the workspace's mutation lease until it exits.",
-            false,
-        ),
-        spec_with::<WriteStdinParams, ProcessAck>(
-            tool::WRITE_STDIN,
-            "Write UTF-8 text to a process's stdin and flush; close: true sends EOF afterwards.",
-            false,
-        ),
-        spec::<ReadProcessParams, ReadProcessResult>(
-            tool::READ_PROCESS,
-            "Read a process's combined stdout+stderr from an absolute cursor (max_bytes per reply). Continue with the returned cursor; output_lost says older bytes were dropped from the 256 KiB ring; eof means the output is complete (not success).",
-        ),
-        spec::<ProcessIdParams, ProcessStatusResult>(
-            tool::PROCESS_STATUS,
-            "A process's state (running/exited), termination (exited, signaled, timeout, terminated), exit_code or signal, output totals and timestamps.",
-        ),
-        spec_with::<ProcessResizeParams, ProcessAck>(
-            tool::PROCESS_RESIZE,
-            "Resize a running PTY process's terminal (rows, cols >= 1).",
-            false,
-        ),
-        spec_with::<ProcessIdParams, ProcessAck>(
-            tool::TERMINATE_PROCESS,
-            "Kill a process and its whole subtree; on an exited process a no-op that says so (already_exited).",
-            false,
         ),
     ])
 }

@@ -6,13 +6,15 @@ Exits non-zero (with a message) on the first failed expectation.
 
 import asyncio
 import json
+import os
 import sys
 
 from mcp import Client, StdioServerParameters
 
 EXPECTED_TOOLS = [
-    "workspace_info", "read", "find", "grep", "version", "apply_patch", "operation_status",
-    "exec_command", "write_stdin", "read_process", "process_status", "process_resize", "terminate_process",
+    "workspace_info", "read", "find", "apply_patch", "operation_status", "exec_command",
+    "write_stdin", "read_process", "process_status", "process_resize", "terminate_process",
+    "grep", "version",
 ]
 
 
@@ -45,13 +47,28 @@ async def exercise(target, mode):
         check(e.is_error, f"[{mode}] escape refused")
         body = json.loads(e.content[0].text)
         check(body["code"] == "PATH_ESCAPE", f"[{mode}] error body {body}")
+
+        # SEP-1303: arguments that do not fit the schema are a tool result the model sees,
+        # naming the field, not a protocol error.
+        bad = await client.call_tool("read", {"workspace_id": "py"})
+        check(bad.is_error, f"[{mode}] missing path is a tool error: {bad}")
+        body = json.loads(bad.content[0].text)
+        check(body["code"] == "INVALID_ARGUMENTS" and "path" in body["message"], f"[{mode}] {body}")
+        bad = await client.call_tool("read", {"workspace_id": "py", "path": 7})
+        check(bad.is_error and "invalid type" in bad.content[0].text, f"[{mode}] wrong type: {bad}")
+
+        info = await client.call_tool("workspace_info", {})
+        check(not info.is_error, f"[{mode}] bare workspace_info fits its output schema: {info}")
     print(f"ok: {mode}")
 
 
 async def main():
     kind = sys.argv[1]
     if kind == "stdio":
-        target = StdioServerParameters(command=sys.argv[2], args=["serve", "--config", sys.argv[3]])
+        # The SDK passes the server only a default environment; the private state directory
+        # is passed on explicitly so that the server never touches the user's own ledger.
+        env = {k: os.environ[k] for k in ("PATH", "HOME", "XDG_STATE_HOME", "RUST_LOG") if k in os.environ}
+        target = StdioServerParameters(command=sys.argv[2], args=["serve", "--config", sys.argv[3]], env=env)
     else:
         target = sys.argv[2]
     for mode in ("auto", "legacy"):

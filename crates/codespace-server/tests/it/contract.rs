@@ -5,12 +5,11 @@ use serde_json::json;
 
 use crate::support::{Env, call, refused, try_call};
 
+/// The reference's tools in its order, then this server's own.
 const LIVE_TOOLS: &[&str] = &[
     "workspace_info",
     "read",
     "find",
-    "grep",
-    "version",
     "apply_patch",
     "operation_status",
     "exec_command",
@@ -19,6 +18,8 @@ const LIVE_TOOLS: &[&str] = &[
     "process_status",
     "process_resize",
     "terminate_process",
+    "grep",
+    "version",
 ];
 
 #[tokio::test]
@@ -62,11 +63,12 @@ async fn initialize_reports_identity_instructions_and_tools() {
 }
 
 #[tokio::test]
-async fn malformed_arguments_are_refused_before_tool_logic() {
+async fn malformed_arguments_are_tool_errors_naming_the_field() {
     let mut env = Env::new();
     env.workspace("ro", json!({}));
     let client = env.stdio().await;
-    // Missing required field, wrong type, wrong container: JSON-RPC invalid params naming it.
+    // SEP-1303: missing field, wrong type, wrong container: a tool result the model sees,
+    // INVALID_ARGUMENTS naming the field; no tool logic has run.
     for (tool, args, field) in [
         ("read", json!({"workspace_id": "ro"}), "path"),
         ("read", json!({"workspace_id": "ro", "path": 7}), "invalid type"),
@@ -74,14 +76,14 @@ async fn malformed_arguments_are_refused_before_tool_logic() {
         ("version", json!({"workspace_id": "ro", "paths": "a"}), "invalid type"),
         ("read", json!({"workspace_id": "ro", "path": "a", "offset": -1}), "invalid value"),
     ] {
-        let err =
-            try_call(&client, tool, args.clone()).await.expect_err("must be a protocol error");
-        let text = err.to_string();
-        assert!(text.contains("-32602") || text.contains("invalid"), "{tool} {args}: {text}");
-        assert!(text.contains(field), "{tool} {args}: {text} should name {field}");
+        let body = refused(&client, tool, args.clone(), "INVALID_ARGUMENTS").await;
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains(field), "{tool} {args}: {message} should name {field}");
+        assert!(message.contains(tool), "{tool} {args}: {message} should name the tool");
     }
-    // Unknown tool.
-    assert!(try_call(&client, "no_such_tool", json!({})).await.is_err());
+    // An unknown tool stays a protocol error.
+    let err = try_call(&client, "no_such_tool", json!({})).await.expect_err("protocol error");
+    assert!(err.to_string().contains("no_such_tool"), "{err}");
     // The server is still in sync afterwards.
     call(&client, "workspace_info", json!({})).await.unwrap();
     client.cancel().await.unwrap();

@@ -1,14 +1,16 @@
-//! Interoperability: the official Python MCP SDK over stdio and HTTP, and the official MCP
-//! conformance suite's server scenarios over HTTP. Both tools are installed by
-//! `scripts/test`; when they are missing these tests fail with the command that installs
-//! them (they never pass by skipping).
+//! Interoperability: the official Python MCP SDK over stdio and HTTP; the official MCP
+//! conformance suite over HTTP, its fixture-free scenarios against the real binary and the
+//! whole active suite against the build with the `conformance-fixtures` feature; and MCP
+//! Inspector's strict schema lint. The tools are installed by `scripts/test`; when they are
+//! missing these tests fail with the command that installs them (they never pass by
+//! skipping).
 
 use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::json;
 
-use crate::support::{Env, bin, codespace_vars};
+use crate::support::{Env, HttpServer, bin, codespace_vars};
 
 fn tool(var: &str, relative: &str) -> PathBuf {
     if let Some(p) = std::env::var_os(var) {
@@ -71,33 +73,103 @@ fn python_sdk_over_stdio_and_http() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("ok: auto"));
 }
 
+/// PATH with the directory of an npm-installed tool first: the suite and the Inspector need
+/// Node 22, which the `node` npm package puts beside them.
+fn node_path(tool: &std::path::Path) -> String {
+    let bin_dir = tool.parent().unwrap().to_path_buf();
+    format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+/// Runs the suite against `url` with `args` (a scenario, a suite) and requires that it ran
+/// and nothing failed; returns its report.
+fn conformance(suite: &std::path::Path, url: &str, args: &[&str]) -> String {
+    let out = Command::new(suite)
+        .args(["server", "--url", url])
+        .args(args)
+        .env("PATH", node_path(suite))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(" 0 failed"), "{args:?}: {stdout}");
+    assert!(!stdout.contains("FAILURE"), "{args:?}: {stdout}");
+    stdout
+}
+
+/// The scenarios that need no fixture: the real binary passes every one.
 #[test]
 fn official_conformance_scenarios_over_http() {
     let suite =
         tool("CODESPACE_CONFORMANCE", "target/test-tools/node/node_modules/.bin/conformance");
     let env = python_env();
     let server = env.http(&["--no-auth"]);
-    // The suite needs Node 22, which the `node` npm package puts beside it.
-    let bin_dir = suite.parent().unwrap().to_path_buf();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
     for scenario in [
         "server-initialize",
+        "logging-set-level",
         "ping",
         "tools-list",
         "server-sse-multiple-streams",
         "dns-rebinding-protection",
     ] {
-        let out = Command::new(&suite)
-            .args(["server", "--url", &server.url(), "--scenario", scenario])
-            .env("PATH", &path)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{scenario}: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(stdout.contains(" 0 failed"), "{scenario}: {stdout}");
+        conformance(&suite, &server.url(), &["--scenario", scenario]);
     }
+}
+
+/// Builds the binary with the conformance fixtures into its own target directory, so the
+/// binary every other test runs is never the fixture build.
+fn fixture_build() -> std::path::PathBuf {
+    let target =
+        std::path::Path::new(bin()).parent().unwrap().parent().unwrap().join("conformance");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "-p", "codespace-server", "--features", "conformance-fixtures"])
+        .arg("--target-dir")
+        .arg(&target)
+        .env_remove("CARGO_TARGET_DIR")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "building the conformance-fixtures variant failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target.join("debug/codespace")
+}
+
+/// Every scenario of the suite (the active ones and those still pending upstream), the
+/// fixture ones included, against the fixture build: every one passes.
+#[test]
+fn official_conformance_suite_in_full_against_the_fixture_build() {
+    let suite =
+        tool("CODESPACE_CONFORMANCE", "target/test-tools/node/node_modules/.bin/conformance");
+    let fixture_bin = fixture_build();
+    let env = python_env();
+    let server = HttpServer::start(env.http_command_of(&fixture_bin, &["--no-auth"]));
+    let report = conformance(&suite, &server.url(), &["--suite", "all"]);
+    let total = report.lines().find_map(|l| l.strip_prefix("Total: ")).unwrap_or_default();
+    let passed: u32 = total.split(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    // 0.1.16 has 40 checks in its active scenarios and 6 in its pending ones.
+    assert!(passed >= 46 && total.ends_with(" 0 failed"), "{report}");
+}
+
+/// MCP Inspector's strict lint finds nothing to warn about in any tool's schemas.
+#[test]
+fn inspector_strict_lint_reports_no_warning() {
+    let inspector =
+        tool("CODESPACE_INSPECTOR", "target/test-tools/node/node_modules/.bin/mcp-inspector");
+    let env = python_env();
+    let server = env.http(&["--no-auth"]);
+    let out = Command::new(&inspector)
+        .args(["--cli", "--strict", "--method", "tools/list", &server.url()])
+        .env("PATH", node_path(&inspector))
+        .env("MCP_CATALOG_PATH", env.path().join("inspector-catalog.json"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "inspector: {stdout}\n{stderr}");
+    let list: serde_json::Value = serde_json::from_str(&stdout).expect("tools/list JSON");
+    assert_eq!(list["tools"].as_array().map(Vec::len), Some(13), "{stdout}");
+    assert!(!stderr.contains("Warning") && !stderr.contains("Error"), "strict lint: {stderr}");
 }

@@ -16,4 +16,6 @@ mod interop;
 mod patch;
 mod paths;
 mod process;
+mod protocol;
+mod raw_stdio;
 mod support;

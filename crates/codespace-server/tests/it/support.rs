@@ -15,6 +15,8 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+pub use crate::raw_stdio::RawStdio;
+
 pub type Client = RunningService<RoleClient, ()>;
 
 pub fn bin() -> &'static str {
@@ -81,7 +83,12 @@ impl Env {
     /// A `codespace` command with a private state directory and no inherited `CODESPACE_*`
     /// variable.
     pub fn command(&self) -> Command {
-        let mut c = Command::new(bin());
+        self.command_of(Path::new(bin()))
+    }
+
+    /// [`Env::command`] for another build of the binary.
+    pub fn command_of(&self, program: &Path) -> Command {
+        let mut c = Command::new(program);
         for name in codespace_vars() {
             c.env_remove(name);
         }
@@ -123,7 +130,12 @@ impl Env {
 
     /// The command [`Env::http`] starts, for a test that adds to it.
     pub fn http_command(&self, extra: &[&str]) -> Command {
-        let mut cmd = self.command();
+        self.http_command_of(Path::new(bin()), extra)
+    }
+
+    /// [`Env::http_command`] for another build of the binary.
+    pub fn http_command_of(&self, program: &Path, extra: &[&str]) -> Command {
+        let mut cmd = self.command_of(program);
         cmd.arg("serve").arg("--http").arg("--port").arg("0").arg("--config").arg(self.config());
         cmd.args(extra).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         cmd
@@ -303,66 +315,6 @@ pub async fn refused(client: &Client, name: &str, args: Value, code: &str) -> Va
             assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
             body
         }
-    }
-}
-
-/// A bare line-oriented JSON-RPC client on the server's stdio, for tests that send raw
-/// frames or kill the server mid-request.
-pub struct RawStdio {
-    pub child: Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl RawStdio {
-    /// Starts `codespace serve --config <registry> <extra...>` and completes the handshake.
-    pub fn start(env: &Env, extra: &[&std::ffi::OsStr]) -> RawStdio {
-        let mut child = env
-            .command()
-            .args(["serve", "--config"])
-            .arg(env.config())
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut raw = RawStdio { child, stdin, stdout };
-        raw.send(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}));
-        let init = raw.recv().expect("initialize answered");
-        assert_eq!(init["result"]["serverInfo"]["name"], "codespace", "{init}");
-        raw.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-        raw
-    }
-
-    pub fn send_line(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    pub fn send(&mut self, v: &Value) {
-        self.send_line(&v.to_string());
-    }
-
-    /// The next stdout line as JSON (every line must be JSON); None at end of output.
-    pub fn recv(&mut self) -> Option<Value> {
-        let mut line = String::new();
-        if self.stdout.read_line(&mut line).unwrap() == 0 {
-            return None;
-        }
-        Some(
-            serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}")),
-        )
-    }
-
-    /// Closes stdin (EOF) and waits for the server to exit.
-    pub fn finish(self) -> std::process::ExitStatus {
-        let RawStdio { mut child, stdin, .. } = self;
-        drop(stdin);
-        child.wait().unwrap()
     }
 }
 

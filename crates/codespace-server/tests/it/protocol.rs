@@ -1,0 +1,244 @@
+//! The protocol's edges: every malformed frame is answered (stdio and HTTP) and the
+//! connection stays usable; the session lifecycle; log notifications; honest tool metadata
+//! and the `tools/list` golden file.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::support::{Env, RawStdio};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// Sends a ping with `id` and expects its answer next: the connection is still in sync.
+fn still_usable(raw: &mut RawStdio, id: u64) {
+    raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+    let pong = raw.recv().expect("ping answered");
+    assert_eq!((&pong["id"], &pong["result"]), (&json!(id), &json!({})), "{pong}");
+}
+
+fn expect_error(raw: &mut RawStdio, code: i64, id: Value, what: &str) {
+    let reply = raw.recv().unwrap_or_else(|| panic!("{what}: no answer"));
+    assert_eq!(reply["error"]["code"], code, "{what}: {reply}");
+    assert_eq!(reply["id"], id, "{what}: {reply}");
+}
+
+#[test]
+fn stdio_answers_every_malformed_frame() {
+    let mut env = Env::new();
+    env.workspace("w", json!({}));
+    let mut raw = RawStdio::spawn(&env, &[]);
+    // Before initialize: a request is -32600, a notification is ignored, ping works.
+    raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    raw.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    expect_error(&mut raw, -32600, json!(2), "request before initialize");
+    still_usable(&mut raw, 3);
+    raw.send_line(INIT);
+    assert_eq!(raw.recv().unwrap()["result"]["serverInfo"]["name"], "codespace");
+    raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let frames: Vec<(&str, Vec<u8>, i64, Value)> = vec![
+        ("invalid JSON", b"{not json".to_vec(), -32700, Value::Null),
+        (
+            "invalid UTF-8",
+            b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\",\"x\":\"\xff\xfe\"}".to_vec(),
+            -32700,
+            Value::Null,
+        ),
+        (
+            "lone surrogate",
+            br#"{"jsonrpc":"2.0","id":6,"method":"ping","params":{"s":"\udc00"}}"#.to_vec(),
+            -32700,
+            Value::Null,
+        ),
+        ("batch", br#"[{"jsonrpc":"2.0","id":7,"method":"ping"}]"#.to_vec(), -32600, Value::Null),
+        (
+            "arguments not an object",
+            br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"read","arguments":"x"}}"#
+                .to_vec(),
+            -32602,
+            json!(8),
+        ),
+        ("second initialize", INIT.as_bytes().to_vec(), -32600, json!(1)),
+        ("over-long line", vec![b'x'; 4 * 1024 * 1024 + 16], -32600, Value::Null),
+    ];
+    for (n, (what, bytes, code, id)) in frames.into_iter().enumerate() {
+        raw.send_bytes(&bytes);
+        expect_error(&mut raw, code, id, what);
+        still_usable(&mut raw, 100 + n as u64);
+    }
+    // A tool call still works at the end.
+    raw.send(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "workspace_info", "arguments": {}}}));
+    assert_eq!(raw.recv().unwrap()["result"]["structuredContent"]["server"], "codespace");
+    assert!(raw.finish().success());
+}
+
+#[test]
+fn http_answers_every_malformed_body_with_a_json_rpc_error() {
+    let mut env = Env::new();
+    env.workspace("w", json!({}));
+    let server = env.http(&["--no-auth"]);
+    let rpc = |r: &crate::support::RawResponse| -> Value {
+        serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{e}: {r:?}"))
+    };
+    for (what, body, code) in [
+        ("invalid JSON", "{not json", -32700),
+        (
+            "lone surrogate",
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"\ud800"}}"#,
+            -32700,
+        ),
+        ("batch", r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600),
+        ("request before initialize", r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, -32600),
+    ] {
+        let r = server.post("/mcp", &[], body);
+        assert_eq!(r.status, 400, "{what}: {r:?}");
+        assert_eq!(r.header("content-type"), Some("application/json"), "{what}");
+        assert_eq!(rpc(&r)["error"]["code"], code, "{what}: {r:?}");
+    }
+    let init = server.post("/mcp", &[], INIT);
+    assert_eq!(init.status, 200, "{init:?}");
+    let session = format!("mcp-session-id: {}", init.header("mcp-session-id").unwrap());
+    let headers = [session.as_str(), "mcp-protocol-version: 2025-06-18"];
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(server.post("/mcp", &headers, note).status, 202);
+    let args = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":[1]}}"#;
+    let r = server.post("/mcp", &headers, args);
+    assert_eq!((r.status, rpc(&r)["error"]["code"].clone()), (400, json!(-32602)), "{r:?}");
+    let again = server.post("/mcp", &headers, &INIT.replace("\"id\":1", "\"id\":3"));
+    assert!(
+        again.body.contains("already initialized") && again.body.contains("-32600"),
+        "{again:?}"
+    );
+    // The session is still usable, and DELETE ends it with 204.
+    let ping = server.post("/mcp", &headers, r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#);
+    assert!(ping.status == 200 && ping.body.contains(r#""id":4,"result":{}"#), "{ping:?}");
+    let delete = server.raw(
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\n{}\r\nmcp-protocol-version: 2025-06-18\r\nConnection: close\r\n\r\n",
+            server.addr, session
+        )
+        .as_bytes(),
+    );
+    assert!(matches!(delete.status, 200 | 204), "{delete:?}");
+}
+
+#[test]
+fn warnings_reach_clients_as_log_notifications_at_their_level() {
+    let mut env = Env::new();
+    env.workspace("w", json!({"profile": "workspace-write"}));
+    let db = env.path().join("ledger.sqlite3");
+    let flags = ["--operations-db".as_ref(), db.as_os_str()];
+    assert!(RawStdio::start(&env, &flags).finish().success());
+    // An operation a crash left unfinished: the next start classifies it and warns.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "INSERT INTO operations (operation_id, operation_key, workspace_id, fingerprint, status, created_at) \
+         VALUES ('op-00000000-0000-4000-8000-000000000001', 'k', 'w', 'sha256:00', 'pending', 1)",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let mut raw = RawStdio::start(&env, &flags);
+    let note = raw.recv_any().expect("a log notification");
+    assert_eq!(note["method"], "notifications/message", "{note}");
+    assert_eq!(note["params"]["level"], "warning", "{note}");
+    assert_eq!(note["params"]["data"]["operation_id"], "op-00000000-0000-4000-8000-000000000001");
+    raw.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "logging/setLevel",
+        "params": {"level": "error"}}));
+    assert_eq!(raw.recv().unwrap()["result"], json!({}));
+    assert!(raw.finish().success());
+}
+
+fn tools_list() -> Value {
+    let mut env = Env::new();
+    env.workspace("w", json!({}));
+    let mut raw = RawStdio::start(&env, &[]);
+    raw.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let list = raw.recv().unwrap()["result"].clone();
+    assert!(raw.finish().success());
+    list
+}
+
+/// Every schema node, with its path.
+fn nodes<'a>(v: &'a Value, path: String, out: &mut Vec<(String, &'a Value)>) {
+    match v {
+        Value::Object(map) => {
+            out.push((path.clone(), v));
+            for (k, child) in map {
+                nodes(child, format!("{path}.{k}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                nodes(child, format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn tool_metadata_is_honest_and_schemas_are_plain() {
+    let list = tools_list();
+    for tool in list["tools"].as_array().unwrap() {
+        let name = tool["name"].as_str().unwrap();
+        let a = &tool["annotations"];
+        assert!(tool["title"].as_str().is_some_and(|t| !t.is_empty()), "{name} has a title");
+        assert_eq!(a["title"], tool["title"], "{name}");
+        // A retry of these starts a second process, writes twice, or (without an
+        // operation_key) applies again.
+        let idempotent = !matches!(name, "exec_command" | "write_stdin" | "apply_patch");
+        assert_eq!(a["idempotentHint"], idempotent, "{name}");
+        let destructive =
+            matches!(name, "exec_command" | "write_stdin" | "apply_patch" | "terminate_process");
+        assert_eq!(a["destructiveHint"], destructive, "{name}");
+        let mut all = Vec::new();
+        nodes(&tool["inputSchema"], format!("{name}.in"), &mut all);
+        nodes(&tool["outputSchema"], format!("{name}.out"), &mut all);
+        for (path, node) in all {
+            assert!(!node["type"].is_array(), "{path}: type is an array: {node}");
+            assert_ne!(node.get("default"), Some(&Value::Null), "{path}: default null");
+            if let Some(props) = node.get("properties").and_then(Value::as_object) {
+                for (field, schema) in props {
+                    let described = schema.get("description").and_then(Value::as_str);
+                    assert!(
+                        described.is_some_and(|d| !d.is_empty()),
+                        "{path}.{field} has no description"
+                    );
+                }
+            }
+        }
+    }
+    let description = |name: &str| {
+        list["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap()["description"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(description("apply_patch").contains("Idempotent only with an operation_key"));
+    let read = &list["tools"][1]["inputSchema"]["properties"]["limit"];
+    assert_eq!((&read["minimum"], &read["maximum"]), (&json!(1), &json!(1_048_576)), "{read}");
+}
+
+/// `tests/golden/tools_list.json` holds the whole `tools/list` answer: a schema change shows
+/// up in review as a change of that file. `CODESPACE_BLESS=1` rewrites it.
+#[test]
+fn tools_list_matches_the_golden_file() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/tools_list.json");
+    let now = serde_json::to_string_pretty(&tools_list()).unwrap() + "\n";
+    if std::env::var_os("CODESPACE_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &now).unwrap();
+        return;
+    }
+    let golden = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("{}: {e}; run with CODESPACE_BLESS=1 to create it", path.display())
+    });
+    assert!(
+        golden == now,
+        "tools/list differs from {}; review the change, then run with CODESPACE_BLESS=1 to accept it",
+        path.display()
+    );
+}
