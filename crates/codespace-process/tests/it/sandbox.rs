@@ -50,6 +50,7 @@ fn policy(read: &[&Path], write: &[&Path], network: NetworkPolicy) -> SandboxPol
         masked: vec![],
         network,
         max_pids: TEST_MAX_PIDS,
+        workdir: None,
     }
 }
 

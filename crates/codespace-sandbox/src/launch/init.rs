@@ -43,7 +43,12 @@ impl CommandSpec {
         if let Some(p) = lists.iter().flat_map(|l| l.iter()).find(|p| !p.is_absolute()) {
             return Err(SandboxError::other("policy", format!("{} is not absolute", p.display())));
         }
-        let cwd = std::env::current_dir().map_err(|e| SandboxError::io("cwd", &e))?;
+        // With a workdir the inherited directory is never looked up by path (its path may
+        // name another directory by now, or nothing).
+        let cwd = match &policy.workdir {
+            Some(workdir) => workdir.clone(),
+            None => std::env::current_dir().map_err(|e| SandboxError::io("cwd", &e))?,
+        };
         let exe = cstring("exe", exe)?;
         let argv = argv.iter().map(|a| cstring("argv", a)).collect::<Result<Vec<_>, _>>()?;
         let bpf = seccomp_program(policy.network)?;

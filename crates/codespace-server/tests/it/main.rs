@@ -11,4 +11,5 @@ mod interop;
 mod patch;
 mod paths;
 mod process;
+mod root_swap;
 mod support;
