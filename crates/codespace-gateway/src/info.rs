@@ -141,6 +141,7 @@ impl Gateway {
                 policy: network_policy(ws.network),
                 enforcement: if sandboxed { Enforcement::Enforced } else { Enforcement::None },
                 client_may_escalate: false,
+                note: Some(network_note(sandboxed, ws.network).to_owned()),
             },
             approvals: approvals(ws.approvals),
         });
@@ -165,6 +166,23 @@ pub(crate) fn root_status(id: &str, root: &Root) -> wire::RootStatus {
     };
     tracing::warn!(workspace = id, root = %root.path().display(), "{why}");
     status
+}
+
+/// What a command reaches under `network`. Landlock before ABI 9 does not mediate
+/// `connect` to a pathname unix socket, so a host listener on one inside a visible
+/// directory is reachable; the private root keeps every other host path out.
+fn network_note(sandboxed: bool, network: Network) -> &'static str {
+    match (sandboxed, network) {
+        (false, _) => {
+            "not enforced: commands use the host's network and every unix socket the server's user can reach"
+        }
+        (true, Network::Restricted) => {
+            "a private network namespace: no TCP, UDP or raw sockets, and no host abstract unix sockets (also scoped by Landlock); pathname unix sockets inside the workspace or an extra read root stay reachable (a host process listening on one there can be connected to); the host's other pathname sockets are outside the private root"
+        }
+        (true, Network::Enabled) => {
+            "the host's network; no host abstract unix sockets (scoped by Landlock); pathname unix sockets inside the workspace or an extra read root stay reachable (a host process listening on one there can be connected to); the host's other pathname sockets are outside the private root"
+        }
+    }
 }
 
 // The operator's settings as the wire reports them; the policy crate owns their parsing.

@@ -137,6 +137,9 @@ pub struct NetworkInfo {
     pub enforcement: Enforcement,
     /// Always false.
     pub client_may_escalate: bool,
+    /// What a command can still reach, in words (which sockets stay reachable).
+    #[serde(rename = "note", default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A transport the server speaks.

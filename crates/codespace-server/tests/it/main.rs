@@ -12,4 +12,5 @@ mod patch;
 mod paths;
 mod process;
 mod root_swap;
+mod sockets;
 mod support;
