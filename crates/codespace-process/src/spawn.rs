@@ -129,7 +129,7 @@ pub(crate) async fn launch(spawner: &Spawner, mut spec: LaunchSpec<'_>) -> io::R
     let (report_r, report_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
     // Above 2, so the child's stdio cannot land on them.
     let report_w = above_stdio(report_w)?;
-    let cwd = above_stdio(rustix::io::fcntl_dupfd_cloexec(&spec.cwd, REPORT_FD)?)?;
+    let cwd = rustix::io::fcntl_dupfd_cloexec(&spec.cwd, REPORT_FD)?;
     let reports = pipe::Receiver::from_owned_fd(report_r)?;
     let args = ShimArgs {
         ppid: std::process::id(),

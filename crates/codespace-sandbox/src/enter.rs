@@ -259,21 +259,7 @@ fn seccomp_program(network: NetworkPolicy) -> Result<BpfProgram, SandboxError> {
     };
     let tiocsti = SeccompRule::new(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCSTI)?]).map_err(err)?;
     rules.insert(libc::SYS_ioctl, vec![tiocsti]);
-    // One rule per flag (rules are alternatives): any namespace flag set is refused. For
-    // `clone` the low byte is the exit signal, where CLONE_NEWTIME's bit would sit.
-    let flag_rules = |flags: &[libc::c_int]| -> Result<Vec<SeccompRule>, SandboxError> {
-        flags
-            .iter()
-            .map(|f| {
-                let f = *f as u64;
-                SeccompRule::new(vec![cond(0, SeccompCmpOp::MaskedEq(f), f)?]).map_err(err)
-            })
-            .collect()
-    };
-    rules.insert(libc::SYS_unshare, flag_rules(&NAMESPACE_FLAGS)?);
-    let clone_flags: Vec<libc::c_int> =
-        NAMESPACE_FLAGS.into_iter().filter(|f| *f != libc::CLONE_NEWTIME).collect();
-    rules.insert(libc::SYS_clone, flag_rules(&clone_flags)?);
+    rules.extend(namespace_rules()?);
     if network == NetworkPolicy::Restricted {
         for nr in [libc::SYS_socket, libc::SYS_socketpair] {
             let not_unix = cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?;
@@ -289,6 +275,31 @@ fn seccomp_program(network: NetworkPolicy) -> Result<BpfProgram, SandboxError> {
     )
     .map_err(err)?;
     filter.try_into().map_err(err)
+}
+
+/// `unshare` and `clone` with any namespace flag: one rule per flag, since a filter's
+/// rules are alternatives. For `clone` the low byte is the exit signal, where
+/// CLONE_NEWTIME's bit would sit, so that flag is left out there.
+fn namespace_rules() -> Result<[(i64, Vec<SeccompRule>); 2], SandboxError> {
+    let flag_rules = |flags: &[libc::c_int]| -> Result<Vec<SeccompRule>, SandboxError> {
+        let err = |e: seccompiler::BackendError| SandboxError::other("seccomp", e);
+        flags
+            .iter()
+            .map(|f| {
+                let f = *f as u64;
+                let set =
+                    SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(f), f)
+                        .map_err(err)?;
+                SeccompRule::new(vec![set]).map_err(err)
+            })
+            .collect()
+    };
+    let clone_flags: Vec<libc::c_int> =
+        NAMESPACE_FLAGS.into_iter().filter(|f| *f != libc::CLONE_NEWTIME).collect();
+    Ok([
+        (libc::SYS_unshare, flag_rules(&NAMESPACE_FLAGS)?),
+        (libc::SYS_clone, flag_rules(&clone_flags)?),
+    ])
 }
 
 /// `capset` with every set empty, and the ambient set cleared.
