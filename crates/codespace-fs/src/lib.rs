@@ -29,10 +29,12 @@
 //! - `walk`: [`Root::walk`], the bounded no-follow listing.
 //! - `write`: [`Root::create_dirs`], [`Root::write_atomic`], [`Root::remove_file`].
 //! - `meta`: [`Root::metadata`], [`FileMeta`], [`FileKind`].
+//! - `pinned`: [`Root::status`] ([`RootStatus`]) and [`Root::dir_handle`], for commands.
 
 mod error;
 mod meta;
 mod path;
+mod pinned;
 mod read;
 mod root;
 mod walk;
@@ -43,6 +45,7 @@ pub use codespace_types::{ParseVersionError, Version};
 pub use error::{FsError, PathEscapeReason};
 pub use meta::{FileKind, FileMeta};
 pub use path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, WorkspacePath};
+pub use pinned::RootStatus;
 pub use read::Window;
 pub use root::Root;
 pub use walk::{Walk, WalkLimits};

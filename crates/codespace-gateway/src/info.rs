@@ -13,6 +13,8 @@ use codespace_protocol::{
     WorkspaceInfoParams, tool,
 };
 
+use codespace_runner::{Root, RootStatus};
+
 use crate::{Gateway, GatewayError};
 
 /// What this host and build can enforce, as probed at start.
@@ -47,6 +49,7 @@ impl Gateway {
             note: "Pass a workspace_id to see its effective contract. Workspaces are registered by the operator and cannot be listed.".to_owned(),
             profile: None,
             root: None,
+            root_status: None,
             execution: None,
         };
         let Some(id) = id else { return Ok(info) };
@@ -71,6 +74,7 @@ impl Gateway {
             .as_ref()
             .map(|r| r.path().display().to_string())
             .or(Some(ws.root.display().to_string()));
+        info.root_status = reg.root.as_ref().map(|r| root_status(&id, r));
         info.execution = Some(WorkspaceExecutionInfo {
             environment: EnvironmentInfo {
                 kind: environment_kind(ws.environment_kind),
@@ -137,10 +141,47 @@ impl Gateway {
                 policy: network_policy(ws.network),
                 enforcement: if sandboxed { Enforcement::Enforced } else { Enforcement::None },
                 client_may_escalate: false,
+                note: Some(network_note(sandboxed, ws.network).to_owned()),
             },
             approvals: approvals(ws.approvals),
         });
         Ok(info)
+    }
+}
+
+/// Whether the registered root path still names the directory pinned at start; a root
+/// that does not is logged each time it is looked at (the tools and commands stay on the
+/// pinned directory, and the operator should know the path no longer leads there).
+pub(crate) fn root_status(id: &str, root: &Root) -> wire::RootStatus {
+    let (status, why) = match root.status() {
+        RootStatus::Current => return wire::RootStatus::Current,
+        RootStatus::Replaced => (
+            wire::RootStatus::Replaced,
+            "the workspace root path no longer names the directory opened at start; \
+             tools and commands stay on that directory",
+        ),
+        RootStatus::Removed => {
+            (wire::RootStatus::Removed, "the workspace root directory opened at start was deleted")
+        }
+    };
+    tracing::warn!(workspace = id, root = %root.path().display(), "{why}");
+    status
+}
+
+/// What a command reaches under `network`. Landlock before ABI 9 does not mediate
+/// `connect` to a pathname unix socket, so a host listener on one inside a visible
+/// directory is reachable; the private root keeps every other host path out.
+fn network_note(sandboxed: bool, network: Network) -> &'static str {
+    match (sandboxed, network) {
+        (false, _) => {
+            "not enforced: commands use the host's network and every unix socket the server's user can reach"
+        }
+        (true, Network::Restricted) => {
+            "a private network namespace: no TCP, UDP or raw sockets, and no host abstract unix sockets (also scoped by Landlock); pathname unix sockets inside the workspace or an extra read root stay reachable (a host process listening on one there can be connected to); the host's other pathname sockets are outside the private root"
+        }
+        (true, Network::Enabled) => {
+            "the host's network; no host abstract unix sockets (scoped by Landlock); pathname unix sockets inside the workspace or an extra read root stay reachable (a host process listening on one there can be connected to); the host's other pathname sockets are outside the private root"
+        }
     }
 }
 

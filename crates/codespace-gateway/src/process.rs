@@ -106,14 +106,21 @@ impl Gateway {
                         Network::Enabled => NetworkPolicy::Enabled,
                     },
                     max_pids: settings.max_pids,
+                    // Bound from the pinned descriptor the command starts in, not its path.
+                    workdir: Some(root.path().to_path_buf()),
                 })
             }
             SandboxSetting::Off => None,
         };
+        // A replaced root is reported (and logged), never followed: the command starts in
+        // the directory pinned at start, through its descriptor.
+        crate::info::root_status(&p.workspace_id, &root);
+        let cwd_dir = Some(Arc::new(root.dir_handle()?));
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
         let req = SpawnRequest {
             argv: p.command,
             cwd: root.path().to_path_buf(),
+            cwd_dir,
             env: settings.env(tty, sandbox.is_some()),
             tty,
             timeout: self.processes.settings.timeout,

@@ -25,9 +25,10 @@
 //! runs unconfined instead.
 //!
 //! **Architecture Invariant:** this crate knows nothing of MCP, the registry, leases or the
-//! ledger; the caller releases a lease when [`Spawned::exited`] resolves. The server side of
-//! it resolves no path of the working directory: the kernel enters the directory when it
-//! starts the shim, and the shim looks the program up relative to it.
+//! ledger; the caller releases a lease when [`Spawned::exited`] resolves. Given a directory
+//! descriptor ([`SpawnRequest::cwd_dir`]), the server side of it resolves no path of the
+//! working directory: the shim enters it with `fchdir` on an inherited copy (and a sandbox
+//! binds it from there), and looks the program up relative to it.
 //!
 //! # Layout
 //! - `supervisor`: [`Supervisor`] (its API in `mod.rs`), with `config` ([`SupervisorConfig`],

@@ -36,6 +36,13 @@ pub struct WorkspaceInfo {
     /// Absolute registered root (with an id only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
+    /// Whether `root` still names the directory opened at start (with an id only):
+    /// `current`, `replaced` (the path was moved, or replaced by a symlink or another
+    /// directory) or `removed` (that directory was deleted). File tools and commands always
+    /// stay on the directory opened at start; a root that is not `current` needs the
+    /// operator.
+    #[serde(rename = "root_status", default, skip_serializing_if = "Option::is_none")]
+    pub root_status: Option<RootStatus>,
     /// The effective execution contract (with an id only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution: Option<WorkspaceExecutionInfo>,
@@ -130,6 +137,9 @@ pub struct NetworkInfo {
     pub enforcement: Enforcement,
     /// Always false.
     pub client_may_escalate: bool,
+    /// What a command can still reach, in words (which sockets stay reachable).
+    #[serde(rename = "note", default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A transport the server speaks.
@@ -163,6 +173,15 @@ pub enum Approvals {
 pub enum EnvironmentKind {
     Host,
     LinuxContainer,
+}
+
+/// Whether a workspace's registered root path still names the directory opened at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RootStatus {
+    Current,
+    Replaced,
+    Removed,
 }
 
 /// What confines commands in this process.

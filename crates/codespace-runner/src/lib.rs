@@ -10,7 +10,9 @@ mod glob;
 mod patch;
 mod search;
 
-pub use codespace_fs::{FileKind, FsError, Root, Version, Walk, WalkLimits, Window, WorkspacePath};
+pub use codespace_fs::{
+    FileKind, FsError, Root, RootStatus, Version, Walk, WalkLimits, Window, WorkspacePath,
+};
 pub use codespace_patch::{ChangeKind, ErrorKind as PatchErrorKind, PatchError, PlanError};
 pub use files::{FindOutcome, find};
 pub use glob::PathGlob;

@@ -9,7 +9,7 @@ pub(crate) fn report(probe: &HostProbe, registry: &Registry, source: &str, json:
     let (sandbox, network) = if missing.is_empty() {
         (
             "linux-sandbox for sandbox=on workspaces (user, mount, PID, IPC and network namespaces, a private root with its own /tmp, a pid cap, Landlock, seccomp, no capabilities); none for sandbox=off",
-            "enforced for sandbox=on workspaces (restricted: a private network namespace, no TCP/UDP/raw sockets; the host's unix sockets are outside the private root)",
+            "enforced for sandbox=on workspaces (restricted: a private network namespace, no TCP/UDP/raw sockets; host abstract unix sockets cut; host pathname unix sockets inside the workspace or an extra read root stay reachable, the others are outside the private root)",
         )
     } else {
         (

@@ -10,7 +10,8 @@
 //!    `PR_SET_PDEATHSIG(SIGTERM)` and checks that its parent is still the supervisor.
 //!    The death signal follows the supervisor's *spawner thread*, which lives as long as the
 //!    supervisor, so a SIGKILLed server turns into a SIGTERM here.
-//! 2. Moves its report pipe to fd 3 (close-on-exec) and closes everything above it.
+//! 2. Enters its working directory through the inherited descriptor (`fchdir`, never a
+//!    path), moves its report pipe to fd 3 (close-on-exec) and closes everything above it.
 //! 3. Becomes a child subreaper, so every orphan of the command's tree (a `setsid` daemon,
 //!    a double fork) is reparented to the shim instead of to init.
 //! 4. Looks `argv[0]` up on the child's `PATH` in its own working directory (`program`).
@@ -107,7 +108,13 @@ fn prepare(args: &ShimArgs) -> Result<(SignalSet, Option<File>), i32> {
     let set = SignalSet::shim();
     set.block();
     set_disposition(libc::SIGPIPE, Disposition::Ignore);
+    // Before the descriptor is closed with everything else above 2.
+    let entered = fds::enter_dir(args.cwd_fd);
     let mut report = fds::adopt_report_fd(args.report_fd);
+    if let Err(e) = entered {
+        send(&mut report, &command::failed("working directory", &e));
+        return Err(EXIT_SPAWN_FAILED);
+    }
     if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
         send(&mut report, &command::failed("PR_SET_CHILD_SUBREAPER", &io::Error::from(e)));
         return Err(EXIT_SPAWN_FAILED);

@@ -16,7 +16,7 @@ use rustix::thread::LinkNameSpaceType;
 use seccompiler::BpfProgram;
 
 use super::{EXIT_FAILED, fail, fdpass, root, status, write_file};
-use crate::enter::{SandboxError, Visible, enter, seccomp_program};
+use crate::enter::{SandboxError, Visible, enter, seccomp_programs};
 use crate::policy::SandboxPolicy;
 use crate::sys::{self, ExecArgs, Forked};
 
@@ -30,7 +30,7 @@ pub(super) struct CommandSpec {
     cwd: PathBuf,
     exe: CString,
     argv: Vec<CString>,
-    bpf: BpfProgram,
+    filters: Vec<BpfProgram>,
 }
 
 impl CommandSpec {
@@ -43,11 +43,16 @@ impl CommandSpec {
         if let Some(p) = lists.iter().flat_map(|l| l.iter()).find(|p| !p.is_absolute()) {
             return Err(SandboxError::other("policy", format!("{} is not absolute", p.display())));
         }
-        let cwd = std::env::current_dir().map_err(|e| SandboxError::io("cwd", &e))?;
+        // With a workdir the inherited directory is never looked up by path (its path may
+        // name another directory by now, or nothing).
+        let cwd = match &policy.workdir {
+            Some(workdir) => workdir.clone(),
+            None => std::env::current_dir().map_err(|e| SandboxError::io("cwd", &e))?,
+        };
         let exe = cstring("exe", exe)?;
         let argv = argv.iter().map(|a| cstring("argv", a)).collect::<Result<Vec<_>, _>>()?;
-        let bpf = seccomp_program(policy.network)?;
-        Ok(Self { cwd, exe, argv, bpf })
+        let filters = seccomp_programs(policy.network)?;
+        Ok(Self { cwd, exe, argv, filters })
     }
 }
 
@@ -107,6 +112,10 @@ fn prepare(
 ) -> Result<Visible, SandboxError> {
     let visible = root::build(policy, cwd)?;
     write_file("pid_max", "/proc/sys/kernel/pid_max", &policy.max_pids.to_string())?;
+    // No nested user namespace (what bwrap's --disable-userns does): the limit of this
+    // user namespace counts the ones made inside it, and the command, holding no
+    // capability here, cannot raise it again.
+    write_file("max_user_namespaces", "/proc/sys/user/max_user_namespaces", "0")?;
     if let Some(channel) = netns {
         let netns = fdpass::receive_fd(channel.as_fd())?;
         rustix::thread::move_into_link_name_space(netns.as_fd(), Some(LinkNameSpaceType::Network))
@@ -124,7 +133,7 @@ fn command(
     // The shim ignores SIGPIPE and ignored signals survive exec; the command gets the
     // default, as it would unsandboxed.
     sys::set_signal_ignored(libc::SIGPIPE, false);
-    enter(policy, visible, &spec.bpf)?;
+    enter(policy, visible, &spec.filters)?;
     let args = ExecArgs::new(&spec.argv);
     for _ in 0..=TXTBSY_RETRIES {
         let e = sys::execv(&spec.exe, &args);

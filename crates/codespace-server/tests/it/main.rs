@@ -16,4 +16,6 @@ mod interop;
 mod patch;
 mod paths;
 mod process;
+mod root_swap;
+mod sockets;
 mod support;
