@@ -132,7 +132,9 @@ impl GatewayError {
             | GatewayError::Denied(..)
             | GatewayError::ConfirmationUnavailable
             | GatewayError::Runner(
-                RunnerError::InvalidGlob { .. } | RunnerError::InvalidRegex { .. },
+                RunnerError::InvalidGlob { .. }
+                | RunnerError::InvalidRegex { .. }
+                | RunnerError::RegexTooLarge { .. },
             )
             | GatewayError::OutputLimit { .. }
             | GatewayError::Patch(PlanFailure::Parse(..))
@@ -198,9 +200,9 @@ fn denial_code(d: &Denial) -> ErrorCode {
 fn runner_code(e: &RunnerError) -> ErrorCode {
     match e {
         RunnerError::Fs(fs) => fs_code(fs),
-        RunnerError::InvalidGlob { .. } | RunnerError::InvalidRegex { .. } => {
-            ErrorCode::InvalidPattern
-        }
+        RunnerError::InvalidGlob { .. }
+        | RunnerError::InvalidRegex { .. }
+        | RunnerError::RegexTooLarge { .. } => ErrorCode::InvalidPattern,
     }
 }
 
