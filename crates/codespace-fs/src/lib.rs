@@ -27,10 +27,12 @@
 //! - `root`: [`Root`], descriptor pinning and the beneath-root resolver.
 //! - `read`: [`Root::open_file`], [`Root::read_window`], [`Root::version`].
 //! - `walk`: [`Root::walk`], the bounded no-follow listing.
+//! - `cancel`: [`Cancel`], the stop flag a walk (and the runner's search) polls.
 //! - `write`: [`Root::create_dirs`], [`Root::write_atomic`], [`Root::remove_file`].
 //! - `meta`: [`Root::metadata`], [`FileMeta`], [`FileKind`].
 //! - `pinned`: [`Root::status`] ([`RootStatus`]) and [`Root::dir_handle`], for commands.
 
+mod cancel;
 mod error;
 mod meta;
 mod path;
@@ -40,6 +42,7 @@ mod root;
 mod walk;
 mod write;
 
+pub use cancel::Cancel;
 /// The version type is shared with every layer above; it is defined once, in `codespace-types`.
 pub use codespace_types::{ParseVersionError, Version};
 pub use error::{FsError, PathEscapeReason};

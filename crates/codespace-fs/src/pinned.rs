@@ -44,6 +44,10 @@ impl Root {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests build their fixtures and inspect results on the host filesystem"
+)]
 mod tests {
     use super::*;
 

@@ -7,12 +7,13 @@ use std::time::Instant;
 use rustix::fs::{AtFlags, Dir, DirEntry, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use crate::cancel::Cancel;
 use crate::error::FsError;
 use crate::root::Root;
 
 /// Caps on one walk. Hitting any of them ends (that part of) the walk with
 /// [`Walk::incomplete`] set; the files found so far are still returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalkLimits {
     /// Deepest directory level opened; the root is level 0, so `0` lists only the root.
     pub max_depth: usize,
@@ -22,12 +23,21 @@ pub struct WalkLimits {
     pub max_entries: usize,
     /// Wall-clock end; checked before every entry.
     pub deadline: Option<Instant>,
+    /// Raised when the caller no longer wants the result; checked with the deadline.
+    pub cancel: Cancel,
 }
 
 impl Default for WalkLimits {
-    /// The Codex-pinned caps: depth 64, 10,000 directories, 50,000 entries, no deadline.
+    /// The Codex-pinned caps: depth 64, 10,000 directories, 50,000 entries, no deadline,
+    /// a flag nobody else holds.
     fn default() -> Self {
-        Self { max_depth: 64, max_dirs: 10_000, max_entries: 50_000, deadline: None }
+        Self {
+            max_depth: 64,
+            max_dirs: 10_000,
+            max_entries: 50_000,
+            deadline: None,
+            cancel: Cancel::new(),
+        }
     }
 }
 
@@ -102,7 +112,9 @@ impl Walker<'_> {
     /// Reads entries depth-first until the stack is empty or a limit ends the walk.
     fn run(&mut self) {
         while let Some(top) = self.stack.last_mut() {
-            if self.limits.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            if self.limits.cancel.is_cancelled()
+                || self.limits.deadline.is_some_and(|deadline| Instant::now() >= deadline)
+            {
                 self.walk.incomplete = true;
                 return;
             }

@@ -134,7 +134,9 @@ impl GatewayError {
             | GatewayError::Denied(..)
             | GatewayError::ConfirmationUnavailable
             | GatewayError::Runner(
-                RunnerError::InvalidGlob { .. } | RunnerError::InvalidRegex { .. },
+                RunnerError::InvalidGlob { .. }
+                | RunnerError::InvalidRegex { .. }
+                | RunnerError::RegexTooLarge { .. },
             )
             | GatewayError::OutputLimit { .. }
             | GatewayError::Patch(PlanFailure::Parse(..))
@@ -200,9 +202,9 @@ fn denial_code(d: &Denial) -> ErrorCode {
 fn runner_code(e: &RunnerError) -> ErrorCode {
     match e {
         RunnerError::Fs(fs) => fs_code(fs),
-        RunnerError::InvalidGlob { .. } | RunnerError::InvalidRegex { .. } => {
-            ErrorCode::InvalidPattern
-        }
+        RunnerError::InvalidGlob { .. }
+        | RunnerError::InvalidRegex { .. }
+        | RunnerError::RegexTooLarge { .. } => ErrorCode::InvalidPattern,
     }
 }
 

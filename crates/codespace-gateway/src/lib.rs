@@ -19,6 +19,7 @@ use codespace_policy::{Action, EnvironmentKind, Registry, Workspace, allow};
 use codespace_runner::Root;
 
 pub use codespace_process::{DEFAULT_PATH, REAPER_ARG, Supervisor, SupervisorConfig, reaper_main};
+pub use codespace_runner::Cancel;
 pub use codespace_store::Store;
 pub use error::GatewayError;
 pub use info::HostFacts;

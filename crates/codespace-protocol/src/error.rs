@@ -113,7 +113,9 @@ impl ErrorCode {
                 "The operator's policy denies this action: a read-only profile, an unavailable environment backend, approvals=confirm (no holds yet), or sandbox=on on a host that cannot enforce it."
             }
             ErrorCode::WorkspaceNotFound => "The workspace_id is not registered.",
-            ErrorCode::InvalidPattern => "The glob or regular expression does not parse.",
+            ErrorCode::InvalidPattern => {
+                "The glob or regular expression does not parse, or the compiled expression is over the 1 MiB size cap."
+            }
             ErrorCode::PathEscape => {
                 "The path is absolute, empty, contains NUL, is too long, or leaves the workspace."
             }
@@ -174,7 +176,9 @@ impl ErrorCode {
             ErrorCode::WorkspaceNotFound => {
                 "Fix the id (workspace_info lists none; the operator knows them)."
             }
-            ErrorCode::InvalidPattern => "Fix the pattern; the message names the parse error.",
+            ErrorCode::InvalidPattern => {
+                "Fix the pattern; the message names the parse error, or says the pattern is too large (use fewer or smaller repetitions)."
+            }
             ErrorCode::PathEscape => {
                 "Use a workspace-relative path that stays inside the workspace."
             }

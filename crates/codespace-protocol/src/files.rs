@@ -134,7 +134,11 @@ pub struct GrepResult {
     pub files_searched: u64,
     /// Files skipped because they look binary (contain NUL).
     pub binary_files_skipped: u64,
-    /// The walk or the search hit a cap (entries, files or time): matches may be missing.
+    /// Files skipped because a line is longer than 1 MiB (nothing of such a file is matched).
+    #[serde(default)]
+    pub long_line_files_skipped: u64,
+    /// The walk or the search hit a cap (entries, files or time) or was cancelled: matches
+    /// may be missing.
     pub incomplete: bool,
 }
 

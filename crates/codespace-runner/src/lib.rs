@@ -11,9 +11,9 @@ mod patch;
 mod search;
 
 pub use codespace_fs::{
-    FileKind, FsError, Root, RootStatus, Version, Walk, WalkLimits, Window, WorkspacePath,
+    Cancel, FileKind, FsError, Root, RootStatus, Version, Walk, WalkLimits, Window, WorkspacePath,
 };
-pub use codespace_patch::{ChangeKind, ErrorKind as PatchErrorKind, PatchError, PlanError};
+pub use codespace_patch::{ChangeKind, PatchError, PlanError};
 pub use files::{FindOutcome, find};
 pub use glob::PathGlob;
 pub use patch::{
@@ -30,7 +30,13 @@ pub enum RunnerError {
     /// The glob does not parse.
     #[error("invalid glob {glob:?}: {reason}")]
     InvalidGlob { glob: String, reason: String },
-    /// The regular expression does not parse (or is too large).
+    /// The regular expression does not parse.
     #[error("invalid regular expression: {reason}")]
     InvalidRegex { reason: String },
+    /// The regular expression parses, but its compiled form is over the size cap.
+    #[error(
+        "the compiled pattern is too large (over {limit} bytes): use fewer or smaller \
+         repetitions, or ASCII classes such as (?-u:\\w) instead of Unicode ones"
+    )]
+    RegexTooLarge { limit: usize },
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use codespace_gateway::{Gateway, GatewayError};
+use codespace_gateway::{Cancel, Gateway, GatewayError};
 use codespace_protocol::{SERVER_NAME, tool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -14,6 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
 
 /// One handler per MCP session; every clone shares the same gateway.
 #[derive(Clone)]
@@ -63,6 +64,31 @@ fn respond<T: Serialize>(result: Result<T, GatewayError>) -> Result<CallToolResp
     }
 }
 
+/// The blocking file tools poll a plain flag; this raises it when the request's token is
+/// cancelled (`notifications/cancelled`), and stops watching when the call ends.
+struct CancelBridge {
+    flag: Cancel,
+    watch: tokio::task::JoinHandle<()>,
+}
+
+impl CancelBridge {
+    fn new(ct: &CancellationToken) -> CancelBridge {
+        let flag = Cancel::new();
+        let (raise, ct) = (flag.clone(), ct.clone());
+        let watch = tokio::spawn(async move {
+            ct.cancelled().await;
+            raise.cancel();
+        });
+        CancelBridge { flag, watch }
+    }
+}
+
+impl Drop for CancelBridge {
+    fn drop(&mut self) {
+        self.watch.abort();
+    }
+}
+
 impl ServerHandler for CodeSpace {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -85,7 +111,7 @@ impl ServerHandler for CodeSpace {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.as_ref();
         let args = request.arguments;
@@ -93,8 +119,14 @@ impl ServerHandler for CodeSpace {
         match name {
             tool::WORKSPACE_INFO => respond(g.workspace_info(decode(name, args)?).await),
             tool::READ => respond(g.read(decode(name, args)?).await),
-            tool::FIND => respond(g.find(decode(name, args)?).await),
-            tool::GREP => respond(g.grep(decode(name, args)?).await),
+            tool::FIND => {
+                let bridge = CancelBridge::new(&context.ct);
+                respond(g.find(decode(name, args)?, bridge.flag.clone()).await)
+            }
+            tool::GREP => {
+                let bridge = CancelBridge::new(&context.ct);
+                respond(g.grep(decode(name, args)?, bridge.flag.clone()).await)
+            }
             tool::VERSION => respond(g.version(decode(name, args)?).await),
             tool::APPLY_PATCH => respond(g.apply_patch(decode(name, args)?).await),
             tool::OPERATION_STATUS => respond(g.operation_status(decode(name, args)?).await),

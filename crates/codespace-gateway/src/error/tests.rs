@@ -177,6 +177,10 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
             GatewayError::Runner(RunnerError::InvalidRegex { reason: "(".to_owned() }),
             ErrorCode::InvalidPattern,
         ),
+        (
+            GatewayError::Runner(RunnerError::RegexTooLarge { limit: 1 << 20 }),
+            ErrorCode::InvalidPattern,
+        ),
         (GatewayError::OutputLimit { what: "limit", value: 0, max: 10 }, ErrorCode::OutputLimit),
         (
             GatewayError::Patch(PlanFailure::Parse(PatchError::InvalidPatch {
@@ -284,8 +288,8 @@ fn every_internal_error_has_its_wire_code() {
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), 18, "every GatewayError variant has a row: {seen:?}");
-    // 20 direct rows, then 8 fs, 11 + 8 plan, 8 process and 2 x 11 ledger rows.
-    assert_eq!(table.len(), 20 + 8 + 19 + 8 + 22);
+    // 21 direct rows, then 8 fs, 11 + 8 plan, 8 process and 2 x 11 ledger rows.
+    assert_eq!(table.len(), 21 + 8 + 19 + 8 + 22);
 }
 
 #[test]

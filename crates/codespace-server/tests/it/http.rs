@@ -229,3 +229,35 @@ fn b1_b4_bad_input_is_refused_and_the_server_survives() {
     }
     assert_eq!(server.post("/mcp", &[], INIT).status, 200);
 }
+
+#[test]
+fn t1_duplicate_host_or_origin_headers_are_refused() {
+    let env = env_with_file();
+    let server = env.http(&["--no-auth"]);
+    let port = server.addr.rsplit(':').next().unwrap().to_owned();
+    let good_host = format!("Host: 127.0.0.1:{port}");
+    let good_origin = format!("Origin: http://127.0.0.1:{port}");
+    // Raw bytes on purpose: an HTTP client library may merge or reorder repeated headers.
+    let send = |lines: &[&str]| {
+        let head: String = lines.iter().map(|l| format!("{l}\r\n")).collect();
+        let req = format!(
+            "POST /mcp HTTP/1.1\r\n{head}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{INIT}",
+            INIT.len()
+        );
+        server.raw(req.as_bytes())
+    };
+    let cases: [&[&str]; 4] = [
+        &[&good_host, &good_origin, "Origin: http://evil.example"],
+        &[&good_host, &good_origin, &good_origin],
+        &[&good_host, "Host: evil.example", &good_origin],
+        &[&good_host, &good_host],
+    ];
+    for lines in cases {
+        let r = send(lines);
+        assert_eq!(r.status, 400, "{lines:?}: {r:?}");
+        assert!(!r.body.contains("jsonrpc"), "refused before dispatch: {r:?}");
+        assert!(r.header("mcp-session-id").is_none(), "no session minted");
+    }
+    let ok = send(&[&good_host, &good_origin]);
+    assert_eq!(ok.status, 200, "a well-formed request is still served: {ok:?}");
+}

@@ -11,6 +11,7 @@ mod cli;
 mod contract;
 mod docs;
 mod files;
+mod files_bounds;
 mod http;
 mod interop;
 mod patch;
