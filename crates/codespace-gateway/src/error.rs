@@ -269,7 +269,8 @@ fn lease_code(e: &LeaseError) -> ErrorCode {
     }
 }
 
-/// Every ledger failure is `LEDGER_ERROR`; the message says which.
+/// Every ledger failure, the undo log beside it included, is `LEDGER_ERROR`; the message
+/// says which.
 fn ledger_code(e: &StoreError) -> ErrorCode {
     match e {
         StoreError::Open { .. }
@@ -282,6 +283,7 @@ fn ledger_code(e: &StoreError) -> ErrorCode {
         | StoreError::UnknownOperation { .. }
         | StoreError::AlreadyFinished { .. }
         | StoreError::PlanAlreadyRecorded { .. }
+        | StoreError::Undo { .. }
         | StoreError::InvalidInput { .. } => ErrorCode::LedgerError,
     }
 }
