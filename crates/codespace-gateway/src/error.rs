@@ -271,7 +271,8 @@ fn lease_code(e: &LeaseError) -> ErrorCode {
     }
 }
 
-/// Every ledger failure is `LEDGER_ERROR`; the message says which.
+/// Every ledger failure, the undo log beside it included, is `LEDGER_ERROR`; the message
+/// says which.
 fn ledger_code(e: &StoreError) -> ErrorCode {
     match e {
         StoreError::Open { .. }
@@ -284,6 +285,7 @@ fn ledger_code(e: &StoreError) -> ErrorCode {
         | StoreError::UnknownOperation { .. }
         | StoreError::AlreadyFinished { .. }
         | StoreError::PlanAlreadyRecorded { .. }
+        | StoreError::Undo { .. }
         | StoreError::InvalidInput { .. } => ErrorCode::LedgerError,
     }
 }

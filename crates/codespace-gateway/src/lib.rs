@@ -24,6 +24,7 @@ pub use codespace_store::Store;
 pub use error::GatewayError;
 pub use info::HostFacts;
 pub use lease::{Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease};
+pub use patch::{Hook, PutBack, RestoreOutcome, list_operations, show_operation};
 pub use process::{ExecSettings, Processes};
 
 /// A registered workspace with its opened root (host environments only).
@@ -57,6 +58,8 @@ pub struct Gateway {
     store: Arc<Store>,
     leases: Arc<Leases>,
     processes: Processes,
+    #[cfg(feature = "test-hooks")]
+    written_hook: std::sync::Mutex<Option<patch::Hook>>,
 }
 
 impl Gateway {
@@ -104,6 +107,8 @@ impl Gateway {
             store: config.store,
             leases: Arc::new(Leases::default()),
             processes: config.processes,
+            #[cfg(feature = "test-hooks")]
+            written_hook: std::sync::Mutex::new(None),
         })
     }
 

@@ -149,7 +149,9 @@ impl ErrorCode {
             ErrorCode::OperationNotFound => {
                 "No operation with that id (or key in that workspace), or not exactly one of id and key was given."
             }
-            ErrorCode::LedgerError => "The operation ledger could not be read or written.",
+            ErrorCode::LedgerError => {
+                "The operation ledger, or the undo log beside it, could not be read or written."
+            }
             ErrorCode::InvalidCommand => {
                 "The command or its arguments are invalid (empty argv, a NUL byte, a zero terminal size)."
             }

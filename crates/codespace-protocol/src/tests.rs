@@ -26,6 +26,7 @@ fn enum_fields_keep_their_wire_spelling() {
         (spell(EventName::Planned), "planned"),
         (spell(EventName::Finished), "finished"),
         (spell(EventName::Recovered), "recovered"),
+        (spell(EventName::Restored), "restored"),
         (spell(ChangeKind::Add), "add"),
         (spell(ChangeKind::Update), "update"),
         (spell(ChangeKind::Delete), "delete"),

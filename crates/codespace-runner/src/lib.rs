@@ -17,8 +17,8 @@ pub use codespace_patch::{ChangeKind, PatchError, PlanError};
 pub use files::{FindOutcome, find};
 pub use glob::PathGlob;
 pub use patch::{
-    ApplyOutcome, Classification, LookupError, MAX_PATCH_FILE_BYTES, PatchFs, PlanFailure,
-    PlannedWrite, apply, classify, prepare,
+    ApplyOutcome, Found, InterruptedFile, LookupError, MAX_PATCH_FILE_BYTES, PatchFs, PlanFailure,
+    PlannedWrite, Undone, apply, prepare, put_back, roll_back, survey,
 };
 pub use search::{GrepOutcome, GrepRequest, LineMatch, grep};
 

@@ -11,6 +11,7 @@ mod doctor;
 mod http;
 mod instructions;
 mod mcp;
+mod operations;
 mod process_env;
 mod tools;
 
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Doctor(args) => doctor(args),
         Command::Serve(args) => serve(args),
+        Command::Operations(command) => operations::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -49,6 +51,10 @@ fn main() -> ExitCode {
             eprintln!("codespace: {e}");
             ExitCode::from(1)
         }
+        Err(Failure::Refused(e)) => {
+            eprintln!("codespace: {e}");
+            ExitCode::from(3)
+        }
     }
 }
 
@@ -57,6 +63,9 @@ enum Failure {
     Usage(UsageError),
     /// Failure while serving: exit status 1.
     Runtime(String),
+    /// An operator command that would have overwritten something, or acted on an operation
+    /// that is not finished, did nothing instead: exit status 3.
+    Refused(String),
 }
 
 impl From<UsageError> for Failure {
@@ -107,10 +116,11 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     )?;
     config::create_state_dir(&state_dir)?;
     // What a sandboxed command must never see, even beneath a root it may read: the state
-    // directory, the ledger and its side files, the token file and the registry.
+    // directory, the ledger and its side files (the undo log too), the token file and the
+    // registry.
     let mut masked = vec![state_dir.clone()];
     if let config::LedgerPath::File(path) = &ledger {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
+        for suffix in ["", "-wal", "-shm", "-journal", ".undo"] {
             let mut p = path.clone().into_os_string();
             p.push(suffix);
             masked.push(p.into());

@@ -129,6 +129,7 @@ fn store_rows() -> Vec<StoreError> {
         StoreError::UnknownOperation { operation_id: "op-1".to_owned() },
         StoreError::AlreadyFinished { operation_id: "op-1".to_owned(), status: OpStatus::Applied },
         StoreError::PlanAlreadyRecorded { operation_id: "op-1".to_owned() },
+        StoreError::Undo { path: PathBuf::from("l.undo/op-1/0"), op: "fsync", source: io_error() },
         StoreError::InvalidInput { reason: "x".to_owned() },
     ]
 }
@@ -288,8 +289,8 @@ fn every_internal_error_has_its_wire_code() {
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), 18, "every GatewayError variant has a row: {seen:?}");
-    // 21 direct rows, then 8 fs, 11 + 8 plan, 8 process and 2 x 11 ledger rows.
-    assert_eq!(table.len(), 21 + 8 + 19 + 8 + 22);
+    // 21 direct rows, then 8 fs, 11 + 8 plan, 8 process and 2 x 12 ledger rows.
+    assert_eq!(table.len(), 21 + 8 + 19 + 8 + 24);
 }
 
 #[test]

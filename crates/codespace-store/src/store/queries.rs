@@ -1,5 +1,5 @@
 //! Whole records: an operation's row with its plan and events, by id, by key in a
-//! workspace, and every unfinished one for recovery.
+//! workspace, the newest ones for an operator, and every unfinished one for recovery.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -26,6 +26,22 @@ impl Store {
         operation_key: &str,
     ) -> Result<Option<OperationRecord>, StoreError> {
         self.read(|conn| load_by_key(conn, workspace_id, operation_key))
+    }
+
+    /// The newest `limit` operations, newest first (by `created_at`, then by insertion
+    /// order): what an operator lists.
+    pub fn list(&self, limit: usize) -> Result<Vec<OperationRecord>, StoreError> {
+        self.read(|conn| {
+            let sql = format!("{SELECT_OPERATION} ORDER BY created_at DESC, rowid DESC LIMIT ?1");
+            let mut statement = conn.prepare_cached(&sql)?;
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let rows = statement.query_map(params![limit], RawOperation::from_row)?;
+            let mut records = Vec::new();
+            for raw in rows {
+                records.push(complete(conn, raw?)?);
+            }
+            Ok(records)
+        })
     }
 
     /// Every `Pending` or `Applying` operation, oldest first (by `created_at`, then by
