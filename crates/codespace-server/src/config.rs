@@ -7,7 +7,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use codespace_policy::Registry;
-use rand::RngCore;
+use rand::Rng;
 
 use crate::cli::RegistryArgs;
 use crate::process_env::ProcessEnv;

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
 
 use crate::support::{Env, RawStdio};
