@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use codespace_gateway::{Gateway, GatewayConfig, HostFacts, Store};
+use codespace_gateway::{Gateway, GatewayConfig, HostFacts, Store, Workspaces};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
@@ -104,38 +104,25 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     };
     let process_vars = process_env::ProcessEnv::from_env()?;
     let (registry, _source) = config::load_registry(&args.registry)?;
+    // Roots are opened and checked before the state directory or the ledger exists.
+    let workspaces = Workspaces::open(&registry)
+        .map_err(|e| UsageError(format!("{}: {e}", config_name(&args))))?;
     let state_dir = config::state_dir_path()?;
-    let roots: Vec<std::path::PathBuf> = registry
-        .workspaces()
-        .map(|w| std::fs::canonicalize(&w.root).unwrap_or_else(|_| w.root.clone()))
-        .collect();
+    let roots = workspaces.root_paths();
     let ledger = config::ledger_path(
         args.operations_db.as_deref(),
         &state_dir,
         roots.iter().map(|p| p.as_path()),
     )?;
     config::create_state_dir(&state_dir)?;
-    // What a sandboxed command must never see, even beneath a root it may read: the state
-    // directory, the ledger and its side files (the undo log too), the token file and the
-    // registry.
-    let mut masked = vec![state_dir.clone()];
-    if let config::LedgerPath::File(path) = &ledger {
-        for suffix in ["", "-wal", "-shm", "-journal", ".undo"] {
-            let mut p = path.clone().into_os_string();
-            p.push(suffix);
-            masked.push(p.into());
-        }
-    }
-    masked.extend(args.token_file.as_deref().map(std::path::PathBuf::from));
-    masked.extend(args.registry.config.clone());
-    let masked = masked.into_iter().map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect();
+    let masked = masked_paths(&args, &state_dir, &ledger);
     let store = match &ledger {
         config::LedgerPath::Memory => Store::open_in_memory(),
         config::LedgerPath::File(path) => Store::open(path),
     }
     .map_err(|e| UsageError(format!("--operations-db: {e}")))?;
-    let gateway = Gateway::new(
-        &registry,
+    let gateway = Gateway::with_workspaces(
+        workspaces,
         GatewayConfig {
             // Without every layer of the sandbox, a `sandbox: "on"` workspace refuses
             // commands instead of running them weaker.
@@ -144,8 +131,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
             store: Arc::new(store),
             processes: config::processes(&process_vars, masked)?,
         },
-    )
-    .map_err(|e| UsageError(format!("{}: {e}", config_name(&args))))?;
+    );
     // Operations a crash left unfinished are classified from the disk before serving.
     let recovered =
         gateway.recover().map_err(|e| Failure::Runtime(format!("ledger recovery: {e}")))?;
@@ -166,6 +152,27 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     } else {
         runtime.block_on(serve_stdio(gateway))
     }
+}
+
+/// What a sandboxed command must never see, even beneath a root it may read: the state
+/// directory, the ledger and its side files (the undo log too), the token file and the
+/// registry.
+fn masked_paths(
+    args: &ServeArgs,
+    state_dir: &std::path::Path,
+    ledger: &config::LedgerPath,
+) -> Vec<std::path::PathBuf> {
+    let mut masked = vec![state_dir.to_path_buf()];
+    if let config::LedgerPath::File(path) = ledger {
+        for suffix in ["", "-wal", "-shm", "-journal", ".undo"] {
+            let mut p = path.clone().into_os_string();
+            p.push(suffix);
+            masked.push(p.into());
+        }
+    }
+    masked.extend(args.token_file.as_deref().map(std::path::PathBuf::from));
+    masked.extend(args.registry.config.clone());
+    masked.into_iter().map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect()
 }
 
 /// The checks that need no file, directory or registry: done first.
