@@ -145,6 +145,8 @@ fn resolve_existing_prefix(path: &Path) -> PathBuf {
 pub(crate) enum TokenSource {
     Given,
     File(PathBuf),
+    /// Generated: written, once the port is bound, to `http-token-<port>` in this state
+    /// directory.
     Generated(PathBuf),
     None,
 }
@@ -180,19 +182,26 @@ pub(crate) fn given_token(
     Ok(None)
 }
 
-/// A fresh token, written to a 0600 file in the state directory; its path (never the
-/// token) is reported.
-pub(crate) fn generate_token(
-    state_dir: &Path,
-) -> Result<(Option<String>, TokenSource), UsageError> {
+/// A fresh token, to be written by [`write_generated_token`] once the port is bound.
+pub(crate) fn generate_token(state_dir: &Path) -> (Option<String>, TokenSource) {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
-    let t = hex::encode(bytes);
-    let path = state_dir.join("http-token");
-    write_secret(&path, &t).map_err(|e| {
+    (Some(hex::encode(bytes)), TokenSource::Generated(state_dir.to_path_buf()))
+}
+
+/// Writes a generated token to a 0600 file named for the bound port, so two servers never
+/// share or overwrite each other's token and a start that failed to bind writes nothing.
+/// Its path (never the token) is reported.
+pub(crate) fn write_generated_token(
+    state_dir: &Path,
+    port: u16,
+    token: &str,
+) -> Result<PathBuf, UsageError> {
+    let path = state_dir.join(format!("http-token-{port}"));
+    write_secret(&path, token).map_err(|e| {
         usage(format!("cannot write the generated token to {}: {e}", path.display()))
     })?;
-    Ok((Some(t), TokenSource::Generated(path)))
+    Ok(path)
 }
 
 fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {

@@ -146,7 +146,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     if args.http {
         let (token, source) = match given_token {
             Some(given) => given,
-            None => config::generate_token(&state_dir)?,
+            None => config::generate_token(&state_dir),
         };
         runtime.block_on(serve_http(gateway, args, token, source))
     } else {
@@ -248,13 +248,25 @@ async fn serve_http(
     );
     let shutdown = CancellationToken::new();
     let app = http::router(mcp::CodeSpace::new(gateway.clone()), guard, shutdown.clone());
-    match source {
-        TokenSource::Generated(path) => {
+    // A generated token is written only now that the port is ours, named for it.
+    let written = match (&source, token.as_deref()) {
+        (TokenSource::Generated(dir), Some(token)) => {
+            Some(config::write_generated_token(dir, local.port(), token)?)
+        }
+        _ => None,
+    };
+    match (&source, &written) {
+        (TokenSource::Generated(_), Some(path)) => {
             eprintln!("bearer token generated and written to {} (mode 0600)", path.display());
         }
-        TokenSource::File(path) => eprintln!("bearer token read from {}", path.display()),
-        TokenSource::Given => eprintln!("bearer token given by --token / CODESPACE_HTTP_TOKEN"),
-        TokenSource::None => eprintln!("warning: --no-auth: HTTP requests are not authenticated"),
+        (TokenSource::Generated(_), None) => {}
+        (TokenSource::File(path), _) => eprintln!("bearer token read from {}", path.display()),
+        (TokenSource::Given, _) => {
+            eprintln!("bearer token given by --token / CODESPACE_HTTP_TOKEN");
+        }
+        (TokenSource::None, _) => {
+            eprintln!("warning: --no-auth: HTTP requests are not authenticated");
+        }
     }
     if !is_loopback(&args.host) {
         eprintln!(
@@ -273,6 +285,10 @@ async fn serve_http(
         .map_err(|e| Failure::Runtime(format!("http server: {e}")));
     // Sessions ending never kill a process; the server ending kills them all.
     gateway.shutdown().await;
+    // The token dies with the server that minted it.
+    if let Some(path) = written {
+        let _ = std::fs::remove_file(path);
+    }
     served
 }
 
