@@ -48,7 +48,10 @@ pub(crate) fn load_registry(args: &RegistryArgs) -> Result<(Registry, String), U
                 usage(format!("cannot read the current directory for workspace \"default\": {e}"))
             })?;
             let registry = Registry::zero_config(cwd, args.write).map_err(|e| {
-                usage(format!("zero-config workspace: key {}: {}", e.key, e.reason))
+                usage(format!(
+                    "zero-config workspace: key {}: {}; start from a project directory, or register workspaces with --config FILE",
+                    e.key, e.reason
+                ))
             })?;
             Ok((registry, "(zero-config: current directory)".to_owned()))
         }
@@ -113,11 +116,18 @@ pub(crate) fn ledger_path<'a>(
     let resolved = resolve_existing_prefix(parent).join(name);
     for root in roots {
         if resolved.starts_with(root) {
-            return Err(usage(format!(
-                "--operations-db {}: the ledger must not lie inside the workspace root {} (a command could rewrite it)",
-                path.display(),
-                root.display()
-            )));
+            return Err(usage(match flag {
+                Some(_) => format!(
+                    "--operations-db {}: the ledger must not lie inside the workspace root {} (a command could rewrite it); choose a path outside every workspace root, or :memory:",
+                    path.display(),
+                    root.display()
+                ),
+                None => format!(
+                    "the default ledger {} lies inside the workspace root {} (a command could rewrite it): start from a project directory, register workspaces with --config FILE, or put the ledger elsewhere with --operations-db PATH (or :memory:)",
+                    path.display(),
+                    root.display()
+                ),
+            }));
         }
     }
     Ok(LedgerPath::File(resolved))

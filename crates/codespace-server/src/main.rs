@@ -15,7 +15,7 @@ mod operations;
 mod process_env;
 mod tools;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -90,7 +90,13 @@ fn doctor(args: cli::DoctorArgs) -> Result<(), Failure> {
     let text = doctor::report(&probe, &registry, &source, args.json);
     std::io::stdout()
         .write_all(text.as_bytes())
-        .map_err(|e| Failure::Runtime(format!("stdout: {e}")))
+        .map_err(|e| Failure::Runtime(format!("stdout: {e}")))?;
+    // The checks `serve` makes before it starts, with the same messages and exit status.
+    let workspaces = Workspaces::open(&registry)
+        .map_err(|e| UsageError(format!("{}: {e}", config_name(&args.registry))))?;
+    let roots = workspaces.root_paths();
+    config::ledger_path(None, &config::state_dir_path()?, roots.iter().map(|p| p.as_path()))?;
+    Ok(())
 }
 
 fn serve(args: ServeArgs) -> Result<(), Failure> {
@@ -106,7 +112,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     let (registry, _source) = config::load_registry(&args.registry)?;
     // Roots are opened and checked before the state directory or the ledger exists.
     let workspaces = Workspaces::open(&registry)
-        .map_err(|e| UsageError(format!("{}: {e}", config_name(&args))))?;
+        .map_err(|e| UsageError(format!("{}: {e}", config_name(&args.registry))))?;
     let state_dir = config::state_dir_path()?;
     let roots = workspaces.root_paths();
     let ledger = config::ledger_path(
@@ -150,6 +156,12 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
         };
         runtime.block_on(serve_http(gateway, args, token, source))
     } else {
+        if std::io::stdin().is_terminal() {
+            // A person ran it by hand: say what it is waiting for instead of sitting silent.
+            eprintln!(
+                "codespace: speaking MCP on stdio and waiting for a client. An MCP client starts this command itself (README, \"Clients\"); for a URL instead, run `codespace serve --http` (http://127.0.0.1:8787/mcp). Ctrl-D or Ctrl-C stops."
+            );
+        }
         runtime.block_on(serve_stdio(gateway))
     }
 }
@@ -193,11 +205,8 @@ fn check_flags(args: &ServeArgs) -> Result<(), UsageError> {
     Ok(())
 }
 
-fn config_name(args: &ServeArgs) -> String {
-    args.registry
-        .config
-        .as_ref()
-        .map_or("zero-config".to_owned(), |p| format!("--config {}", p.display()))
+fn config_name(args: &cli::RegistryArgs) -> String {
+    args.config.as_ref().map_or("zero-config".to_owned(), |p| format!("--config {}", p.display()))
 }
 
 fn is_loopback(host: &str) -> bool {

@@ -20,5 +20,6 @@ mod paths;
 mod process;
 mod root_swap;
 mod sockets;
+mod startup;
 mod support;
 mod undo;
