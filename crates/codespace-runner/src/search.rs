@@ -4,10 +4,9 @@
 //! at a file cap, at a deadline or when the caller cancels, and says so.
 //!
 //! Time bound: the deadline and the cancel flag are polled before every file, before every
-//! read of the searcher's buffer (64 KiB, or one line when a line is longer) and at every
-//! match. The regex engine itself cannot be interrupted, so one buffer's work (64 KiB, or
-//! one line of at most the line cap) may run past the deadline: milliseconds for ordinary
-//! patterns, but a pattern built to defeat the lazy DFA can still take seconds per buffer.
+//! read of the searcher's buffer (64 KiB, or one line when a line is longer), at every
+//! match, and inside the matcher while it searches one buffer (`matcher`), so a pattern
+//! built to defeat the regex engine stops on time too.
 
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,10 +14,12 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use codespace_fs::{FsError, Root, WalkLimits, WorkspacePath};
-use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 
 use crate::{PathGlob, RunnerError};
+use matcher::{LineMatcher, Stop};
+
+mod matcher;
 
 /// One search request, already validated by the caller.
 #[derive(Debug, Clone)]
@@ -74,11 +75,6 @@ pub struct GrepOutcome {
     pub incomplete: bool,
 }
 
-/// Lazy-DFA cache per searching thread, in bytes (the regex crate's own default; grep's
-/// default is 1 GiB). A pattern whose states do not fit falls back to a slower engine,
-/// it does not fail.
-const DFA_CACHE_BYTES: usize = 2 * 1024 * 1024;
-
 /// Files searched ahead of the in-order consumer, at most: bounds wasted work past the page
 /// end and the matches held in memory.
 const RUN_AHEAD: usize = 64;
@@ -130,23 +126,9 @@ pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerErr
     }
 }
 
-fn build_matcher(req: &GrepRequest<'_>) -> Result<grep_regex::RegexMatcher, RunnerError> {
-    RegexMatcherBuilder::new()
-        .case_insensitive(req.case_insensitive)
-        .line_terminator(Some(b'\n'))
-        .size_limit(req.max_regex_bytes)
-        .dfa_size_limit(DFA_CACHE_BYTES)
-        .build(req.pattern)
-        .map_err(|e| {
-            let reason = e.to_string();
-            // grep-regex reports the size cap with exactly this text and no other error
-            // kind; a syntax error starts differently (and quotes the pattern).
-            if reason == format!("compiled regex exceeds size limit of {}", req.max_regex_bytes) {
-                RunnerError::RegexTooLarge { limit: req.max_regex_bytes }
-            } else {
-                RunnerError::InvalidRegex { reason }
-            }
-        })
+fn build_matcher(req: &GrepRequest<'_>) -> Result<LineMatcher, RunnerError> {
+    let stop = Stop { deadline: req.deadline, cancel: req.walk.cancel.clone() };
+    LineMatcher::new(req.pattern, req.case_insensitive, req.max_regex_bytes, stop)
 }
 
 enum FileResult {
@@ -252,7 +234,7 @@ fn worker(
     root: &Root,
     req: &GrepRequest<'_>,
     files: &[&str],
-    matcher: &grep_regex::RegexMatcher,
+    matcher: &LineMatcher,
     shared: &Shared,
     wanted: u64,
 ) {
@@ -289,7 +271,7 @@ fn search_one(
     root: &Root,
     req: &GrepRequest<'_>,
     path: &str,
-    matcher: &grep_regex::RegexMatcher,
+    matcher: &LineMatcher,
     searcher: &mut Searcher,
     wanted: u64,
 ) -> FileResult {
@@ -313,6 +295,8 @@ fn search_one(
         Ok(()) => false,
         Err(e) if e.kind() == io::ErrorKind::TimedOut => true,
         Err(e) if is_line_cap(&e, req.max_search_line_bytes) => return FileResult::LongLine,
+        // The matcher stopped mid-buffer (its error reaches us retyped as `Other`).
+        Err(_) if req.stopped() => true,
         // A read error on one file (truncated under us, a failing disk) ends that file's
         // search only; the matches found before it stay valid.
         Err(_) => false,

@@ -152,3 +152,36 @@ fn an_oversized_pattern_is_too_large_and_a_bad_one_invalid() {
         grep(&root, &request(pattern, 0, 10)).unwrap();
     }
 }
+
+#[test]
+fn a_cancel_stops_a_pattern_that_defeats_the_lazy_dfa_mid_line() {
+    // One 1 MiB line of an `a`/`b` mix: every byte is a new DFA state for this pattern,
+    // and the line takes the regex engine over a minute in one call.
+    let dir = tempfile::tempdir().unwrap();
+    let mut x: u32 = 0x9e37_79b9;
+    let line: Vec<u8> = (0..(1usize << 20) - 1)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            if x & 1 == 0 { b'a' } else { b'b' }
+        })
+        .collect();
+    std::fs::write(dir.path().join("ab.txt"), line).unwrap();
+    let root = Root::open(dir.path()).unwrap();
+    let cancel = Cancel::new();
+    // No `c`: no match, so every byte of the line must be walked.
+    let mut req = request("(?:a|b)*a(?:a|b){14558}c", 0, 10);
+    req.walk.cancel = cancel.clone();
+    let raise = cancel.clone();
+    let started = Instant::now();
+    let out = std::thread::scope(|s| {
+        s.spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            raise.cancel();
+        });
+        grep(&root, &req).unwrap()
+    });
+    assert!(out.incomplete, "{out:?}");
+    assert!(started.elapsed() < Duration::from_millis(1300), "{:?}", started.elapsed());
+}
