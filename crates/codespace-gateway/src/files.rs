@@ -93,6 +93,7 @@ impl Gateway {
             let include_ignored = p.include_ignored.unwrap_or(false);
             let found = codespace_runner::find(&root, glob.as_ref(), &limits, include_ignored)?;
             let total = found.paths.len() as u64;
+            // Over the ignore-filtered set: a rule change that hides or shows a file changes it.
             let listing_version = listing_version(&found.paths, found.incomplete);
             let start = offset.min(total) as usize;
             let end = offset.saturating_add(page).min(total) as usize;

@@ -75,10 +75,11 @@ impl WalkFilter for IgnoreRules {
     type Dir = Option<Rc<Rules>>;
 
     fn enter(&mut self, parent: Option<&Self::Dir>, path: &str, files: &DirFiles<'_>) -> Self::Dir {
-        let parent = parent.cloned().flatten();
-        if parent.is_none() && path.is_empty() {
+        if path.is_empty() {
+            // The repository's own exclude file; nested repositories' are not read.
             self.exclude = self.load(files, ".git/info/exclude");
         }
+        let parent = parent.cloned().flatten();
         let ignore = self.load(files, ".ignore");
         let gitignore = self.load(files, ".gitignore");
         if ignore.is_none() && gitignore.is_none() {
