@@ -26,7 +26,8 @@
 //! - `error`: [`FsError`] and the errno mapping.
 //! - `root`: [`Root`], descriptor pinning and the beneath-root resolver.
 //! - `read`: [`Root::open_file`], [`Root::read_window`], [`Root::version`].
-//! - `walk`: [`Root::walk`], the bounded no-follow listing.
+//! - `walk`: [`Root::walk`], the bounded no-follow listing, and [`Root::walk_filtered`] with
+//!   its [`WalkFilter`] hook (rule files read through [`DirFiles`]).
 //! - `cancel`: [`Cancel`], the stop flag a walk (and the runner's search) polls.
 //! - `write`: [`Root::create_dirs`], [`Root::write_atomic`], [`Root::remove_file`].
 //! - `meta`: [`Root::metadata`], [`FileMeta`], [`FileKind`].
@@ -51,4 +52,4 @@ pub use path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, WorkspacePath};
 pub use pinned::RootStatus;
 pub use read::Window;
 pub use root::Root;
-pub use walk::{Walk, WalkLimits};
+pub use walk::{DirFiles, SmallFile, Walk, WalkFilter, WalkLimits};

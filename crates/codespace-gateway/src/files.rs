@@ -90,8 +90,10 @@ impl Gateway {
         blocking(move || {
             let deadline = Instant::now() + Duration::from_millis(WALK_TIME_BUDGET_MS);
             let limits = walk_limits(deadline, cancel);
-            let found = codespace_runner::find(&root, glob.as_ref(), &limits)?;
+            let include_ignored = p.include_ignored.unwrap_or(false);
+            let found = codespace_runner::find(&root, glob.as_ref(), &limits, include_ignored)?;
             let total = found.paths.len() as u64;
+            // Over the ignore-filtered set: a rule change that hides or shows a file changes it.
             let listing_version = listing_version(&found.paths, found.incomplete);
             let start = offset.min(total) as usize;
             let end = offset.saturating_add(page).min(total) as usize;
@@ -120,7 +122,9 @@ impl Gateway {
             let deadline = Instant::now() + Duration::from_millis(GREP_TIME_BUDGET_MS);
             let req = GrepRequest {
                 pattern: &p.pattern,
+                fixed_strings: p.fixed_strings.unwrap_or(false),
                 case_insensitive: p.case_insensitive.unwrap_or(false),
+                include_ignored: p.include_ignored.unwrap_or(false),
                 glob: glob.as_ref(),
                 offset,
                 limit: page as usize,

@@ -7,6 +7,7 @@
 
 mod files;
 mod glob;
+mod ignores;
 mod patch;
 mod search;
 

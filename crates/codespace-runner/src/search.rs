@@ -1,4 +1,5 @@
-//! `grep`: line-oriented regex search over the bounded walk, built on grep-searcher.
+//! `grep`: line-oriented regex (or literal) search over the bounded walk, ignored paths left
+//! out unless asked for, built on grep-searcher.
 //! Binary files (a NUL byte) and files with a line longer than the line cap are skipped
 //! whole and counted; the compiled pattern is size-capped; the search stops at the page end,
 //! at a file cap, at a deadline or when the caller cancels, and says so.
@@ -25,7 +26,11 @@ mod matcher;
 #[derive(Debug, Clone)]
 pub struct GrepRequest<'a> {
     pub pattern: &'a str,
+    /// `pattern` is literal text, not a regular expression.
+    pub fixed_strings: bool,
     pub case_insensitive: bool,
+    /// Search ignored files too (`.gitignore`, `.ignore`, `.git/info/exclude`, `.git/`).
+    pub include_ignored: bool,
     pub glob: Option<&'a PathGlob>,
     /// Matches to skip (the page start).
     pub offset: u64,
@@ -80,8 +85,18 @@ pub struct GrepOutcome {
 const RUN_AHEAD: usize = 64;
 
 pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerError> {
+    // A literal search is the escaped pattern: the matcher below never sees the flag.
+    let escaped;
+    let literal;
+    let req = if req.fixed_strings {
+        escaped = regex_syntax::escape(req.pattern);
+        literal = GrepRequest { pattern: &escaped, fixed_strings: false, ..req.clone() };
+        &literal
+    } else {
+        req
+    };
     let matcher = build_matcher(req)?;
-    let walk = root.walk(&req.walk)?;
+    let walk = crate::ignores::walk(root, &req.walk, req.include_ignored)?;
     let files: Vec<&str> = walk
         .files
         .iter()

@@ -49,11 +49,11 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
         ),
         spec::<FindParams, FindResult>(
             tool::FIND,
-            "List regular files whose workspace-relative path matches a glob (* and ? within a component, ** across, [..], {a,b}), sorted, paginated. Symlinks are never followed.",
+            "List regular files whose workspace-relative path matches a glob (* and ? within a component, ** across, [..], {a,b}), sorted, paginated. A glob without '/' matches the file name at any depth (*.txt finds src/a.txt); a leading / or ./ anchors it at the root, as does a / elsewhere (src/*.rs). Files ignored by .gitignore (every directory), .ignore or .git/info/exclude, and .git/ itself, are left out unless include_ignored is true; the global git excludes file is not read. Symlinks are never followed.",
         ),
         spec::<GrepParams, GrepResult>(
             tool::GREP,
-            "Search file contents line by line with a regular expression (optional glob filter, case_insensitive). Results {path, line, text} in path then line order, paginated; binary files skipped; long lines cut.",
+            "Search file contents line by line with a regular expression, or literal text with fixed_strings: true (optional glob filter with find's rules, case_insensitive). Files ignored by .gitignore, .ignore or .git/info/exclude, and .git/, are skipped unless include_ignored is true. Results {path, line, text} in path then line order, paginated; binary files skipped; long lines cut.",
         ),
         spec::<VersionParams, VersionResult>(
             tool::VERSION,

@@ -9,7 +9,9 @@ use super::*;
 fn request<'a>(pattern: &'a str, offset: u64, limit: usize) -> GrepRequest<'a> {
     GrepRequest {
         pattern,
+        fixed_strings: false,
         case_insensitive: false,
+        include_ignored: true,
         glob: None,
         offset,
         limit,

@@ -12,6 +12,7 @@ mod contract;
 mod docs;
 mod files;
 mod files_bounds;
+mod files_search;
 mod http;
 mod interop;
 mod kill;
