@@ -299,6 +299,7 @@ fn process_code(e: &ProcError) -> ErrorCode {
         ProcError::NotTty => ErrorCode::ProcessNotTty,
         ProcError::Invalid(..) => ErrorCode::InvalidCommand,
         ProcError::Io(..) => ErrorCode::ProcessIoFailed,
+        ProcError::TimedOut { .. } => ErrorCode::Timeout,
     }
 }
 
