@@ -20,8 +20,9 @@ pub struct ExecCommandParams {
     /// Run on a pseudo-terminal (24x80) instead of pipes (default false).
     #[serde(default)]
     pub tty: Option<bool>,
-    /// Time limit in seconds (default: the workspace's `timeout_secs` in workspace_info).
-    /// Cut to the workspace's `max_timeout_secs`, never above; the result says what applies.
+    /// Time limit in seconds (absent or 0: the workspace's `timeout_secs` in
+    /// workspace_info). Cut to the workspace's `max_timeout_secs`, never above; the result
+    /// says what applies.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
     /// Echoed back.
