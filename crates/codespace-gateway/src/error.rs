@@ -301,6 +301,7 @@ fn process_code(e: &ProcError) -> ErrorCode {
         ProcError::NotTty => ErrorCode::ProcessNotTty,
         ProcError::Invalid(..) => ErrorCode::InvalidCommand,
         ProcError::Io(..) => ErrorCode::ProcessIoFailed,
+        ProcError::TimedOut { .. } => ErrorCode::Timeout,
     }
 }
 

@@ -24,10 +24,12 @@
 //!   [`SandboxPolicy::to_args`]); exactly one of the two forms. With a policy the shim forks
 //!   and calls [`codespace_sandbox::launch`], which builds the command's namespaces and root
 //!   and execs it; if any step fails the command does not run and the shim reports `failed`.
-//! - `--search-path=<PATH>`: the child's `PATH`. The shim, already in the command's working
-//!   directory, looks `argv[0]` up on it the way `execvp` would (relative entries, and a
-//!   relative `argv[0]` containing `/`, against that directory); a program that is not found
-//!   is reported as `failed`.
+//! - `--search-path=<PATH>`: the child's `PATH`. `argv[0]` is looked up on it the way
+//!   `execvp` would (relative entries, and a relative `argv[0]` containing `/`, against the
+//!   command's working directory): by the shim, already in that directory, without a
+//!   sandbox; by the launcher inside the private root with one, so only what the command
+//!   can see matches. A program that is not found is reported as `failed` (sandboxed, with
+//!   the `PATH` entries the host has but the sandbox hides).
 //! - `-- <argv0> [args…]`: the command's argv exactly as requested (at least `argv0`).
 //!
 //! # Descriptors
@@ -77,7 +79,7 @@ pub(crate) struct ShimArgs {
     pub(crate) cwd_fd: i32,
     pub(crate) tty: bool,
     pub(crate) sandbox: Option<SandboxPolicy>,
-    /// The child's `PATH`, on which the shim looks `argv[0]` up.
+    /// The child's `PATH`, on which `argv[0]` is looked up.
     pub(crate) search_path: OsString,
     pub(crate) argv: Vec<OsString>,
 }

@@ -170,6 +170,17 @@ pub struct ProcStatus {
     pub started_at_ms: u64,
     /// Exit time (when the whole tree was gone), milliseconds since the Unix epoch.
     pub exited_at_ms: Option<u64>,
+    /// The time limit the process runs under.
+    pub timeout: Duration,
+}
+
+/// What [`Supervisor::wait`](crate::Supervisor::wait) waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitFor {
+    /// Output past this absolute cursor, or the exit (after which no byte can follow).
+    Output { cursor: u64 },
+    /// The exit of the process and its whole tree.
+    Exit,
 }
 
 /// The outcome of [`Supervisor::terminate`](crate::Supervisor::terminate).

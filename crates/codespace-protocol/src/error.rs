@@ -38,6 +38,7 @@ pub enum ErrorCode {
     ProcessNotRunning,
     StdinClosed,
     ProcessIoFailed,
+    Timeout,
     Internal,
 }
 
@@ -70,6 +71,7 @@ impl ErrorCode {
         ErrorCode::ProcessNotRunning,
         ErrorCode::StdinClosed,
         ErrorCode::ProcessIoFailed,
+        ErrorCode::Timeout,
         ErrorCode::Internal,
     ];
 
@@ -102,6 +104,7 @@ impl ErrorCode {
             ErrorCode::ProcessNotRunning => "PROCESS_NOT_RUNNING",
             ErrorCode::StdinClosed => "STDIN_CLOSED",
             ErrorCode::ProcessIoFailed => "PROCESS_IO_FAILED",
+            ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -167,6 +170,9 @@ impl ErrorCode {
             ErrorCode::ProcessIoFailed => {
                 "Writing to the process's stdin or resizing its terminal failed."
             }
+            ErrorCode::Timeout => {
+                "The command was killed at its time limit: read_process says so once, at the end of its output, instead of eof."
+            }
             ErrorCode::Internal => "An invariant of the server failed; this is a bug.",
         }
     }
@@ -221,6 +227,9 @@ impl ErrorCode {
             ErrorCode::StdinClosed => "Start a new command if it needs more input.",
             ErrorCode::ProcessIoFailed => {
                 "Check process_status; the process may have stopped reading."
+            }
+            ErrorCode::Timeout => {
+                "Treat the work as interrupted, not finished: rerun it with a larger exec_command timeout_secs (at most the max_timeout_secs workspace_info shows), or split it."
             }
             ErrorCode::Internal => "Report it; do not treat it as busy.",
         }

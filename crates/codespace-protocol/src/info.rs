@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::process_info::{ProcessCapabilities, ProcessLimits, SerializationInfo};
+
 /// Arguments of `workspace_info`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 pub struct WorkspaceInfoParams {
@@ -55,6 +57,8 @@ pub struct WorkspaceExecutionInfo {
     pub permissions: PermissionsInfo,
     pub files: FilesInfo,
     pub process: ProcessInfo,
+    /// How work in this workspace is serialized (the mutation lease and its queue).
+    pub serialization: SerializationInfo,
     pub isolation: IsolationInfo,
     pub network: NetworkInfo,
     /// `off` or `confirm` (operator setting).
@@ -117,6 +121,14 @@ pub struct FileCapabilities {
 pub struct ProcessInfo {
     /// False until this server exposes the process tools, or when the profile forbids exec.
     pub available: bool,
+    /// What the process tools can do (only when available).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<ProcessCapabilities>,
+    /// The limits commands of this workspace run under.
+    pub limits: ProcessLimits,
+    /// Names of the variables the operator adds to every command's environment (their
+    /// values are not shown).
+    pub env_keys: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]

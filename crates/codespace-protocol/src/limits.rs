@@ -33,3 +33,6 @@ pub const WALK_TIME_BUDGET_MS: u64 = 10_000;
 /// Default and maximum `read_process` reply, in bytes.
 pub const DEFAULT_READ_PROCESS_BYTES: u32 = 64 * 1024;
 pub const MAX_READ_PROCESS_BYTES: u32 = 256 * 1024;
+/// Longest `wait_ms` of `read_process` and `process_status`, in milliseconds; a longer
+/// wait is cut to it (the call then returns what there is, as after any wait).
+pub const MAX_WAIT_MS: u64 = 30_000;

@@ -132,8 +132,13 @@ impl ServerHandler for CodeSpace {
             tool::OPERATION_STATUS => respond(g.operation_status(decode(name, args)?).await),
             tool::EXEC_COMMAND => respond(g.exec_command(decode(name, args)?).await),
             tool::WRITE_STDIN => respond(g.write_stdin(decode(name, args)?).await),
-            tool::READ_PROCESS => respond(g.read_process(decode(name, args)?).await),
-            tool::PROCESS_STATUS => respond(g.process_status(decode(name, args)?).await),
+            // A wait_ms wait ends when the client cancels the request.
+            tool::READ_PROCESS => {
+                respond(g.read_process(decode(name, args)?, context.ct.cancelled()).await)
+            }
+            tool::PROCESS_STATUS => {
+                respond(g.process_status(decode(name, args)?, context.ct.cancelled()).await)
+            }
             tool::PROCESS_RESIZE => respond(g.process_resize(decode(name, args)?).await),
             tool::TERMINATE_PROCESS => respond(g.terminate_process(decode(name, args)?).await),
             other => Err(McpError::invalid_params(format!("tool not found: {other}"), None)),

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use codespace_protocol::{
     ApplyPatchParams, ApplyPatchResult, ExecCommandParams, ExecCommandResult, FindParams,
     FindResult, GrepParams, GrepResult, OperationStatusParams, OperationStatusResult, ProcessAck,
-    ProcessIdParams, ProcessResizeParams, ProcessStatusResult, ReadParams, ReadProcessParams,
-    ReadProcessResult, ReadResult, VersionParams, VersionResult, WorkspaceInfo,
+    ProcessIdParams, ProcessResizeParams, ProcessStatusParams, ProcessStatusResult, ReadParams,
+    ReadProcessParams, ReadProcessResult, ReadResult, VersionParams, VersionResult, WorkspaceInfo,
     WorkspaceInfoParams, WriteStdinParams, tool,
 };
 use rmcp::handler::server::common::{schema_for_output, schema_for_type};
@@ -70,7 +70,7 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
         ),
         spec_with::<ExecCommandParams, ExecCommandResult>(
             tool::EXEC_COMMAND,
-            "Start a command (argv, no shell; command[0] resolved on the child's PATH) in the workspace root, on pipes or a 24x80 PTY. Returns a process_id at once; the process outlives the request and holds the workspace's mutation lease until it exits.",
+            "Start a command (argv, no shell; command[0] resolved on the child's PATH among the directories the command can see) in the workspace root, on pipes or a 24x80 PTY, under a time limit (timeout_secs, cut to the workspace's max_timeout_secs; the result says which applies). Returns a process_id at once; the process outlives the request and holds the workspace's mutation lease until it exits.",
             false,
         ),
         spec_with::<WriteStdinParams, ProcessAck>(
@@ -80,11 +80,11 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
         ),
         spec::<ReadProcessParams, ReadProcessResult>(
             tool::READ_PROCESS,
-            "Read a process's combined stdout+stderr from an absolute cursor (max_bytes per reply). Continue with the returned cursor; output_lost says older bytes were dropped from the 256 KiB ring; eof means the output is complete (not success).",
+            "Read a process's combined stdout+stderr from an absolute cursor (max_bytes per reply). wait_ms (up to 30000) waits for output past the cursor or the end instead of polling. Continue with the returned cursor; output_lost says older bytes were dropped from the 256 KiB ring; eof means the output is complete (not success); TIMEOUT (once, at the end) means the time limit killed it.",
         ),
-        spec::<ProcessIdParams, ProcessStatusResult>(
+        spec::<ProcessStatusParams, ProcessStatusResult>(
             tool::PROCESS_STATUS,
-            "A process's state (running/exited), termination (exited, signaled, timeout, terminated), exit_code or signal, output totals and timestamps.",
+            "A process's state (running/exited), termination (exited, signaled, timeout, terminated), exit_code or signal, its time limit, output totals and timestamps. wait_ms (up to 30000) waits for the exit instead of polling.",
         ),
         spec_with::<ProcessResizeParams, ProcessAck>(
             tool::PROCESS_RESIZE,

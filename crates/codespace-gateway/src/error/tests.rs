@@ -145,6 +145,7 @@ fn proc_rows() -> Vec<(ProcError, ErrorCode)> {
         (ProcError::NotTty, ErrorCode::ProcessNotTty),
         (ProcError::Invalid("rows".to_owned()), ErrorCode::InvalidCommand),
         (ProcError::Io("EPIPE".to_owned()), ErrorCode::ProcessIoFailed),
+        (ProcError::TimedOut { limit_secs: 30 }, ErrorCode::Timeout),
     ]
 }
 
@@ -289,8 +290,8 @@ fn every_internal_error_has_its_wire_code() {
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), 18, "every GatewayError variant has a row: {seen:?}");
-    // 21 direct rows, then 8 fs, 11 + 8 plan, 8 process and 2 x 12 ledger rows.
-    assert_eq!(table.len(), 21 + 8 + 19 + 8 + 24);
+    // 21 direct rows, then 8 fs, 11 + 8 plan, 9 process and 2 x 12 ledger rows.
+    assert_eq!(table.len(), 21 + 8 + 19 + 9 + 24);
 }
 
 #[test]

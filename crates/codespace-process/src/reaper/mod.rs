@@ -14,8 +14,9 @@
 //!    path), moves its report pipe to fd 3 (close-on-exec) and closes everything above it.
 //! 3. Becomes a child subreaper, so every orphan of the command's tree (a `setsid` daemon,
 //!    a double fork) is reparented to the shim instead of to init.
-//! 4. Looks `argv[0]` up on the child's `PATH` in its own working directory (`program`).
-//!    Starts the command (no shell) in its own process group with the signal mask cleared,
+//! 4. Unconfined, looks `argv[0]` up on the child's `PATH` in its own working directory
+//!    (`program`); sandboxed, the launcher does that inside the private root instead, so
+//!    only what the command can see matches. Starts the command (no shell) in its own process group with the signal mask cleared,
 //!    `PR_SET_PDEATHSIG(SIGKILL)` armed, and, on a terminal, as the foreground group.
 //!    With a sandbox policy, that child calls [`codespace_sandbox::launch`] instead of
 //!    exec'ing (namespaces, a private root, Landlock, seccomp, no capabilities; the child
@@ -64,11 +65,13 @@ fn run(args: &ShimArgs) -> i32 {
         Ok(prepared) => prepared,
         Err(code) => return code,
     };
-    let main =
-        program::resolve(&args.argv[0], &args.search_path).and_then(|exe| match &args.sandbox {
-            Some(policy) => command::spawn_sandboxed(args, &exe, policy, &mut report),
-            None => command::spawn_plain(args, &exe),
-        });
+    // Unconfined, the program is looked up here, in the command's working directory;
+    // sandboxed, the launcher looks it up inside the private root the command will see.
+    let main = match &args.sandbox {
+        Some(policy) => command::spawn_sandboxed(args, policy, &mut report),
+        None => program::resolve(&args.argv[0], &args.search_path)
+            .and_then(|exe| command::spawn_plain(args, &exe)),
+    };
     let main = match main {
         Ok(pid) => pid,
         Err(line) => {

@@ -4,31 +4,25 @@
 
 use std::convert::Infallible;
 use std::ffi::{CString, OsStr, OsString};
-use std::io;
 use std::os::fd::{AsFd as _, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use rustix::io::Errno;
 use rustix::process::Signal;
 use rustix::thread::LinkNameSpaceType;
 use seccompiler::BpfProgram;
 
+use super::program::Program;
 use super::{EXIT_FAILED, fail, fdpass, root, status, write_file};
 use crate::enter::{SandboxError, Visible, enter, seccomp_programs};
 use crate::policy::SandboxPolicy;
 use crate::sys::{self, ExecArgs, Forked};
 
-/// Attempts and pause when `execve` says the program is busy being written (ETXTBSY).
-const TXTBSY_RETRIES: u32 = 20;
-const TXTBSY_PAUSE: Duration = Duration::from_millis(5);
-
 /// What the init and the command need, checked and built in the monitor before anything
 /// changes, so a malformed policy, argument or filter fails first.
 pub(super) struct CommandSpec {
     cwd: PathBuf,
-    exe: CString,
+    program: Program,
     argv: Vec<CString>,
     filters: Vec<BpfProgram>,
 }
@@ -36,7 +30,7 @@ pub(super) struct CommandSpec {
 impl CommandSpec {
     pub(super) fn new(
         policy: &SandboxPolicy,
-        exe: &OsStr,
+        search_path: &OsStr,
         argv: &[OsString],
     ) -> Result<Self, SandboxError> {
         let lists = [&policy.read_roots, &policy.writable_roots, &policy.masked];
@@ -49,10 +43,11 @@ impl CommandSpec {
             Some(workdir) => workdir.clone(),
             None => std::env::current_dir().map_err(|e| SandboxError::io("cwd", &e))?,
         };
-        let exe = cstring("exe", exe)?;
+        let argv0 = argv.first().ok_or_else(|| SandboxError::other("argv", "empty"))?;
+        let program = Program::new(argv0, search_path)?;
         let argv = argv.iter().map(|a| cstring("argv", a)).collect::<Result<Vec<_>, _>>()?;
         let filters = seccomp_programs(policy.network)?;
-        Ok(Self { cwd, exe, argv, filters })
+        Ok(Self { cwd, program, argv, filters })
     }
 }
 
@@ -124,7 +119,7 @@ fn prepare(
     Ok(visible)
 }
 
-/// The command: restricts itself, then execs (retrying briefly on ETXTBSY).
+/// The command: restricts itself, then looks its program up and execs it, inside its root.
 fn command(
     policy: &SandboxPolicy,
     visible: &Visible,
@@ -134,15 +129,7 @@ fn command(
     // default, as it would unsandboxed.
     sys::set_signal_ignored(libc::SIGPIPE, false);
     enter(policy, visible, &spec.filters)?;
-    let args = ExecArgs::new(&spec.argv);
-    for _ in 0..=TXTBSY_RETRIES {
-        let e = sys::execv(&spec.exe, &args);
-        if e.raw_os_error() != Some(Errno::TXTBSY.raw_os_error()) {
-            return Err(SandboxError::io("exec", &e));
-        }
-        std::thread::sleep(TXTBSY_PAUSE);
-    }
-    Err(SandboxError::io("exec", &io::Error::from(Errno::TXTBSY)))
+    Err(spec.program.exec(&ExecArgs::new(&spec.argv)))
 }
 
 fn cstring(step: &'static str, s: &OsStr) -> Result<CString, SandboxError> {

@@ -8,6 +8,7 @@
 
 mod architecture;
 mod cli;
+mod commands;
 mod contract;
 mod docs;
 mod files;
