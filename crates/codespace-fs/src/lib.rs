@@ -26,23 +26,33 @@
 //! - `error`: [`FsError`] and the errno mapping.
 //! - `root`: [`Root`], descriptor pinning and the beneath-root resolver.
 //! - `read`: [`Root::open_file`], [`Root::read_window`], [`Root::version`].
-//! - `walk`: [`Root::walk`], the bounded no-follow listing.
+//! - `walk`: [`Root::walk`], the bounded no-follow listing, and [`Root::walk_filtered`] with
+//!   its [`WalkFilter`] hook (rule files read through [`DirFiles`]).
+//! - `cancel`: [`Cancel`], the stop flag a walk (and the runner's search) polls.
+//! - `progress`: [`Progress`], the counters a walk (and the runner's search) advances.
 //! - `write`: [`Root::create_dirs`], [`Root::write_atomic`], [`Root::remove_file`].
 //! - `meta`: [`Root::metadata`], [`FileMeta`], [`FileKind`].
+//! - `pinned`: [`Root::status`] ([`RootStatus`]) and [`Root::dir_handle`], for commands.
 
+mod cancel;
 mod error;
 mod meta;
 mod path;
+mod pinned;
+mod progress;
 mod read;
 mod root;
 mod walk;
 mod write;
 
+pub use cancel::Cancel;
 /// The version type is shared with every layer above; it is defined once, in `codespace-types`.
 pub use codespace_types::{ParseVersionError, Version};
 pub use error::{FsError, PathEscapeReason};
 pub use meta::{FileKind, FileMeta};
 pub use path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, WorkspacePath};
+pub use pinned::RootStatus;
+pub use progress::Progress;
 pub use read::Window;
 pub use root::Root;
-pub use walk::{Walk, WalkLimits};
+pub use walk::{DirFiles, SmallFile, Walk, WalkFilter, WalkLimits};

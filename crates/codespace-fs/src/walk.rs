@@ -7,12 +7,19 @@ use std::time::Instant;
 use rustix::fs::{AtFlags, Dir, DirEntry, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use crate::cancel::Cancel;
 use crate::error::FsError;
+use crate::progress::Progress;
 use crate::root::Root;
+
+mod filter;
+
+use filter::KeepAll;
+pub use filter::{DirFiles, SmallFile, WalkFilter};
 
 /// Caps on one walk. Hitting any of them ends (that part of) the walk with
 /// [`Walk::incomplete`] set; the files found so far are still returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalkLimits {
     /// Deepest directory level opened; the root is level 0, so `0` lists only the root.
     pub max_depth: usize,
@@ -22,12 +29,24 @@ pub struct WalkLimits {
     pub max_entries: usize,
     /// Wall-clock end; checked before every entry.
     pub deadline: Option<Instant>,
+    /// Raised when the caller no longer wants the result; checked with the deadline.
+    pub cancel: Cancel,
+    /// Advanced once per directory entry read, for the caller's progress reports.
+    pub progress: Progress,
 }
 
 impl Default for WalkLimits {
-    /// The Codex-pinned caps: depth 64, 10,000 directories, 50,000 entries, no deadline.
+    /// The Codex-pinned caps: depth 64, 10,000 directories, 50,000 entries, no deadline,
+    /// a flag and counters nobody else holds.
     fn default() -> Self {
-        Self { max_depth: 64, max_dirs: 10_000, max_entries: 50_000, deadline: None }
+        Self {
+            max_depth: 64,
+            max_dirs: 10_000,
+            max_entries: 50_000,
+            deadline: None,
+            cancel: Cancel::new(),
+            progress: Progress::new(),
+        }
     }
 }
 
@@ -45,11 +64,13 @@ pub struct Walk {
 }
 
 /// One open directory on the descent stack: at most `max_depth + 1` are open at a time.
-struct Frame {
+struct Frame<S> {
     dir: Dir,
     /// Workspace-relative path of this directory plus a trailing `/`, or `""` for the root.
     prefix: String,
     depth: usize,
+    /// The filter's state for this directory.
+    state: S,
 }
 
 impl Root {
@@ -61,6 +82,17 @@ impl Root {
     /// devices are not listed; hidden names are. `DT_UNKNOWN` falls back to a no-follow
     /// `statat`. Entries that vanish during the walk are skipped silently.
     pub fn walk(&self, limits: &WalkLimits) -> Result<Walk, FsError> {
+        self.walk_filtered(limits, &mut KeepAll)
+    }
+
+    /// [`Root::walk`], leaving out the entries `filter` skips; a skipped directory is not
+    /// opened. Entries are counted against `max_entries` whether skipped or not, so the
+    /// caps bound the same reads as an unfiltered walk.
+    pub fn walk_filtered<F: WalkFilter>(
+        &self,
+        limits: &WalkLimits,
+        filter: &mut F,
+    ) -> Result<Walk, FsError> {
         let root_unavailable = |errno: Errno| FsError::RootUnavailable {
             root: self.path().to_owned(),
             source: errno.into(),
@@ -72,11 +104,18 @@ impl Root {
         }
         let fd = rustix::fs::openat(self.fd(), ".", dir_flags(), Mode::empty())
             .map_err(root_unavailable)?;
-        let root =
-            Frame { dir: Dir::new(fd).map_err(root_unavailable)?, prefix: String::new(), depth: 0 };
+        let dir = Dir::new(fd).map_err(root_unavailable)?;
+        let state = filter.enter(None, "", &DirFiles::new(dir.fd().map_err(root_unavailable)?));
+        let root = Frame { dir, prefix: String::new(), depth: 0, state };
 
-        let mut walker =
-            Walker { limits, walk: Walk::default(), entries: 0, dirs: 1, stack: vec![root] };
+        let mut walker = Walker {
+            limits,
+            filter,
+            walk: Walk::default(),
+            entries: 0,
+            dirs: 1,
+            stack: vec![root],
+        };
         if limits.max_dirs == 0 {
             walker.walk.incomplete = true;
             walker.stack.clear();
@@ -88,21 +127,24 @@ impl Root {
 }
 
 /// One walk in progress: the open directories and the counts its limits apply to.
-struct Walker<'l> {
+struct Walker<'l, F: WalkFilter> {
     limits: &'l WalkLimits,
+    filter: &'l mut F,
     walk: Walk,
     /// Entries seen so far (`.` and `..` excluded).
     entries: usize,
     /// Directories opened so far, the root included.
     dirs: usize,
-    stack: Vec<Frame>,
+    stack: Vec<Frame<F::Dir>>,
 }
 
-impl Walker<'_> {
+impl<F: WalkFilter> Walker<'_, F> {
     /// Reads entries depth-first until the stack is empty or a limit ends the walk.
     fn run(&mut self) {
         while let Some(top) = self.stack.last_mut() {
-            if self.limits.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            if self.limits.cancel.is_cancelled()
+                || self.limits.deadline.is_some_and(|deadline| Instant::now() >= deadline)
+            {
                 self.walk.incomplete = true;
                 return;
             }
@@ -123,6 +165,7 @@ impl Walker<'_> {
                 continue;
             }
             self.entries += 1;
+            self.limits.progress.entry_seen();
             if self.entries > self.limits.max_entries {
                 self.walk.incomplete = true;
                 return;
@@ -152,19 +195,26 @@ impl Walker<'_> {
             }
             known => known,
         };
-        match file_type {
-            FileType::RegularFile => {
-                let path = format!("{}{name}", top.prefix);
-                self.walk.files.push(path);
-            }
-            FileType::Directory => self.descend(name),
+        let is_dir = match file_type {
+            FileType::RegularFile => false,
+            FileType::Directory => true,
             // Symlinks are never followed or listed; special files are not "files".
-            _ => {}
+            _ => return,
+        };
+        let path = format!("{}{name}", top.prefix);
+        if self.filter.skip(&top.state, &path, is_dir) {
+            return;
+        }
+        if is_dir {
+            self.descend(name, path);
+        } else {
+            self.walk.files.push(path);
         }
     }
 
-    /// Opens `name` in the top directory without following a symlink and pushes it.
-    fn descend(&mut self, name: &str) {
+    /// Opens `name` (at the workspace-relative `path`) in the top directory without
+    /// following a symlink and pushes it.
+    fn descend(&mut self, name: &str, path: String) {
         let Some(top) = self.stack.last() else { return };
         let depth = top.depth + 1;
         if depth > self.limits.max_depth || self.dirs >= self.limits.max_dirs {
@@ -175,9 +225,15 @@ impl Walker<'_> {
         match open_child(dir_fd, name) {
             Ok(fd) => match Dir::new(fd) {
                 Ok(dir) => {
-                    let prefix = format!("{}{name}/", top.prefix);
+                    let Ok(files) = dir.fd().map(DirFiles::new) else {
+                        self.walk.incomplete = true;
+                        return;
+                    };
+                    let state = self.filter.enter(Some(&top.state), &path, &files);
+                    let mut prefix = path;
+                    prefix.push('/');
                     self.dirs += 1;
-                    self.stack.push(Frame { dir, prefix, depth });
+                    self.stack.push(Frame { dir, prefix, depth, state });
                 }
                 Err(_) => self.walk.incomplete = true,
             },

@@ -144,7 +144,9 @@ impl GatewayError {
             | GatewayError::Denied(..)
             | GatewayError::ConfirmationUnavailable
             | GatewayError::Runner(
-                RunnerError::InvalidGlob { .. } | RunnerError::InvalidRegex { .. },
+                RunnerError::InvalidGlob { .. }
+                | RunnerError::InvalidRegex { .. }
+                | RunnerError::RegexTooLarge { .. },
             )
             | GatewayError::OutputLimit { .. }
             | GatewayError::Patch(PlanFailure::Parse(..))
@@ -213,9 +215,9 @@ fn denial_code(d: &Denial) -> ErrorCode {
 fn runner_code(e: &RunnerError) -> ErrorCode {
     match e {
         RunnerError::Fs(fs) => fs_code(fs),
-        RunnerError::InvalidGlob { .. } | RunnerError::InvalidRegex { .. } => {
-            ErrorCode::InvalidPattern
-        }
+        RunnerError::InvalidGlob { .. }
+        | RunnerError::InvalidRegex { .. }
+        | RunnerError::RegexTooLarge { .. } => ErrorCode::InvalidPattern,
     }
 }
 
@@ -282,7 +284,8 @@ fn lease_code(e: &LeaseError) -> ErrorCode {
     }
 }
 
-/// Every ledger failure is `LEDGER_ERROR`; the message says which.
+/// Every ledger failure, the undo log beside it included, is `LEDGER_ERROR`; the message
+/// says which.
 fn ledger_code(e: &StoreError) -> ErrorCode {
     match e {
         StoreError::Open { .. }
@@ -295,6 +298,7 @@ fn ledger_code(e: &StoreError) -> ErrorCode {
         | StoreError::UnknownOperation { .. }
         | StoreError::AlreadyFinished { .. }
         | StoreError::PlanAlreadyRecorded { .. }
+        | StoreError::Undo { .. }
         | StoreError::InvalidInput { .. } => ErrorCode::LedgerError,
     }
 }
@@ -310,6 +314,7 @@ fn process_code(e: &ProcError) -> ErrorCode {
         ProcError::NotTty => ErrorCode::ProcessNotTty,
         ProcError::Invalid(..) => ErrorCode::InvalidCommand,
         ProcError::Io(..) => ErrorCode::ProcessIoFailed,
+        ProcError::TimedOut { .. } => ErrorCode::Timeout,
     }
 }
 

@@ -6,11 +6,12 @@ use std::time::{Duration, Instant};
 use codespace_policy::Action;
 use codespace_protocol::{
     DEFAULT_FIND_LIMIT, DEFAULT_GREP_LIMIT, DEFAULT_READ_LIMIT, FindParams, FindResult,
-    GREP_MAX_FILES, GREP_MAX_LINE_BYTES, GREP_TIME_BUDGET_MS, GrepMatch, GrepParams, GrepResult,
-    MAX_GREP_LIMIT, MAX_VERSION_PATHS, MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES,
-    PathVersion, ReadParams, ReadResult, VersionParams, VersionResult, WALK_TIME_BUDGET_MS,
+    GREP_MAX_FILES, GREP_MAX_LINE_BYTES, GREP_MAX_REGEX_BYTES, GREP_MAX_SEARCH_LINE_BYTES,
+    GREP_TIME_BUDGET_MS, GrepMatch, GrepParams, GrepResult, MAX_GREP_LIMIT, MAX_VERSION_PATHS,
+    MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES, PathVersion, ReadParams, ReadResult,
+    VersionParams, VersionResult, WALK_TIME_BUDGET_MS,
 };
-use codespace_runner::{GrepRequest, PathGlob, WalkLimits, WorkspacePath};
+use codespace_runner::{Cancel, GrepRequest, PathGlob, Progress, WalkLimits, WorkspacePath};
 use sha2::{Digest, Sha256};
 
 use crate::error::fs_body;
@@ -30,12 +31,14 @@ fn limit(
     Ok(v)
 }
 
-fn walk_limits(deadline: Instant) -> WalkLimits {
+fn walk_limits(deadline: Instant, cancel: Cancel, progress: Progress) -> WalkLimits {
     WalkLimits {
         max_depth: MAX_WALK_DEPTH,
         max_dirs: MAX_WALK_DIRECTORIES,
         max_entries: MAX_WALK_ENTRIES,
         deadline: Some(deadline),
+        cancel,
+        progress,
     }
 }
 
@@ -78,15 +81,26 @@ impl Gateway {
         }
     }
 
-    pub async fn find(&self, p: FindParams) -> Result<FindResult, GatewayError> {
+    /// `cancel` is the caller's: raised when the client cancels the request, it stops the
+    /// walk (the result is then `incomplete`). `progress` counts the entries walked, for
+    /// the caller's progress reports.
+    pub async fn find(
+        &self,
+        p: FindParams,
+        cancel: Cancel,
+        progress: Progress,
+    ) -> Result<FindResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
         let page = limit("limit", p.limit, DEFAULT_FIND_LIMIT, DEFAULT_FIND_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let glob = p.glob.as_deref().map(PathGlob::new).transpose()?;
         blocking(move || {
             let deadline = Instant::now() + Duration::from_millis(WALK_TIME_BUDGET_MS);
-            let found = codespace_runner::find(&root, glob.as_ref(), &walk_limits(deadline))?;
+            let limits = walk_limits(deadline, cancel, progress);
+            let include_ignored = p.include_ignored.unwrap_or(false);
+            let found = codespace_runner::find(&root, glob.as_ref(), &limits, include_ignored)?;
             let total = found.paths.len() as u64;
+            // Over the ignore-filtered set: a rule change that hides or shows a file changes it.
             let listing_version = listing_version(&found.paths, found.incomplete);
             let start = offset.min(total) as usize;
             let end = offset.saturating_add(page).min(total) as usize;
@@ -104,7 +118,15 @@ impl Gateway {
         .await
     }
 
-    pub async fn grep(&self, p: GrepParams) -> Result<GrepResult, GatewayError> {
+    /// `cancel` is the caller's: raised when the client cancels the request, it stops the
+    /// walk and the search (the result is then `incomplete`). `progress` counts the
+    /// entries walked and the files searched.
+    pub async fn grep(
+        &self,
+        p: GrepParams,
+        cancel: Cancel,
+        progress: Progress,
+    ) -> Result<GrepResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
         let page = limit("limit", p.limit, DEFAULT_GREP_LIMIT, MAX_GREP_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
@@ -113,13 +135,17 @@ impl Gateway {
             let deadline = Instant::now() + Duration::from_millis(GREP_TIME_BUDGET_MS);
             let req = GrepRequest {
                 pattern: &p.pattern,
+                fixed_strings: p.fixed_strings.unwrap_or(false),
                 case_insensitive: p.case_insensitive.unwrap_or(false),
+                include_ignored: p.include_ignored.unwrap_or(false),
                 glob: glob.as_ref(),
                 offset,
                 limit: page as usize,
                 max_line_bytes: GREP_MAX_LINE_BYTES,
                 max_files: GREP_MAX_FILES,
-                walk: walk_limits(deadline),
+                max_search_line_bytes: GREP_MAX_SEARCH_LINE_BYTES,
+                max_regex_bytes: GREP_MAX_REGEX_BYTES,
+                walk: walk_limits(deadline, cancel, progress),
                 deadline,
             };
             let out = codespace_runner::grep(&root, &req)?;
@@ -140,6 +166,7 @@ impl Gateway {
                 next_offset: out.has_more.then_some(next),
                 files_searched: out.files_searched,
                 binary_files_skipped: out.binary_files_skipped,
+                long_line_files_skipped: out.long_line_files_skipped,
                 incomplete: out.incomplete,
             })
         })

@@ -1,17 +1,21 @@
 //! `workspace_info`: the effective contract of a workspace, telling the truth about what
 //! this server enforces.
 
+mod commands;
+
 use codespace_policy::{
-    Action, Approvals, EnvironmentKind, Network, Profile, SandboxSetting, allow,
+    Action, Approvals, EnvironmentKind, Network, Profile, SandboxSetting, Workspace, allow,
 };
 use codespace_protocol as wire;
 use codespace_protocol::{
     Availability, CommandSandbox, DEFAULT_FIND_LIMIT, DEFAULT_READ_LIMIT, Enforcement,
     EnvironmentInfo, FileCapabilities, FilesInfo, IsolationInfo, LIVE_TOOLS, MAX_GREP_LIMIT,
     MAX_VERSION_PATHS, MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES, NetworkInfo,
-    PermissionsInfo, ProcessInfo, SERVER_NAME, Transport, WorkspaceExecutionInfo, WorkspaceInfo,
+    PermissionsInfo, SERVER_NAME, Transport, WorkspaceExecutionInfo, WorkspaceInfo,
     WorkspaceInfoParams, tool,
 };
+
+use codespace_runner::{Root, RootStatus};
 
 use crate::{Gateway, GatewayError};
 
@@ -36,27 +40,10 @@ impl Gateway {
         p: WorkspaceInfoParams,
     ) -> Result<WorkspaceInfo, GatewayError> {
         let id = p.workspace_id.filter(|s| !s.is_empty());
-        let mut info = WorkspaceInfo {
-            server: SERVER_NAME.to_owned(),
-            version: self.server_version.clone(),
-            internal_model_calls: false,
-            tools_exposed: LIVE_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
-            transports: vec![Transport::Stdio, Transport::StreamableHttp],
-            workspace_id: id.clone(),
-            workspace_id_is_credential: false,
-            note: "Pass a workspace_id to see its effective contract. Workspaces are registered by the operator and cannot be listed.".to_owned(),
-            profile: None,
-            root: None,
-            execution: None,
-        };
+        let mut info = self.identity(id.clone());
         let Some(id) = id else { return Ok(info) };
         let reg = self.lookup(&id)?;
         let ws = &reg.ws;
-        let host_env = matches!(ws.environment_kind, EnvironmentKind::Host);
-        let permitted = |a: Action| allow(ws, a).is_ok();
-        let can_read = host_env && permitted(Action::Read);
-        let tool_live = |name: &str| LIVE_TOOLS.contains(&name);
-        let sandboxed = self.host.command_sandbox() && host_env && ws.sandbox == SandboxSetting::On;
         info.note = format!(
             "profile={} network={} approvals={} environment={} sandbox={}",
             ws.profile.as_str(),
@@ -71,59 +58,43 @@ impl Gateway {
             .as_ref()
             .map(|r| r.path().display().to_string())
             .or(Some(ws.root.display().to_string()));
-        info.execution = Some(WorkspaceExecutionInfo {
-            environment: EnvironmentInfo {
-                kind: environment_kind(ws.environment_kind),
-                client_selectable: false,
-                exec_supported: host_env,
-                file_read_supported: host_env,
-                file_write_supported: host_env,
-                unavailable_reason: (!host_env).then(|| {
-                    format!(
-                        "the {} backend is not available in this server",
-                        ws.environment_kind.as_str()
-                    )
-                }),
-            },
+        info.root_status = reg.root.as_ref().map(|r| root_status(&id, r));
+        info.execution = Some(self.execution(ws));
+        Ok(info)
+    }
+
+    /// The server's identity, the whole answer without a workspace id.
+    fn identity(&self, id: Option<String>) -> WorkspaceInfo {
+        WorkspaceInfo {
+            server: SERVER_NAME.to_owned(),
+            version: self.server_version.clone(),
+            internal_model_calls: false,
+            tools_exposed: LIVE_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
+            transports: vec![Transport::Stdio, Transport::StreamableHttp],
+            workspace_id: id,
+            workspace_id_is_credential: false,
+            note: "Pass a workspace_id to see its effective contract. Workspaces are registered by the operator and cannot be listed.".to_owned(),
+            profile: None,
+            root: None,
+            root_status: None,
+            execution: None,
+        }
+    }
+
+    /// The effective contract of `ws`.
+    fn execution(&self, ws: &Workspace) -> WorkspaceExecutionInfo {
+        let host_env = matches!(ws.environment_kind, EnvironmentKind::Host);
+        let sandboxed = self.host.command_sandbox() && host_env && ws.sandbox == SandboxSetting::On;
+        WorkspaceExecutionInfo {
+            environment: environment(ws),
             permissions: PermissionsInfo {
                 read: true,
                 write: ws.profile.can_write(),
                 exec: ws.profile.can_exec(),
             },
-            files: FilesInfo {
-                read: Availability { available: can_read },
-                find: Availability { available: can_read },
-                grep: Availability { available: can_read && tool_live(tool::GREP) },
-                version: Availability { available: can_read && tool_live(tool::VERSION) },
-                // A confirm workspace refuses patches until confirmation holds exist.
-                patch: Availability {
-                    available: host_env
-                        && permitted(Action::Write)
-                        && ws.approvals == Approvals::Off
-                        && tool_live(tool::APPLY_PATCH),
-                },
-                capabilities: FileCapabilities {
-                    read_range: true,
-                    find_pagination: true,
-                    read_max_bytes: u64::from(DEFAULT_READ_LIMIT),
-                    find_max_paths: u64::from(DEFAULT_FIND_LIMIT),
-                    grep_max_matches: u64::from(MAX_GREP_LIMIT),
-                    version_max_paths: MAX_VERSION_PATHS as u64,
-                    walk_max_depth: MAX_WALK_DEPTH as u64,
-                    walk_max_directories: MAX_WALK_DIRECTORIES as u64,
-                    walk_max_entries: MAX_WALK_ENTRIES as u64,
-                    symlinks_followed: false,
-                },
-            },
-            // Commands run only where policy, approvals and the sandbox setting all allow it:
-            // with sandbox=on and no sandbox built, they are refused, not run unconfined.
-            process: ProcessInfo {
-                available: host_env
-                    && permitted(Action::Exec)
-                    && ws.approvals == Approvals::Off
-                    && (self.host.command_sandbox() || ws.sandbox == SandboxSetting::Off)
-                    && tool_live(tool::EXEC_COMMAND),
-            },
+            files: files(ws),
+            process: self.process_info(ws, sandboxed),
+            serialization: commands::serialization(),
             isolation: IsolationInfo {
                 file_tools_workspace_scoped: true,
                 command_sandbox: if sandboxed {
@@ -137,10 +108,97 @@ impl Gateway {
                 policy: network_policy(ws.network),
                 enforcement: if sandboxed { Enforcement::Enforced } else { Enforcement::None },
                 client_may_escalate: false,
+                note: Some(network_note(sandboxed, ws.network).to_owned()),
             },
             approvals: approvals(ws.approvals),
-        });
-        Ok(info)
+        }
+    }
+}
+
+fn host_env(ws: &Workspace) -> bool {
+    matches!(ws.environment_kind, EnvironmentKind::Host)
+}
+
+fn tool_live(name: &str) -> bool {
+    LIVE_TOOLS.contains(&name)
+}
+
+fn environment(ws: &Workspace) -> EnvironmentInfo {
+    let host_env = host_env(ws);
+    EnvironmentInfo {
+        kind: environment_kind(ws.environment_kind),
+        client_selectable: false,
+        exec_supported: host_env,
+        file_read_supported: host_env,
+        file_write_supported: host_env,
+        unavailable_reason: (!host_env).then(|| {
+            format!("the {} backend is not available in this server", ws.environment_kind.as_str())
+        }),
+    }
+}
+
+fn files(ws: &Workspace) -> FilesInfo {
+    let can_read = host_env(ws) && allow(ws, Action::Read).is_ok();
+    FilesInfo {
+        read: Availability { available: can_read },
+        find: Availability { available: can_read },
+        grep: Availability { available: can_read && tool_live(tool::GREP) },
+        version: Availability { available: can_read && tool_live(tool::VERSION) },
+        // A confirm workspace refuses patches until confirmation holds exist.
+        patch: Availability {
+            available: host_env(ws)
+                && allow(ws, Action::Write).is_ok()
+                && ws.approvals == Approvals::Off
+                && tool_live(tool::APPLY_PATCH),
+        },
+        capabilities: FileCapabilities {
+            read_range: true,
+            find_pagination: true,
+            read_max_bytes: u64::from(DEFAULT_READ_LIMIT),
+            find_max_paths: u64::from(DEFAULT_FIND_LIMIT),
+            grep_max_matches: u64::from(MAX_GREP_LIMIT),
+            version_max_paths: MAX_VERSION_PATHS as u64,
+            walk_max_depth: MAX_WALK_DEPTH as u64,
+            walk_max_directories: MAX_WALK_DIRECTORIES as u64,
+            walk_max_entries: MAX_WALK_ENTRIES as u64,
+            symlinks_followed: false,
+        },
+    }
+}
+
+/// Whether the registered root path still names the directory pinned at start; a root
+/// that does not is logged each time it is looked at (the tools and commands stay on the
+/// pinned directory, and the operator should know the path no longer leads there).
+pub(crate) fn root_status(id: &str, root: &Root) -> wire::RootStatus {
+    let (status, why) = match root.status() {
+        RootStatus::Current => return wire::RootStatus::Current,
+        RootStatus::Replaced => (
+            wire::RootStatus::Replaced,
+            "the workspace root path no longer names the directory opened at start; \
+             tools and commands stay on that directory",
+        ),
+        RootStatus::Removed => {
+            (wire::RootStatus::Removed, "the workspace root directory opened at start was deleted")
+        }
+    };
+    tracing::warn!(workspace = id, root = %root.path().display(), "{why}");
+    status
+}
+
+/// What a command reaches under `network`. Landlock before ABI 9 does not mediate
+/// `connect` to a pathname unix socket, so a host listener on one inside a visible
+/// directory is reachable; the private root keeps every other host path out.
+fn network_note(sandboxed: bool, network: Network) -> &'static str {
+    match (sandboxed, network) {
+        (false, _) => {
+            "not enforced: commands use the host's network and every unix socket the server's user can reach"
+        }
+        (true, Network::Restricted) => {
+            "a private network namespace: no TCP, UDP or raw sockets, and no host abstract unix sockets (also scoped by Landlock); pathname unix sockets inside the workspace or an extra read root stay reachable (a host process listening on one there can be connected to); the host's other pathname sockets are outside the private root"
+        }
+        (true, Network::Enabled) => {
+            "the host's network; no host abstract unix sockets (scoped by Landlock); pathname unix sockets inside the workspace or an extra read root stay reachable (a host process listening on one there can be connected to); the host's other pathname sockets are outside the private root"
+        }
     }
 }
 

@@ -11,34 +11,25 @@ mod info;
 mod lease;
 mod patch;
 mod process;
+mod workspaces;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use codespace_policy::{Action, EnvironmentKind, Registry, Workspace, allow};
+use codespace_policy::{Action, Registry, allow};
 use codespace_runner::Root;
 
 pub use codespace_process::{DEFAULT_PATH, REAPER_ARG, Supervisor, SupervisorConfig, reaper_main};
+pub use codespace_runner::{Cancel, Progress};
 pub use codespace_store::Store;
 pub use error::GatewayError;
 pub use info::HostFacts;
 pub use lease::{Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease};
+pub use patch::{Hook, PutBack, RestoreOutcome, list_operations, show_operation};
 pub use process::{ExecSettings, Processes};
+pub use workspaces::{StartError, Workspaces};
 
-/// A registered workspace with its opened root (host environments only).
-#[derive(Debug)]
-struct Registered {
-    ws: Workspace,
-    root: Option<Arc<Root>>,
-}
-
-/// A workspace that failed to open at start, with the registry key at fault.
-#[derive(Debug, thiserror::Error)]
-#[error("{key}: {reason}")]
-pub struct StartError {
-    pub key: String,
-    pub reason: String,
-}
+use workspaces::Registered;
 
 /// What the gateway is built from, besides the registry.
 pub struct GatewayConfig {
@@ -56,54 +47,29 @@ pub struct Gateway {
     store: Arc<Store>,
     leases: Arc<Leases>,
     processes: Processes,
+    #[cfg(feature = "test-hooks")]
+    written_hook: std::sync::Mutex<Option<patch::Hook>>,
 }
 
 impl Gateway {
-    /// Opens every host workspace's root. A root that cannot be opened, or an extra read
-    /// root that is not a directory, fails the start.
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "an extra read root is a host directory the sandbox shows, not a workspace path: checked once, at start"
-    )]
+    /// Opens every host workspace's root ([`Workspaces::open`]) and builds the gateway.
     pub fn new(registry: &Registry, config: GatewayConfig) -> Result<Gateway, StartError> {
-        let mut workspaces = BTreeMap::new();
-        for ws in registry.workspaces() {
-            let root = match ws.environment_kind {
-                EnvironmentKind::Host => Some(Arc::new(Root::open(&ws.root).map_err(|e| {
-                    StartError { key: format!("workspaces.{}.root", ws.id), reason: e.to_string() }
-                })?)),
-                // Never touched: its backend is unavailable and nothing falls back to the host.
-                EnvironmentKind::LinuxContainer => None,
-            };
-            // Checked like roots: a missing extra read root would only surface later as a
-            // command that cannot start.
-            for (i, extra) in ws.extra_read_roots.iter().enumerate() {
-                if !std::fs::metadata(extra).is_ok_and(|m| m.is_dir()) {
-                    return Err(StartError {
-                        key: format!("workspaces.{}.extra_read_roots[{i}]", ws.id),
-                        reason: format!("{} is not an existing directory", extra.display()),
-                    });
-                }
-            }
-            workspaces.insert(ws.id.clone(), Registered { ws: ws.clone(), root });
-        }
-        // Canonical roots may nest even when the registered strings did not (a symlinked root).
-        let canonical: Vec<(String, std::path::PathBuf)> = workspaces
-            .values()
-            .filter_map(|r| {
-                r.root.as_ref().map(|root| (r.ws.id.clone(), root.path().to_path_buf()))
-            })
-            .collect();
-        codespace_policy::check_nesting(canonical.iter().map(|(id, p)| (id.as_str(), p.as_path())))
-            .map_err(|e| StartError { key: e.key.clone(), reason: e.reason.clone() })?;
-        Ok(Gateway {
-            workspaces,
+        Ok(Gateway::with_workspaces(Workspaces::open(registry)?, config))
+    }
+
+    /// The gateway over workspaces already opened, so a caller can refuse a bad registry
+    /// before it creates the ledger.
+    pub fn with_workspaces(workspaces: Workspaces, config: GatewayConfig) -> Gateway {
+        Gateway {
+            workspaces: workspaces.into_map(),
             host: config.host,
             server_version: config.server_version,
             store: config.store,
             leases: Arc::new(Leases::default()),
             processes: config.processes,
-        })
+            #[cfg(feature = "test-hooks")]
+            written_hook: std::sync::Mutex::new(None),
+        }
     }
 
     fn lookup(&self, id: &str) -> Result<&Registered, GatewayError> {

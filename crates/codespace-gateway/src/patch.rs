@@ -1,5 +1,17 @@
-//! `apply_patch` and `operation_status`: lease, ledger, expected versions, plan, write,
-//! verify, finish; and the classification of operations a crash left unfinished.
+//! `apply_patch` and `operation_status`: lease, ledger, expected versions, plan, undo log,
+//! write, verify, finish.
+//!
+//! # Layout
+//! - `undo`: what goes into the undo log before the first write, what a result names as
+//!   preserved, and what is discarded once the operation is terminal and verified.
+//! - `recover`: start-up rollback of operations a crash left unfinished.
+//! - `operations`: the operator's view: list, show, and restore preserved content.
+//! - `hook`: the root as the transaction sees it, with a seam for race tests.
+
+mod hook;
+mod operations;
+mod recover;
+mod undo;
 
 use std::sync::Arc;
 
@@ -9,15 +21,15 @@ use codespace_protocol::{
     FileChange, OperationEvent, OperationKind, OperationStatusParams, OperationStatusResult,
     PatchStatus,
 };
-use codespace_runner::{
-    ApplyOutcome, ChangeKind as PlanKind, Classification, PlannedWrite, Root, Version,
-    WorkspacePath,
-};
+use codespace_runner::{ApplyOutcome, ChangeKind as PlanKind, PlannedWrite, Root, WorkspacePath};
 use codespace_store::{Begin, OpStatus, OperationRecord, PlannedFile, Store};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::{Gateway, GatewayError, blocking};
+
+pub use hook::Hook;
+pub use operations::{PutBack, RestoreOutcome, list_operations, show_operation};
 
 /// What the ledger keeps as an operation's result: the success or the refusal the caller got.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -140,7 +152,8 @@ impl Gateway {
         }
         // Reads never wait on this; only mutations queue here, in arrival order.
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
-        let result = blocking(move || transaction(&root, &store, p)).await;
+        let hook = self.written_hook();
+        let result = blocking(move || transaction(&root, &store, hook, p)).await;
         drop(lease);
         result
     }
@@ -170,115 +183,15 @@ impl Gateway {
         })
         .await
     }
-
-    /// Classifies every operation a crash left unfinished, from the disk. Run once at start,
-    /// before serving.
-    pub fn recover(&self) -> Result<Vec<(String, PatchStatus)>, GatewayError> {
-        let mut report = Vec::new();
-        for rec in self.store.unfinished()? {
-            let root = self.workspaces.get(&rec.workspace_id).and_then(|r| r.root.clone());
-            let (status, reason, unrestored) = classify_record(root.as_deref(), &rec);
-            let changes = changes_of_plan(&rec.plan);
-            let result = ApplyPatchResult {
-                status,
-                operation_id: rec.operation_id.clone(),
-                replayed: false,
-                files: changes.iter().map(|c| c.path.clone()).collect(),
-                changes,
-                unrestored,
-                failure: Some(reason.to_owned()),
-                work_id: None,
-            };
-            let json = serde_json::to_string(&Recorded::Result(result))
-                .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
-            self.store.recover(&rec.operation_id, store_status(status), &json, reason, now())?;
-            tracing::info!(operation_id = %rec.operation_id, status = ?status, "recovered an interrupted operation");
-            report.push((rec.operation_id, status));
-        }
-        Ok(report)
-    }
-}
-
-fn classify_record(
-    root: Option<&Root>,
-    rec: &OperationRecord,
-) -> (PatchStatus, &'static str, Vec<String>) {
-    match rec.status {
-        OpStatus::Pending => (
-            PatchStatus::Rejected,
-            "interrupted before the plan was recorded: nothing was written",
-            vec![],
-        ),
-        OpStatus::Applying
-        | OpStatus::Checked
-        | OpStatus::Applied
-        | OpStatus::Rejected
-        | OpStatus::FailedRolledBack
-        | OpStatus::FailedPartial
-        | OpStatus::Unknown => {
-            let Some(root) = root else {
-                return (
-                    PatchStatus::Unknown,
-                    "interrupted; the workspace is no longer registered, so the disk cannot tell",
-                    vec![],
-                );
-            };
-            for f in &rec.plan {
-                if let Ok(p) = WorkspacePath::parse(&f.path) {
-                    let _ = root.remove_stale_temp_files(&p);
-                }
-            }
-            let triples: Vec<(String, Version, Version)> = rec
-                .plan
-                .iter()
-                .map(|f| (f.path.clone(), f.before_version, f.after_version))
-                .collect();
-            match codespace_runner::classify(root, &triples) {
-                Classification::AllAfter => (
-                    PatchStatus::Applied,
-                    "interrupted after writing: every file holds its planned content",
-                    vec![],
-                ),
-                Classification::AllBefore => (
-                    PatchStatus::Rejected,
-                    "interrupted before any write took effect: every file holds its old content",
-                    vec![],
-                ),
-                Classification::Mixed => {
-                    let changed = rec
-                        .plan
-                        .iter()
-                        .filter(|f| {
-                            WorkspacePath::parse(&f.path)
-                                .ok()
-                                .and_then(|p| root.version(&p).ok())
-                                .is_some_and(|v| v != f.before_version)
-                        })
-                        .map(|f| f.path.clone())
-                        .collect();
-                    (
-                        PatchStatus::FailedPartial,
-                        "interrupted while writing: some files hold new content, some old",
-                        changed,
-                    )
-                }
-                Classification::Unknown => (
-                    PatchStatus::Unknown,
-                    "interrupted; a file holds neither its old nor its new content",
-                    vec![],
-                ),
-            }
-        }
-    }
 }
 
 fn status_of(rec: OperationRecord) -> OperationStatusResult {
     let recorded: Option<Recorded> =
         rec.result_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
-    let (changes, error) = match recorded {
-        Some(Recorded::Result(r)) => (r.changes, None),
-        Some(Recorded::Error(e)) => (changes_of_plan(&rec.plan), Some(e)),
-        None => (changes_of_plan(&rec.plan), None),
+    let (changes, error, preserved) = match recorded {
+        Some(Recorded::Result(r)) => (r.changes, None, r.preserved),
+        Some(Recorded::Error(e)) => (changes_of_plan(&rec.plan), Some(e), vec![]),
+        None => (changes_of_plan(&rec.plan), None, vec![]),
     };
     OperationStatusResult {
         operation_id: rec.operation_id,
@@ -303,6 +216,7 @@ fn status_of(rec: OperationRecord) -> OperationStatusResult {
             })
             .collect(),
         error,
+        preserved,
     }
 }
 
@@ -310,6 +224,7 @@ fn status_of(rec: OperationRecord) -> OperationStatusResult {
 fn transaction(
     root: &Root,
     store: &Arc<Store>,
+    hook: Option<Hook>,
     p: ApplyPatchParams,
 ) -> Result<ApplyPatchResult, GatewayError> {
     let fp = fingerprint(&p);
@@ -320,7 +235,7 @@ fn transaction(
             return Err(GatewayError::KeyConflict { operation_id: rec.operation_id });
         }
     };
-    let outcome = run(root, store, &op, &p);
+    let outcome = run(&hook::Hooked { root, hook }, store, &op, &p);
     let (status, recorded, reason) = match &outcome {
         Ok(r) => (store_status(r.status), Recorded::Result(r.clone()), r.failure.as_deref()),
         Err(e) => {
@@ -336,6 +251,12 @@ fn transaction(
         status,
         source: Box::new(e),
     })?;
+    // Terminal and verified: only what a result names as preserved stays in the log.
+    let preserved = match &recorded {
+        Recorded::Result(r) => r.preserved.as_slice(),
+        Recorded::Error(_) => &[],
+    };
+    undo::settle(store, &op, preserved);
     match recorded {
         Recorded::Result(r) => Ok(r),
         Recorded::Error(body) => Err(GatewayError::Recorded(Box::new(body))),
@@ -361,16 +282,71 @@ fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayError> {
             unrestored: vec![],
             failure: Some("the first request with this key has not finished".to_owned()),
             work_id: None,
+            preserved: vec![],
         }),
     }
 }
 
 fn run(
-    root: &Root,
+    fs: &hook::Hooked<'_>,
     store: &Store,
     op: &str,
     p: &ApplyPatchParams,
 ) -> Result<ApplyPatchResult, GatewayError> {
+    let root = fs.root;
+    check_expected(root, p)?;
+    let writes = codespace_runner::prepare(root, &p.patch)?;
+    let changes = changes_of(&writes);
+    let mut result = ApplyPatchResult {
+        status: PatchStatus::Checked,
+        operation_id: op.to_owned(),
+        replayed: false,
+        files: changes.iter().map(|c| c.path.clone()).collect(),
+        changes,
+        unrestored: vec![],
+        failure: None,
+        work_id: p.work_id.clone(),
+        preserved: vec![],
+    };
+    if p.check_only.unwrap_or(false) {
+        return Ok(result);
+    }
+    let plan: Vec<PlannedFile> = result
+        .changes
+        .iter()
+        .map(|c| PlannedFile {
+            path: c.path.clone(),
+            kind: c.kind,
+            before_version: c.before_version,
+            after_version: c.after_version,
+            move_from: c.move_from.clone(),
+            before_mode: None,
+        })
+        .zip(&writes)
+        .map(|(f, w)| PlannedFile { before_mode: w.before.as_ref().and(w.mode), ..f })
+        .collect();
+    // Durable before the first write: the old content in the undo log, then the plan that
+    // names each entry, so a crash from here on is rolled back from the disk.
+    undo::save(store, op, &writes)?;
+    store.record_plan(op, &plan, now())?;
+    match codespace_runner::apply(fs, &writes) {
+        ApplyOutcome::Applied => result.status = PatchStatus::Applied,
+        ApplyOutcome::RolledBack { failure } => {
+            result.status = PatchStatus::FailedRolledBack;
+            result.failure = Some(failure);
+        }
+        ApplyOutcome::Partial { failure, unrestored } => {
+            result.status = PatchStatus::FailedPartial;
+            result.preserved = undo::preserved(store, op, &plan, &unrestored);
+            result.failure = Some(undo::partial_failure(&failure, &result.preserved));
+            result.unrestored = unrestored;
+        }
+    }
+    Ok(result)
+}
+
+/// Refuses the patch when a file is not at the version the caller said it read.
+fn check_expected(root: &Root, p: &ApplyPatchParams) -> Result<(), GatewayError> {
     for (path, expected) in &p.expected_versions {
         let wp = WorkspacePath::parse(path)?;
         let want = match expected {
@@ -391,45 +367,5 @@ fn run(
             });
         }
     }
-    let writes = codespace_runner::prepare(root, &p.patch)?;
-    let changes = changes_of(&writes);
-    let mut result = ApplyPatchResult {
-        status: PatchStatus::Checked,
-        operation_id: op.to_owned(),
-        replayed: false,
-        files: changes.iter().map(|c| c.path.clone()).collect(),
-        changes,
-        unrestored: vec![],
-        failure: None,
-        work_id: p.work_id.clone(),
-    };
-    if p.check_only.unwrap_or(false) {
-        return Ok(result);
-    }
-    let plan: Vec<PlannedFile> = result
-        .changes
-        .iter()
-        .map(|c| PlannedFile {
-            path: c.path.clone(),
-            kind: c.kind,
-            before_version: c.before_version,
-            after_version: c.after_version,
-            move_from: c.move_from.clone(),
-        })
-        .collect();
-    // Durable before the first write, so a crash from here on is classified from the disk.
-    store.record_plan(op, &plan, now())?;
-    match codespace_runner::apply(root, &writes) {
-        ApplyOutcome::Applied => result.status = PatchStatus::Applied,
-        ApplyOutcome::RolledBack { failure } => {
-            result.status = PatchStatus::FailedRolledBack;
-            result.failure = Some(failure);
-        }
-        ApplyOutcome::Partial { failure, unrestored } => {
-            result.status = PatchStatus::FailedPartial;
-            result.failure = Some(failure);
-            result.unrestored = unrestored;
-        }
-    }
-    Ok(result)
+    Ok(())
 }

@@ -2,19 +2,20 @@
 //! the live process (released when it exits, however it exits); the other tools act on a
 //! saved `process_id` and never need the lease, so they work from any connection.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use codespace_policy::{Action, Approvals, Network, SandboxSetting};
+use codespace_policy::{Action, Approvals, Network, SandboxSetting, Workspace};
 use codespace_process::{
     NetworkPolicy, RunState, SandboxPolicy, SpawnRequest, Spawned, Supervisor, Terminate,
-    Termination as ProcTermination,
+    Termination as ProcTermination, WaitFor,
 };
 use codespace_protocol::{
     DEFAULT_READ_PROCESS_BYTES, DispatchStatus, ExecCommandParams, ExecCommandResult,
-    MAX_READ_PROCESS_BYTES, ProcessAck, ProcessIdParams, ProcessResizeParams, ProcessState,
-    ProcessStatusResult, ReadProcessParams, ReadProcessResult, SignalInfo, Termination,
-    WriteStdinParams,
+    MAX_READ_PROCESS_BYTES, MAX_WAIT_MS, ProcessAck, ProcessIdParams, ProcessResizeParams,
+    ProcessState, ProcessStatusParams, ProcessStatusResult, ReadProcessParams, ReadProcessResult,
+    SignalInfo, Termination, WriteStdinParams,
 };
 
 use crate::{Gateway, GatewayError};
@@ -22,6 +23,8 @@ use crate::{Gateway, GatewayError};
 /// How commands are started: the time limit and the clean environment they get.
 #[derive(Debug, Clone)]
 pub struct ExecSettings {
+    /// The server's default time limit (`CODESPACE_PROCESS_TIMEOUT_SECS`); a workspace's
+    /// `timeout_secs` replaces it.
     pub timeout: Duration,
     /// `PATH` of the child (also where `command[0]` is resolved).
     pub path: String,
@@ -35,7 +38,14 @@ pub struct ExecSettings {
 }
 
 impl ExecSettings {
-    fn env(&self, tty: bool, sandboxed: bool) -> Vec<(String, String)> {
+    /// The command's environment: the clean base, then the workspace's `env` on top (a
+    /// name it sets replaces the base's).
+    fn env(
+        &self,
+        tty: bool,
+        sandboxed: bool,
+        extra: &BTreeMap<String, String>,
+    ) -> Vec<(String, String)> {
         let mut env = vec![
             ("PATH".to_owned(), self.path.clone()),
             ("HOME".to_owned(), self.home.clone()),
@@ -48,7 +58,43 @@ impl ExecSettings {
             // The sandbox's private /tmp.
             env.push(("TMPDIR".to_owned(), "/tmp".to_owned()));
         }
+        for (name, value) in extra {
+            match env.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1.clone_from(value),
+                None => env.push((name.clone(), value.clone())),
+            }
+        }
         env
+    }
+
+    /// The sandbox a command of `ws` runs under (`None`: the operator's explicit opt-out):
+    /// a private root holding the system directories, the workspace (writable only for
+    /// workspace-write) and its extra read roots, and the network policy.
+    fn sandbox(&self, ws: &Workspace, root: &std::path::Path) -> Option<SandboxPolicy> {
+        match ws.sandbox {
+            SandboxSetting::On => {
+                let mut read_roots = ws.extra_read_roots.clone();
+                let mut writable_roots = Vec::new();
+                if ws.profile.can_write() {
+                    writable_roots.push(root.to_path_buf());
+                } else {
+                    read_roots.push(root.to_path_buf());
+                }
+                Some(SandboxPolicy {
+                    read_roots,
+                    writable_roots,
+                    masked: self.masked.clone(),
+                    network: match ws.network {
+                        Network::Restricted => NetworkPolicy::Restricted,
+                        Network::Enabled => NetworkPolicy::Enabled,
+                    },
+                    max_pids: self.max_pids,
+                    // Bound from the pinned descriptor the command starts in, not its path.
+                    workdir: Some(root.to_path_buf()),
+                })
+            }
+            SandboxSetting::Off => None,
+        }
     }
 }
 
@@ -84,39 +130,21 @@ impl Gateway {
             ));
         }
         let tty = p.tty.unwrap_or(false);
-        // sandbox=on: a private root holding the system directories, the workspace
-        // (writable only for workspace-write) and its extra read roots, and the network
-        // policy; sandbox=off: the operator's explicit opt-out.
         let settings = &self.processes.settings;
-        let sandbox = match reg.ws.sandbox {
-            SandboxSetting::On => {
-                let mut read_roots = reg.ws.extra_read_roots.clone();
-                let mut writable_roots = Vec::new();
-                if reg.ws.profile.can_write() {
-                    writable_roots.push(root.path().to_path_buf());
-                } else {
-                    read_roots.push(root.path().to_path_buf());
-                }
-                Some(SandboxPolicy {
-                    read_roots,
-                    writable_roots,
-                    masked: settings.masked.clone(),
-                    network: match reg.ws.network {
-                        Network::Restricted => NetworkPolicy::Restricted,
-                        Network::Enabled => NetworkPolicy::Enabled,
-                    },
-                    max_pids: settings.max_pids,
-                })
-            }
-            SandboxSetting::Off => None,
-        };
+        let sandbox = settings.sandbox(&reg.ws, root.path());
+        let granted = reg.ws.timeouts(settings.timeout.as_secs()).grant(p.timeout_secs);
+        // A replaced root is reported (and logged), never followed: the command starts in
+        // the directory pinned at start, through its descriptor.
+        crate::info::root_status(&p.workspace_id, &root);
+        let cwd_dir = Some(Arc::new(root.dir_handle()?));
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
         let req = SpawnRequest {
             argv: p.command,
             cwd: root.path().to_path_buf(),
-            env: settings.env(tty, sandbox.is_some()),
+            cwd_dir,
+            env: settings.env(tty, sandbox.is_some(), &reg.ws.env),
             tty,
-            timeout: self.processes.settings.timeout,
+            timeout: Duration::from_secs(granted.secs),
             sandbox,
         };
         // On failure the lease is dropped here, so a refused spawn never holds the workspace.
@@ -131,6 +159,8 @@ impl Gateway {
         Ok(ExecCommandResult {
             process_id: id,
             dispatch_status: DispatchStatus::Confirmed,
+            timeout_secs: granted.secs,
+            timeout_clamped: granted.clamped,
             work_id: p.work_id,
         })
     }
@@ -144,9 +174,12 @@ impl Gateway {
         Ok(ProcessAck { ok: true, already_exited: false, rows: None, cols: None })
     }
 
+    /// Reads output from the cursor; with `wait_ms`, first waits (without holding any lock)
+    /// for output past it or the process's end, until the wait or `cancelled` ends.
     pub async fn read_process(
         &self,
         p: ReadProcessParams,
+        cancelled: impl Future<Output = ()>,
     ) -> Result<ReadProcessResult, GatewayError> {
         let max = p.max_bytes.unwrap_or(u64::from(DEFAULT_READ_PROCESS_BYTES));
         if max == 0 || max > u64::from(MAX_READ_PROCESS_BYTES) {
@@ -156,12 +189,13 @@ impl Gateway {
                 max: u64::from(MAX_READ_PROCESS_BYTES),
             });
         }
+        let supervisor = &self.processes.supervisor;
+        let cursor = p.cursor.unwrap_or(0);
+        let wait = WaitFor::Output { cursor };
+        wait_for(supervisor, &p.process_id, wait, p.wait_ms, cancelled).await?;
         // `max` is at most 256 KiB, so the cast cannot truncate.
-        let chunk = self
-            .processes
-            .supervisor
-            .read(&p.process_id, p.cursor.unwrap_or(0), max as usize)
-            .map_err(GatewayError::Process)?;
+        let chunk =
+            supervisor.read(&p.process_id, cursor, max as usize).map_err(GatewayError::Process)?;
         Ok(ReadProcessResult {
             process_id: p.process_id,
             cursor: chunk.cursor,
@@ -172,11 +206,16 @@ impl Gateway {
         })
     }
 
+    /// The process's state; with `wait_ms`, first waits (without holding any lock) for its
+    /// exit, until the wait or `cancelled` ends.
     pub async fn process_status(
         &self,
-        p: ProcessIdParams,
+        p: ProcessStatusParams,
+        cancelled: impl Future<Output = ()>,
     ) -> Result<ProcessStatusResult, GatewayError> {
-        let st = self.processes.supervisor.status(&p.process_id).map_err(GatewayError::Process)?;
+        let supervisor = &self.processes.supervisor;
+        wait_for(supervisor, &p.process_id, WaitFor::Exit, p.wait_ms, cancelled).await?;
+        let st = supervisor.status(&p.process_id).map_err(GatewayError::Process)?;
         Ok(ProcessStatusResult {
             process_id: p.process_id,
             state: process_state(st.state),
@@ -188,6 +227,7 @@ impl Gateway {
             output_total: st.output_total,
             output_retained_from: st.retained_from,
             eof: st.eof,
+            timeout_secs: st.timeout.as_secs(),
             started_at: st.started_at_ms,
             exited_at: st.exited_at_ms,
         })
@@ -215,6 +255,23 @@ impl Gateway {
     /// Kills every live command's whole tree (stdio EOF, SIGTERM, SIGINT).
     pub async fn shutdown(&self) {
         self.processes.supervisor.shutdown().await;
+    }
+}
+
+/// Waits up to `wait_ms` (cut to [`MAX_WAIT_MS`]) for `what`, or until `cancelled` (the
+/// client gave up on the request) resolves. No wait at all without `wait_ms`.
+async fn wait_for(
+    supervisor: &Supervisor,
+    id: &str,
+    what: WaitFor,
+    wait_ms: Option<u64>,
+    cancelled: impl Future<Output = ()>,
+) -> Result<(), GatewayError> {
+    let Some(ms) = wait_ms.filter(|ms| *ms > 0) else { return Ok(()) };
+    let limit = Duration::from_millis(ms.min(MAX_WAIT_MS));
+    tokio::select! {
+        waited = supervisor.wait(id, what, limit) => waited.map_err(GatewayError::Process),
+        () = cancelled => Ok(()),
     }
 }
 
@@ -301,6 +358,7 @@ mod tests {
             workspace_id: ws.to_owned(),
             command: vec!["true".to_owned()],
             tty: None,
+            timeout_secs: None,
             work_id: None,
         };
         let err = gw.exec_command(exec("boxed")).await.unwrap_err();

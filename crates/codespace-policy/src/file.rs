@@ -51,6 +51,12 @@ pub(crate) struct WorkspaceFile {
     pub(crate) environment: Option<String>,
     #[serde(default)]
     pub(crate) extra_read_roots: Vec<String>,
+    #[serde(default)]
+    pub(crate) env: BTreeMap<String, String>,
+    #[serde(default, deserialize_with = "present")]
+    pub(crate) timeout_secs: Option<u64>,
+    #[serde(default, deserialize_with = "present")]
+    pub(crate) max_timeout_secs: Option<u64>,
 }
 
 /// A JSON object decoded as `T`. The derived decoders would also take an array of the
@@ -165,6 +171,7 @@ fn json_word(expected: &str) -> &str {
     match expected {
         "a sequence" => "an array",
         "a map" => "an object",
+        "u64" => "a whole number of seconds",
         other => other,
     }
 }

@@ -4,9 +4,11 @@
 //! Architecture Invariant: no I/O. Paths are checked lexically here; the filesystem crate
 //! re-checks them against the real tree.
 
+mod commands;
 mod file;
 mod registry;
 
+pub use commands::{Granted, MAX_TIMEOUT_SECS, Timeouts};
 pub use registry::{
     Approvals, DEFAULT_WORKSPACE_ID, EnvironmentKind, Network, Profile, Registry, RegistryError,
     SandboxSetting, Workspace, check_nesting,

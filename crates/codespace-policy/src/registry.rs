@@ -134,6 +134,13 @@ pub struct Workspace {
     /// execute) besides the system directories and the root: toolchains under a home
     /// directory, say.
     pub extra_read_roots: Vec<PathBuf>,
+    /// Variables added to every command's clean environment (may set `PATH`); never a
+    /// `CODESPACE_*` name.
+    pub env: BTreeMap<String, String>,
+    /// The time limit of a command that asks for none (none: the server's default).
+    pub timeout_secs: Option<u64>,
+    /// The largest time limit a command may ask for (none: the default limit).
+    pub max_timeout_secs: Option<u64>,
 }
 
 /// The loaded registry. Loaded once at start; models cannot add workspaces.
@@ -157,6 +164,9 @@ impl Registry {
             environment_kind: EnvironmentKind::Host,
             sandbox: SandboxSetting::On,
             extra_read_roots: Vec::new(),
+            env: BTreeMap::new(),
+            timeout_secs: None,
+            max_timeout_secs: None,
         };
         Ok(Registry { workspaces: BTreeMap::from([(ws.id.clone(), ws)]) })
     }
@@ -204,7 +214,8 @@ impl Registry {
     }
 }
 
-/// Checks what the types cannot: absolute roots, a registered environment.
+/// Checks what the types cannot: absolute roots, a registered environment, the command
+/// settings.
 fn workspace(
     id: &str,
     ws: WorkspaceFile,
@@ -220,6 +231,7 @@ fn workspace(
         .enumerate()
         .map(|(i, path)| normalize_root(&format!("{key}.extra_read_roots[{i}]"), Path::new(path)))
         .collect::<Result<Vec<_>, _>>()?;
+    crate::commands::check(key, &ws.env, ws.timeout_secs, ws.max_timeout_secs)?;
     let environment = ws.environment.unwrap_or_else(|| HOST_ENVIRONMENT_ID.to_owned());
     let Some(&environment_kind) = environments.get(&environment) else {
         return Err(err(
@@ -239,6 +251,9 @@ fn workspace(
         environment_kind,
         sandbox: ws.sandbox,
         extra_read_roots,
+        env: ws.env,
+        timeout_secs: ws.timeout_secs,
+        max_timeout_secs: ws.max_timeout_secs,
     })
 }
 

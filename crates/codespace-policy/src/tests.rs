@@ -220,8 +220,75 @@ fn messages_name_the_accepted_values() {
     assert_eq!(
         e.reason,
         "unknown key (expected one of: root, profile, network, approvals, sandbox, environment, \
-         extra_read_roots)"
+         extra_read_roots, env, timeout_secs, max_timeout_secs)"
     );
     let e = load_err(r#"{"workspace": {}}"#);
     assert_eq!(e.reason, "unknown key (expected one of: environments, workspaces)");
+}
+
+#[test]
+fn command_settings_load_and_give_the_limits() {
+    let r = parse(
+        r#"{"workspaces": {
+            "a": {"root": "/a", "env": {"PATH": "/opt/x/bin:/usr/bin", "GIT_AUTHOR_NAME": "A"},
+                  "timeout_secs": 90, "max_timeout_secs": 600},
+            "b": {"root": "/b"},
+            "c": {"root": "/c", "max_timeout_secs": 10},
+            "d": {"root": "/d", "timeout_secs": 5}}}"#,
+    )
+    .unwrap();
+    let a = r.get("a").unwrap();
+    assert_eq!(a.env.get("PATH").map(String::as_str), Some("/opt/x/bin:/usr/bin"));
+    assert_eq!(a.timeouts(30), Timeouts { default_secs: 90, max_secs: 600 });
+    assert_eq!(a.timeouts(30).grant(None), Granted { secs: 90, clamped: false });
+    assert_eq!(a.timeouts(30).grant(Some(0)), Granted { secs: 90, clamped: false });
+    assert_eq!(a.timeouts(30).grant(Some(120)), Granted { secs: 120, clamped: false });
+    assert_eq!(a.timeouts(30).grant(Some(5000)), Granted { secs: 600, clamped: true });
+    assert_eq!(r.get("b").unwrap().timeouts(30), Timeouts { default_secs: 30, max_secs: 30 });
+    // A ceiling under the server's default cuts the default too.
+    assert_eq!(r.get("c").unwrap().timeouts(30), Timeouts { default_secs: 10, max_secs: 10 });
+    // Without a ceiling, the default is the ceiling.
+    assert_eq!(r.get("d").unwrap().timeouts(30), Timeouts { default_secs: 5, max_secs: 5 });
+    assert!(r.get("b").unwrap().env.is_empty());
+}
+
+#[test]
+fn command_settings_failures_name_the_key() {
+    let ws = |extra: &str| format!(r#"{{"workspaces": {{"a": {{"root": "/x", {extra}}}}}}}"#);
+    let cases: &[(String, &str, &str)] = &[
+        (
+            ws(r#""env": {"CODESPACE_HTTP_TOKEN": "x"}"#),
+            "workspaces.a.env.CODESPACE_HTTP_TOKEN",
+            "server's own",
+        ),
+        (
+            ws(r#""env": {"codespace_config": "x"}"#),
+            "workspaces.a.env.codespace_config",
+            "never passed",
+        ),
+        (ws(r#""env": {"A=B": "x"}"#), "workspaces.a.env.A=B", "variable name"),
+        (ws(r#""env": {"": "x"}"#), "workspaces.a.env.", "variable name"),
+        (ws(r#""env": {"1X": "x"}"#), "workspaces.a.env.1X", "variable name"),
+        (ws(r#""env": {"X": "a\u0000b"}"#), "workspaces.a.env.X", "NUL"),
+        (ws(r#""env": {"X": 3}"#), "workspaces.a.env.X", "expected a string, found a number"),
+        (ws(r#""env": ["X"]"#), "workspaces.a.env", "expected an object"),
+        (ws(r#""timeout_secs": 0"#), "workspaces.a.timeout_secs", "between 1 and 86400"),
+        (ws(r#""timeout_secs": 86401"#), "workspaces.a.timeout_secs", "between 1 and 86400"),
+        (ws(r#""timeout_secs": "90""#), "workspaces.a.timeout_secs", "expected a whole number"),
+        (ws(r#""timeout_secs": 1.5"#), "workspaces.a.timeout_secs", "found a number"),
+        (ws(r#""timeout_secs": null"#), "workspaces.a.timeout_secs", "found null"),
+        (ws(r#""timeout_secs": -1"#), "workspaces.a.timeout_secs", "-1"),
+        (ws(r#""max_timeout_secs": 0"#), "workspaces.a.max_timeout_secs", "between 1"),
+        (
+            ws(r#""timeout_secs": 60, "max_timeout_secs": 30"#),
+            "workspaces.a.max_timeout_secs",
+            "below timeout_secs",
+        ),
+        (ws(r#""timeout": 60"#), "workspaces.a.timeout", "unknown key"),
+    ];
+    for (text, key, reason) in cases {
+        let e = load_err(text);
+        assert_eq!(&e.key, key, "for {text}: {e}");
+        assert!(e.reason.contains(reason), "for {text}: {e}");
+    }
 }

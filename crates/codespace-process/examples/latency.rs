@@ -36,6 +36,7 @@ fn main() {
         let req = |argv: &[&str]| SpawnRequest {
             argv: argv.iter().map(|s| (*s).to_owned()).collect(),
             cwd: "/".into(),
+            cwd_dir: None,
             env: vec![("PATH".into(), path.clone())],
             tty: false,
             timeout: Duration::from_secs(60),
@@ -67,6 +68,7 @@ fn main() {
                 masked: vec![],
                 network: NetworkPolicy::Restricted,
                 max_pids: 1024,
+                workdir: None,
             });
             let t = Instant::now();
             let Ok(spawned) = sup.spawn(r).await else { return };

@@ -42,6 +42,7 @@ async fn run(reaper: &str, mode: &str, argv: &[String]) -> i32 {
     let req = SpawnRequest {
         argv: argv.to_vec(),
         cwd: "/".into(),
+        cwd_dir: None,
         env: vec![("PATH".into(), path)],
         tty: false,
         timeout: Duration::from_secs(3600),

@@ -28,6 +28,12 @@ pub enum ProcError {
     /// the end of the output, a NUL byte in argv or env).
     #[error("invalid request: {0}")]
     Invalid(String),
+    /// A read at the end of the output of a process killed at its time limit: reported
+    /// once, so the caller knows the output stops because of the limit.
+    #[error(
+        "the command was killed at its time limit of {limit_secs} s; its output ends here and is incomplete"
+    )]
+    TimedOut { limit_secs: u64 },
     /// An operating-system failure that is none of the above (a stdin pipe write error
     /// while the process still runs, a failed resize ioctl, the stdin backlog being full).
     #[error("I/O error: {0}")]

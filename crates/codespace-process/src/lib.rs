@@ -25,9 +25,11 @@
 //! runs unconfined instead.
 //!
 //! **Architecture Invariant:** this crate knows nothing of MCP, the registry, leases or the
-//! ledger; the caller releases a lease when [`Spawned::exited`] resolves. The server side of
-//! it resolves no path of the working directory: the kernel enters the directory when it
-//! starts the shim, and the shim looks the program up relative to it.
+//! ledger; the caller releases a lease when [`Spawned::exited`] resolves. Given a directory
+//! descriptor ([`SpawnRequest::cwd_dir`]), the server side of it resolves no path of the
+//! working directory: the shim enters it with `fchdir` on an inherited copy (and a sandbox
+//! binds it from there), and looks the program up relative to it (sandboxed, inside the
+//! private root the command sees).
 //!
 //! # Layout
 //! - `supervisor`: [`Supervisor`] (its API in `mod.rs`), with `config` ([`SupervisorConfig`],
@@ -35,7 +37,7 @@
 //!   `handle` (one process's state) and `tasks` (pump, stdin writer, supervision).
 //! - `spawn`: the spawner thread, starting shims (posix_spawn for pipes).
 //! - `reaper`: [`reaper_main`], the shim, with `program` (`argv[0]` lookup in the command's
-//!   working directory), `command` (starting it, plain or sandboxed), `signals`, `fds` and
+//!   working directory, unconfined commands only), `command` (starting it, plain or sandboxed), `signals`, `fds` and
 //!   `reap`.
 //! - `protocol`: the shim's arguments (clap) and report lines.
 //! - `tree`: descendants through `/proc`.
@@ -66,5 +68,5 @@ pub use supervisor::{
 };
 pub use types::{
     ExitWatch, ProcStatus, ReadChunk, RunState, SignalInfo, SpawnRequest, Spawned, Terminate,
-    Termination, signal_name,
+    Termination, WaitFor, signal_name,
 };

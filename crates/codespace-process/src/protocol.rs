@@ -5,7 +5,7 @@
 //! value after `=`, then `--` and the command's argv; [`crate::reaper_main`] receives
 //! everything after `<reaper_arg>` and parses it with clap, so a malformed invocation is
 //! refused with the option and the reason (exit [`EXIT_BAD_ARGS`]):
-//! - `--protocol=v4`: the protocol version; anything else is refused.
+//! - `--protocol=v5`: the protocol version; anything else is refused.
 //! - `--ppid=<pid>`: the supervisor's pid (non-zero). The shim arms
 //!   `PR_SET_PDEATHSIG(SIGTERM)` and then checks that its parent is still this pid, so a
 //!   supervisor that died before the arming cannot leave the command running.
@@ -13,21 +13,28 @@
 //!   inherited on. Passing its number, rather than moving it in a pre-exec hook, lets the
 //!   supervisor start pipe-mode shims with `posix_spawn` (no fork of the server's address
 //!   space).
+//! - `--cwd-fd=<fd>`: a directory descriptor (3 or above, not the report descriptor)
+//!   inherited the same way: the shim's first act is `fchdir` onto it, so the command's
+//!   working directory is the directory the supervisor was handed (a workspace root opened
+//!   at start), never looked up by path at spawn time.
 //! - `--mode=pipe` or `--mode=tty`: in `tty` mode the shim's stdio is the terminal and the
 //!   command's process group is made the terminal's foreground group.
 //! - `--no-sandbox`, or one `--sandbox-arg=<arg>` per word of a [`SandboxPolicy`] in its
-//!   argv encoding (`sandbox-v2 <restricted|enabled> <max_pids>` and three path lists, see
+//!   argv encoding (`sandbox-v3 <restricted|enabled> <max_pids>` and four path lists, see
 //!   [`SandboxPolicy::to_args`]); exactly one of the two forms. With a policy the shim forks
 //!   and calls [`codespace_sandbox::launch`], which builds the command's namespaces and root
 //!   and execs it; if any step fails the command does not run and the shim reports `failed`.
-//! - `--search-path=<PATH>`: the child's `PATH`. The shim, already in the command's working
-//!   directory, looks `argv[0]` up on it the way `execvp` would (relative entries, and a
-//!   relative `argv[0]` containing `/`, against that directory); a program that is not found
-//!   is reported as `failed`.
+//! - `--search-path=<PATH>`: the child's `PATH`. `argv[0]` is looked up on it the way
+//!   `execvp` would (relative entries, and a relative `argv[0]` containing `/`, against the
+//!   command's working directory): by the shim, already in that directory, without a
+//!   sandbox; by the launcher inside the private root with one, so only what the command
+//!   can see matches. A program that is not found is reported as `failed` (sandboxed, with
+//!   the `PATH` entries the host has but the sandbox hides).
 //! - `-- <argv0> [args…]`: the command's argv exactly as requested (at least `argv0`).
 //!
 //! # Descriptors
-//! fd 0-2 are the command's stdio (pipes, or the terminal). The shim moves the report
+//! fd 0-2 are the command's stdio (pipes, or the terminal). The shim enters `<cwd_fd>` and
+//! closes it with every other descriptor above 2 but the report pipe; it moves the report
 //! pipe's write end from `<report_fd>` to fd 3, marks it close-on-exec and closes every fd
 //! above it, so the command itself sees only 0-2. In pipe mode the shim makes itself a
 //! session leader first thing (in tty mode the PTY spawn already did, with the terminal as
@@ -54,7 +61,7 @@ use clap::Parser as _;
 use codespace_sandbox::SandboxPolicy;
 
 /// Protocol version, the value of `--protocol`.
-pub(crate) const VERSION: &str = "v4";
+pub(crate) const VERSION: &str = "v5";
 /// The shim could not start the command (also sent as a `failed` report).
 pub const EXIT_SPAWN_FAILED: i32 = 127;
 /// The supervisor was gone before the shim armed its parent-death signal.
@@ -68,9 +75,11 @@ pub(crate) struct ShimArgs {
     pub(crate) ppid: u32,
     /// The descriptor the shim inherits its report pipe on (moved to fd 3 at once).
     pub(crate) report_fd: i32,
+    /// The directory descriptor the shim inherits and enters (then closes).
+    pub(crate) cwd_fd: i32,
     pub(crate) tty: bool,
     pub(crate) sandbox: Option<SandboxPolicy>,
-    /// The child's `PATH`, on which the shim looks `argv[0]` up.
+    /// The child's `PATH`, on which `argv[0]` is looked up.
     pub(crate) search_path: OsString,
     pub(crate) argv: Vec<OsString>,
 }
@@ -89,6 +98,8 @@ struct Cli {
     ppid: NonZeroU32,
     #[arg(long, value_parser = clap::value_parser!(i32).range(3..))]
     report_fd: i32,
+    #[arg(long, value_parser = clap::value_parser!(i32).range(3..))]
+    cwd_fd: i32,
     #[arg(long, value_enum)]
     mode: Mode,
     #[arg(long)]
@@ -114,6 +125,7 @@ impl ShimArgs {
             format!("--protocol={VERSION}").into(),
             format!("--ppid={}", self.ppid).into(),
             format!("--report-fd={}", self.report_fd).into(),
+            format!("--cwd-fd={}", self.cwd_fd).into(),
             format!("--mode={}", mode.as_str()).into(),
         ];
         match &self.sandbox {
@@ -138,6 +150,9 @@ impl ShimArgs {
                 return Err("exactly one of --no-sandbox and --sandbox-arg".into());
             }
         };
+        if cli.cwd_fd == cli.report_fd {
+            return Err("--cwd-fd and --report-fd must differ".into());
+        }
         let tty = match cli.mode {
             Mode::Pipe => false,
             Mode::Tty => true,
@@ -145,6 +160,7 @@ impl ShimArgs {
         Ok(Self {
             ppid: cli.ppid.get(),
             report_fd: cli.report_fd,
+            cwd_fd: cli.cwd_fd,
             tty,
             sandbox,
             search_path: cli.search_path,
@@ -243,6 +259,7 @@ mod tests {
         let a = ShimArgs {
             ppid: 42,
             report_fd: 7,
+            cwd_fd: 8,
             tty: true,
             sandbox: None,
             search_path: "/usr/bin:bin::-odd".into(),
@@ -259,6 +276,7 @@ mod tests {
                     masked: vec![],
                     network,
                     max_pids: 512,
+                    workdir: Some("/w/one".into()),
                 }),
                 ..a.clone()
             };
@@ -271,9 +289,10 @@ mod tests {
         let v = |s: &[&str]| s.iter().map(OsString::from).collect::<Vec<_>>();
         let args = |replace: &str, with: Option<&str>| {
             let mut out: Vec<&str> = vec![
-                "--protocol=v4",
+                "--protocol=v5",
                 "--ppid=1",
                 "--report-fd=3",
+                "--cwd-fd=4",
                 "--mode=pipe",
                 "--no-sandbox",
                 "--search-path=/bin",
@@ -290,7 +309,10 @@ mod tests {
             v(&out)
         };
         assert!(ShimArgs::decode(v(&[])).is_err());
-        assert!(ShimArgs::decode(args("--protocol", Some("--protocol=v3"))).is_err());
+        assert!(ShimArgs::decode(args("--protocol", Some("--protocol=v4"))).is_err());
+        assert!(ShimArgs::decode(args("--cwd-fd", Some("--cwd-fd=3"))).is_err());
+        assert!(ShimArgs::decode(args("--cwd-fd", Some("--cwd-fd=2"))).is_err());
+        assert!(ShimArgs::decode(args("--cwd-fd", None)).is_err());
         assert!(ShimArgs::decode(args("--ppid", Some("--ppid=0"))).is_err());
         assert!(ShimArgs::decode(args("--ppid", Some("--ppid=x"))).is_err());
         assert!(ShimArgs::decode(args("--report-fd", Some("--report-fd=2"))).is_err());
@@ -301,10 +323,10 @@ mod tests {
         assert!(ShimArgs::decode(args("--search-path", None)).is_err());
         assert!(ShimArgs::decode(args("--", None)).is_err());
         let sandboxed = |network: &str, extra: &[&str]| {
-            let mut out = args("--no-sandbox", Some("--sandbox-arg=sandbox-v2"));
-            let words = [network, "400", "0", "0", "0"];
+            let mut out = args("--no-sandbox", Some("--sandbox-arg=sandbox-v3"));
+            let words = [network, "400", "0", "0", "0", "0"];
             for (i, w) in words.iter().chain(extra).enumerate() {
-                out.insert(5 + i, format!("--sandbox-arg={w}").into());
+                out.insert(6 + i, format!("--sandbox-arg={w}").into());
             }
             out
         };
@@ -314,7 +336,7 @@ mod tests {
         let mut both = sandboxed("enabled", &[]);
         both.insert(0, "--no-sandbox".into());
         assert!(ShimArgs::decode(both).is_err());
-        assert!(ShimArgs::decode(args("--protocol", Some("--protocol=v4"))).is_ok());
+        assert!(ShimArgs::decode(args("--protocol", Some("--protocol=v5"))).is_ok());
     }
 
     #[test]
@@ -322,11 +344,18 @@ mod tests {
         let err = |a: &[&str]| {
             ShimArgs::decode(a.iter().map(OsString::from).collect()).err().unwrap_or_default()
         };
-        let base = ["--protocol=v4", "--ppid=0", "--report-fd=3", "--mode=pipe", "--no-sandbox"];
+        let base = [
+            "--protocol=v5",
+            "--ppid=0",
+            "--report-fd=3",
+            "--cwd-fd=4",
+            "--mode=pipe",
+            "--no-sandbox",
+        ];
         let msg = err(&[&base[..], &["--search-path=/bin", "--", "true"]].concat());
         assert!(msg.contains("--ppid"), "{msg}");
-        let msg = err(&["--protocol=v3"]);
-        assert!(msg.contains("--protocol") && msg.contains("v4"), "{msg}");
+        let msg = err(&["--protocol=v4"]);
+        assert!(msg.contains("--protocol") && msg.contains("v5"), "{msg}");
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl Ring {
 mod tests {
     use super::Ring;
     use rand::rngs::StdRng;
-    use rand::{RngCore, SeedableRng};
+    use rand::{Rng, SeedableRng};
 
     #[test]
     fn small_output_stays_linear_and_small() {

@@ -113,7 +113,8 @@ pub(crate) struct LaunchSpec<'a> {
     pub(crate) search_path: &'a str,
     pub(crate) argv: &'a [String],
     pub(crate) env: &'a [(String, String)],
-    pub(crate) cwd: &'a Path,
+    /// The working directory, entered by the shim through this descriptor.
+    pub(crate) cwd: OwnedFd,
     pub(crate) tty: bool,
     pub(crate) sandbox: Option<codespace_sandbox::SandboxPolicy>,
     pub(crate) rows: u16,
@@ -126,16 +127,14 @@ pub(crate) struct LaunchSpec<'a> {
 /// fork is done, so end of file on the parent's ends means the shim and its tree are gone.
 pub(crate) async fn launch(spawner: &Spawner, mut spec: LaunchSpec<'_>) -> io::Result<Launched> {
     let (report_r, report_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
-    // Above 2, so the child's stdio cannot land on it.
-    let report_w = if report_w.as_raw_fd() <= 2 {
-        rustix::io::fcntl_dupfd_cloexec(&report_w, REPORT_FD)?
-    } else {
-        report_w
-    };
+    // Above 2, so the child's stdio cannot land on them.
+    let report_w = above_stdio(report_w)?;
+    let cwd = rustix::io::fcntl_dupfd_cloexec(&spec.cwd, REPORT_FD)?;
     let reports = pipe::Receiver::from_owned_fd(report_r)?;
     let args = ShimArgs {
         ppid: std::process::id(),
         report_fd: report_w.as_raw_fd(),
+        cwd_fd: cwd.as_raw_fd(),
         tty: spec.tty,
         sandbox: spec.sandbox.take(),
         search_path: spec.search_path.into(),
@@ -144,7 +143,7 @@ pub(crate) async fn launch(spawner: &Spawner, mut spec: LaunchSpec<'_>) -> io::R
     .encode();
     let handle = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
     let (tx, rx) = oneshot::channel::<io::Result<Child>>();
-    let delivery = Delivery { handle, report_w, tx };
+    let delivery = Delivery { handle, report_w, cwd, tx };
     let (job, parts) =
         if spec.tty { pty_job(&spec, &args, delivery)? } else { pipe_job(&spec, &args, delivery)? };
     spawner.submit(job)?;
@@ -167,11 +166,25 @@ enum Parts {
 }
 
 /// What a spawn job needs besides its command: the runtime its child is registered with,
-/// the report pipe's write end to pass, and where to deliver the child.
+/// the report pipe's write end and the working directory to pass, and where to deliver the
+/// child.
 struct Delivery {
     handle: tokio::runtime::Handle,
     report_w: OwnedFd,
+    cwd: OwnedFd,
     tx: oneshot::Sender<io::Result<Child>>,
+}
+
+impl Delivery {
+    /// Lets both passed descriptors cross the shim's exec (see [`inheritable`]).
+    fn pass(&self) -> io::Result<()> {
+        inheritable(&self.report_w).and_then(|()| inheritable(&self.cwd))
+    }
+}
+
+/// `fd`, or a close-on-exec duplicate of it at 3 or above when it is one of 0-2.
+fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() <= 2 { Ok(rustix::io::fcntl_dupfd_cloexec(&fd, REPORT_FD)?) } else { Ok(fd) }
 }
 
 /// The job that starts a shim on a fresh terminal (the slave becomes its stdio and
@@ -185,14 +198,15 @@ fn pty_job(spec: &LaunchSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<
         .args(args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(spec.cwd)
         .kill_on_drop(false);
     let job: Job = Box::new(move || {
         let _runtime = d.handle.enter();
-        let result = inheritable(&d.report_w)
+        let result = d
+            .pass()
             // `spawn` consumes the command and the slave: both are closed when it returns.
             .and_then(|()| cmd.spawn(pts).map_err(io::Error::other));
         drop(d.report_w);
+        drop(d.cwd);
         deliver(d.tx, result);
     });
     Ok((job, Parts::Pty { pty, control }))
@@ -208,7 +222,6 @@ fn pipe_job(spec: &LaunchSpec<'_>, args: &[OsString], d: Delivery) -> io::Result
         .args(args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(spec.cwd)
         .stdin(Stdio::piped())
         // One pipe for both streams, so their interleaving is the order of the writes.
         .stdout(Stdio::from(out_w))
@@ -218,10 +231,11 @@ fn pipe_job(spec: &LaunchSpec<'_>, args: &[OsString], d: Delivery) -> io::Result
     // forking the whole multi-threaded server; the shim makes its own session.
     let job: Job = Box::new(move || {
         let _runtime = d.handle.enter();
-        let result = inheritable(&d.report_w).and_then(|()| cmd.spawn());
+        let result = d.pass().and_then(|()| cmd.spawn());
         // Closes the parent's copies of the output pipe's write end.
         drop(cmd);
         drop(d.report_w);
+        drop(d.cwd);
         deliver(d.tx, result);
     });
     Ok((job, Parts::Pipes { output }))
@@ -234,9 +248,10 @@ fn deliver(tx: oneshot::Sender<io::Result<Child>>, result: io::Result<Child>) {
     }
 }
 
-/// Lets the report pipe's write end cross the shim's exec. Called on the spawner thread
-/// right before the spawn, and the descriptor is closed right after it: the spawner is the
-/// only thread of the server that starts processes, so no other child can inherit it.
+/// Lets a passed descriptor (the report pipe's write end, the working directory) cross the
+/// shim's exec. Called on the spawner thread right before the spawn, and the descriptor is
+/// closed right after it: the spawner is the only thread of the server that starts
+/// processes, so no other child can inherit it.
 fn inheritable(report_w: &OwnedFd) -> io::Result<()> {
     rustix::io::fcntl_setfd(report_w, rustix::io::FdFlags::empty()).map_err(io::Error::from)
 }

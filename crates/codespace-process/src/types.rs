@@ -1,6 +1,8 @@
 //! The public request and report types of the supervisor.
 
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -9,12 +11,17 @@ use tokio::sync::watch;
 /// command sees, and `argv[0]` is resolved on *its* `PATH` (or
 /// [`DEFAULT_PATH`](crate::DEFAULT_PATH) when `env` has none), relative entries against
 /// `cwd`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct SpawnRequest {
     /// The command; no shell is interposed. `argv[0]` must be non-empty.
     pub argv: Vec<String>,
-    /// The working directory (made absolute against the server's own if relative).
+    /// The working directory (made absolute against the server's own if relative), used
+    /// only without `cwd_dir`: it is then opened once, at the spawn.
     pub cwd: PathBuf,
+    /// The working directory as a directory descriptor the caller opened earlier (a
+    /// workspace root pinned at start): the shim enters it with `fchdir`, so a path
+    /// renamed or replaced by a symlink since does not move the command.
+    pub cwd_dir: Option<Arc<OwnedFd>>,
     /// The complete, clean environment of the command.
     pub env: Vec<(String, String)>,
     /// Run on a fresh pseudo-terminal of 24 rows by 80 columns instead of pipes.
@@ -163,6 +170,17 @@ pub struct ProcStatus {
     pub started_at_ms: u64,
     /// Exit time (when the whole tree was gone), milliseconds since the Unix epoch.
     pub exited_at_ms: Option<u64>,
+    /// The time limit the process runs under.
+    pub timeout: Duration,
+}
+
+/// What [`Supervisor::wait`](crate::Supervisor::wait) waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitFor {
+    /// Output past this absolute cursor, or the exit (after which no byte can follow).
+    Output { cursor: u64 },
+    /// The exit of the process and its whole tree.
+    Exit,
 }
 
 /// The outcome of [`Supervisor::terminate`](crate::Supervisor::terminate).

@@ -40,6 +40,7 @@ pub enum ErrorCode {
     ProcessNotRunning,
     StdinClosed,
     ProcessIoFailed,
+    Timeout,
     Internal,
 }
 
@@ -74,6 +75,7 @@ impl ErrorCode {
         ErrorCode::ProcessNotRunning,
         ErrorCode::StdinClosed,
         ErrorCode::ProcessIoFailed,
+        ErrorCode::Timeout,
         ErrorCode::Internal,
     ];
 
@@ -108,6 +110,7 @@ impl ErrorCode {
             ErrorCode::ProcessNotRunning => "PROCESS_NOT_RUNNING",
             ErrorCode::StdinClosed => "STDIN_CLOSED",
             ErrorCode::ProcessIoFailed => "PROCESS_IO_FAILED",
+            ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -122,7 +125,9 @@ impl ErrorCode {
                 "The operator's policy denies this action: a read-only profile, an unavailable environment backend, approvals=confirm (no holds yet), or sandbox=on on a host that cannot enforce it."
             }
             ErrorCode::WorkspaceNotFound => "The workspace_id is not registered.",
-            ErrorCode::InvalidPattern => "The glob or regular expression does not parse.",
+            ErrorCode::InvalidPattern => {
+                "The glob or regular expression does not parse, or the compiled expression is over the 1 MiB size cap."
+            }
             ErrorCode::PathEscape => {
                 "The path is absolute, empty, contains NUL, is too long, or leaves the workspace."
             }
@@ -159,7 +164,9 @@ impl ErrorCode {
             ErrorCode::WorkspaceIdRequired => {
                 "An operation_key given without workspace_id is used in more than one workspace."
             }
-            ErrorCode::LedgerError => "The operation ledger could not be read or written.",
+            ErrorCode::LedgerError => {
+                "The operation ledger, or the undo log beside it, could not be read or written."
+            }
             ErrorCode::InvalidCommand => {
                 "The command or its arguments are invalid (empty argv, a NUL byte, a zero terminal size)."
             }
@@ -175,6 +182,9 @@ impl ErrorCode {
             ErrorCode::ProcessIoFailed => {
                 "Writing to the process's stdin or resizing its terminal failed."
             }
+            ErrorCode::Timeout => {
+                "The command was killed at its time limit: read_process says so once, at the end of its output, instead of eof."
+            }
             ErrorCode::Internal => "An invariant of the server failed; this is a bug.",
         }
     }
@@ -189,7 +199,9 @@ impl ErrorCode {
             ErrorCode::WorkspaceNotFound => {
                 "Fix the id (workspace_info lists none; the operator knows them)."
             }
-            ErrorCode::InvalidPattern => "Fix the pattern; the message names the parse error.",
+            ErrorCode::InvalidPattern => {
+                "Fix the pattern; the message names the parse error, or says the pattern is too large (use fewer or smaller repetitions)."
+            }
             ErrorCode::PathEscape => {
                 "Use a workspace-relative path that stays inside the workspace."
             }
@@ -233,6 +245,9 @@ impl ErrorCode {
             ErrorCode::StdinClosed => "Start a new command if it needs more input.",
             ErrorCode::ProcessIoFailed => {
                 "Check process_status; the process may have stopped reading."
+            }
+            ErrorCode::Timeout => {
+                "Treat the work as interrupted, not finished: rerun it with a larger exec_command timeout_secs (at most the max_timeout_secs workspace_info shows), or split it."
             }
             ErrorCode::Internal => "Report it; do not treat it as busy.",
         }

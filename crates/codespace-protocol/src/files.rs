@@ -52,9 +52,16 @@ pub struct FindParams {
     /// Registered workspace id.
     pub workspace_id: String,
     /// Glob over workspace-relative paths (`*`, `**`, `?`, `[...]`, `{a,b}`); `*` does not cross
-    /// `/`. Omitted: every regular file.
+    /// `/`. Without a `/` it matches the file name at any depth (`*.txt` finds `src/a.txt`); a
+    /// leading `/` or `./` anchors it at the root, as does a `/` anywhere else. Omitted: every
+    /// regular file.
     #[serde(default)]
     pub glob: Option<String>,
+    /// List files that `.gitignore` (in any directory), `.ignore` or `.git/info/exclude` ignore,
+    /// and those beneath `.git/` (default false: they are left out; the global git excludes
+    /// file is never read).
+    #[serde(default)]
+    pub include_ignored: Option<bool>,
     /// Index into the sorted matching list (default 0).
     #[serde(default)]
     pub offset: Option<u64>,
@@ -90,15 +97,25 @@ pub struct FindResult {
 pub struct GrepParams {
     /// Registered workspace id.
     pub workspace_id: String,
-    /// Regular expression (Rust regex syntax), matched per line.
+    /// Regular expression (Rust regex syntax), matched per line; literal text with
+    /// `fixed_strings`.
     #[schemars(length(min = 1))]
     pub pattern: String,
-    /// Only search files whose workspace-relative path matches this glob.
+    /// `pattern` is literal text, not a regular expression (default false).
+    #[serde(default)]
+    pub fixed_strings: Option<bool>,
+    /// Only search files whose workspace-relative path matches this glob (same rules as
+    /// `find`: without a `/` it matches the file name at any depth).
     #[serde(default)]
     pub glob: Option<String>,
     /// Match case-insensitively (default false).
     #[serde(default)]
     pub case_insensitive: Option<bool>,
+    /// Search files that `.gitignore` (in any directory), `.ignore` or `.git/info/exclude`
+    /// ignore, and those beneath `.git/` (default false: they are left out; the global git
+    /// excludes file is never read).
+    #[serde(default)]
+    pub include_ignored: Option<bool>,
     /// Index into the ordered list of matches (default 0).
     #[serde(default)]
     pub offset: Option<u64>,
@@ -139,7 +156,11 @@ pub struct GrepResult {
     pub files_searched: u64,
     /// Files skipped because they look binary (contain NUL).
     pub binary_files_skipped: u64,
-    /// The walk or the search hit a cap (entries, files or time): matches may be missing.
+    /// Files skipped because a line is longer than 1 MiB (nothing of such a file is matched).
+    #[serde(default)]
+    pub long_line_files_skipped: u64,
+    /// The walk or the search hit a cap (entries, files or time) or was cancelled: matches
+    /// may be missing.
     pub incomplete: bool,
 }
 

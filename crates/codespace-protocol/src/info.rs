@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::process_info::{ProcessCapabilities, ProcessLimits, SerializationInfo};
+
 /// Arguments of `workspace_info`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 pub struct WorkspaceInfoParams {
@@ -37,6 +39,13 @@ pub struct WorkspaceInfo {
     /// Absolute registered root (with an id only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
+    /// Whether `root` still names the directory opened at start (with an id only):
+    /// `current`, `replaced` (the path was moved, or replaced by a symlink or another
+    /// directory) or `removed` (that directory was deleted). File tools and commands always
+    /// stay on the directory opened at start; a root that is not `current` needs the
+    /// operator.
+    #[serde(rename = "root_status", default, skip_serializing_if = "Option::is_none")]
+    pub root_status: Option<RootStatus>,
     /// The effective execution contract (with an id only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution: Option<WorkspaceExecutionInfo>,
@@ -53,6 +62,8 @@ pub struct WorkspaceExecutionInfo {
     pub files: FilesInfo,
     /// Whether the process tools are available.
     pub process: ProcessInfo,
+    /// How work in this workspace is serialized (the mutation lease and its queue).
+    pub serialization: SerializationInfo,
     /// What confines file tools and commands.
     pub isolation: IsolationInfo,
     /// The network policy for commands and whether it is enforced.
@@ -144,6 +155,14 @@ pub struct FileCapabilities {
 pub struct ProcessInfo {
     /// False until this server exposes the process tools, or when the profile forbids exec.
     pub available: bool,
+    /// What the process tools can do (only when available).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<ProcessCapabilities>,
+    /// The limits commands of this workspace run under.
+    pub limits: ProcessLimits,
+    /// Names of the variables the operator adds to every command's environment (their
+    /// values are not shown).
+    pub env_keys: Vec<String>,
 }
 
 /// What confines file tools and commands.
@@ -166,6 +185,9 @@ pub struct NetworkInfo {
     pub enforcement: Enforcement,
     /// Always false.
     pub client_may_escalate: bool,
+    /// What a command can still reach, in words (which sockets stay reachable).
+    #[serde(rename = "note", default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A transport the server speaks.
@@ -199,6 +221,15 @@ pub enum Approvals {
 pub enum EnvironmentKind {
     Host,
     LinuxContainer,
+}
+
+/// Whether a workspace's registered root path still names the directory opened at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RootStatus {
+    Current,
+    Replaced,
+    Removed,
 }
 
 /// What confines commands in this process.

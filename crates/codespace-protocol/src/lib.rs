@@ -10,6 +10,7 @@ mod info;
 mod limits;
 mod patch;
 mod process;
+mod process_info;
 
 /// The values the wire shares with the layers below, defined once in `codespace-types`.
 pub use codespace_types::{ChangeKind, EventName, ParseVersionError, Version};
@@ -19,6 +20,7 @@ pub use info::*;
 pub use limits::*;
 pub use patch::*;
 pub use process::*;
+pub use process_info::*;
 
 /// Server name reported in `initialize` and `workspace_info`.
 pub const SERVER_NAME: &str = "codespace";

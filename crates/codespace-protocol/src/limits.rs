@@ -12,6 +12,14 @@ pub const MAX_GREP_LIMIT: u32 = 2_000;
 pub const GREP_MAX_LINE_BYTES: usize = 512;
 /// Wall-clock budget of one `grep` call, in milliseconds; past it the result is `incomplete`.
 pub const GREP_TIME_BUDGET_MS: u64 = 10_000;
+/// Longest line `grep` searches, in bytes: a file with a longer line is skipped and counted
+/// in `long_line_files_skipped`. It bounds the searcher's buffer (memory) and, with the
+/// pattern cap, the regex work between two deadline checks.
+pub const GREP_MAX_SEARCH_LINE_BYTES: usize = 1024 * 1024;
+/// Largest compiled `grep` pattern, in bytes; a larger one is refused with INVALID_PATTERN.
+/// Ordinary patterns compile to a few KiB; a big counted repetition of a Unicode class
+/// (`\w{20}`) reaches it.
+pub const GREP_MAX_REGEX_BYTES: usize = 1024 * 1024;
 /// Most files one `grep` call searches; past it the result is `incomplete`.
 pub const GREP_MAX_FILES: usize = 50_000;
 /// Most paths one `version` call takes.
@@ -25,3 +33,6 @@ pub const WALK_TIME_BUDGET_MS: u64 = 10_000;
 /// Default and maximum `read_process` reply, in bytes.
 pub const DEFAULT_READ_PROCESS_BYTES: u32 = 64 * 1024;
 pub const MAX_READ_PROCESS_BYTES: u32 = 256 * 1024;
+/// Longest `wait_ms` of `read_process` and `process_status`, in milliseconds; a longer
+/// wait is cut to it (the call then returns what there is, as after any wait).
+pub const MAX_WAIT_MS: u64 = 30_000;

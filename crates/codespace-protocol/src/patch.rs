@@ -95,7 +95,8 @@ pub enum PatchStatus {
     Rejected,
     /// A write or the verification failed; every file was restored.
     FailedRolledBack,
-    /// A write failed and some files could not be restored: see `unrestored`.
+    /// A write failed and some files could not be restored in place: see `unrestored`
+    /// and `failure`; their old content is kept, see `preserved`.
     FailedPartial,
     /// The outcome cannot be told from the disk; inspect the files.
     Unknown,
@@ -115,6 +116,16 @@ pub struct FileChange {
     pub before_version: Version,
     /// Version after (`absent` for a delete).
     pub after_version: Version,
+}
+
+/// Where the undo log keeps a file's old content that could not be put back in place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Preserved {
+    /// The workspace-relative path the content belongs at.
+    pub path: String,
+    /// The file on the server's host that holds the old content, outside every workspace;
+    /// `codespace operations restore <operation_id>` puts it back once the path is free.
+    pub undo_path: String,
 }
 
 /// Result of `apply_patch`.
@@ -139,6 +150,10 @@ pub struct ApplyPatchResult {
     /// The request's `work_id`, echoed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_id: Option<String>,
+    /// `failed_partial` / `unknown`: old content that is not in place, and where the undo
+    /// log keeps it. Nothing a patch replaced, moved or deleted is ever lost.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preserved: Vec<Preserved>,
 }
 
 /// Arguments of `operation_status`: an `operation_id`, or an `operation_key` with its
@@ -162,7 +177,7 @@ pub struct OperationStatusParams {
 pub struct OperationEvent {
     /// Unix seconds.
     pub at: i64,
-    /// `minted`, `planned`, `finished` or `recovered`.
+    /// `minted`, `planned`, `finished`, `recovered` or `restored`.
     pub name: EventName,
     /// The terminal status set, on `finished` and `recovered`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -215,4 +230,8 @@ pub struct OperationStatusResult {
     /// The refusal recorded for a `rejected` operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<crate::ErrorBody>,
+    /// As in the `apply_patch` result: old content kept in the undo log, not in place
+    /// (a `restored` event records an operator putting it back).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preserved: Vec<Preserved>,
 }

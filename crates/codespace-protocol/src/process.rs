@@ -6,19 +6,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::is_false;
 
-/// Arguments of `exec_command`. There is deliberately no cwd, env, timeout or terminal size:
-/// the server fills them in (cwd = workspace root, a clean environment, the operator's
-/// timeout, a 24x80 terminal).
+/// Arguments of `exec_command`. There is deliberately no cwd, env or terminal size: the
+/// server fills them in (cwd = workspace root, a clean environment plus the workspace's
+/// `env`, a 24x80 terminal). The time limit is the workspace's unless `timeout_secs` asks
+/// for another, within the operator's ceiling.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ExecCommandParams {
     /// Registered workspace id.
     pub workspace_id: String,
-    /// argv: `command[0]` is resolved on the child's PATH; no shell is interposed.
+    /// argv: `command[0]` is resolved on the child's PATH, among the directories the
+    /// command can see; no shell is interposed.
     #[schemars(length(min = 1))]
     pub command: Vec<String>,
     /// Run on a pseudo-terminal (24x80) instead of pipes (default false).
     #[serde(default)]
     pub tty: Option<bool>,
+    /// Time limit in seconds (absent or 0: the workspace's `timeout_secs` in
+    /// workspace_info). Cut to the workspace's `max_timeout_secs`, never above; the result
+    /// says what applies.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
     /// Echoed back.
     #[serde(default)]
     pub work_id: Option<String>,
@@ -31,6 +38,12 @@ pub struct ExecCommandResult {
     pub process_id: String,
     /// `confirmed`: the process was started (not that it succeeded).
     pub dispatch_status: DispatchStatus,
+    /// The time limit the process runs under, in seconds.
+    pub timeout_secs: u64,
+    /// The requested `timeout_secs` was above the workspace's `max_timeout_secs` and was
+    /// cut to it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub timeout_clamped: bool,
     /// The request's `work_id`, echoed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_id: Option<String>,
@@ -84,6 +97,10 @@ pub struct ReadProcessParams {
     #[serde(default)]
     #[schemars(range(min = 1, max = 262_144))]
     pub max_bytes: Option<u64>,
+    /// Wait up to this many milliseconds (at most 30000) for output past `cursor` or the
+    /// process's end, returning as soon as either happens (default 0: no wait).
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
 }
 
 /// Result of `read_process`.
@@ -104,11 +121,22 @@ pub struct ReadProcessResult {
     pub retained_from: u64,
 }
 
-/// Arguments of `process_status` and `terminate_process`.
+/// Arguments of `terminate_process`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ProcessIdParams {
     /// `proc-<uuid>` from `exec_command`.
     pub process_id: String,
+}
+
+/// Arguments of `process_status`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ProcessStatusParams {
+    /// `proc-<uuid>` from `exec_command`.
+    pub process_id: String,
+    /// Wait up to this many milliseconds (at most 30000) for the process to exit,
+    /// returning as soon as it does (default 0: no wait).
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
 }
 
 /// A signal that ended a process.
@@ -168,6 +196,9 @@ pub struct ProcessStatusResult {
     pub output_retained_from: u64,
     /// Output collection is complete.
     pub eof: bool,
+    /// The time limit the process runs under, in seconds (`termination` is `timeout` when
+    /// it was killed at it).
+    pub timeout_secs: u64,
     /// Unix milliseconds.
     pub started_at: u64,
     /// Unix milliseconds; only when exited.

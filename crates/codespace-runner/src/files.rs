@@ -1,4 +1,5 @@
-//! `find`: the bounded no-follow walk filtered by a glob.
+//! `find`: the bounded no-follow walk filtered by a glob, ignored paths left out unless
+//! asked for.
 
 use codespace_fs::{Root, WalkLimits};
 
@@ -15,8 +16,9 @@ pub fn find(
     root: &Root,
     glob: Option<&PathGlob>,
     limits: &WalkLimits,
+    include_ignored: bool,
 ) -> Result<FindOutcome, RunnerError> {
-    let walk = root.walk(limits)?;
+    let walk = crate::ignores::walk(root, limits, include_ignored)?;
     let mut paths = walk.files;
     if let Some(glob) = glob {
         paths.retain(|p| glob.is_match(p));

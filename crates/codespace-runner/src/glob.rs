@@ -1,6 +1,8 @@
 //! Glob matching over workspace-relative paths with real glob semantics: `*` and `?` stay
 //! within one path component, `**` crosses components, `[...]` classes and `{a,b}`
-//! alternatives.
+//! alternatives. Anchoring follows `.gitignore` and `rg --glob`: a glob without `/` matches
+//! the file name at any depth; a leading `/` or `./` anchors it at the root, as does a `/`
+//! anywhere else.
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
@@ -10,31 +12,42 @@ use crate::RunnerError;
 #[derive(Debug, Clone)]
 pub struct PathGlob {
     matcher: GlobMatcher,
+    /// Matched against the file name only (the glob had no `/`).
+    name_only: bool,
 }
 
 impl PathGlob {
     pub fn new(pattern: &str) -> Result<PathGlob, RunnerError> {
         let invalid =
             |reason: String| RunnerError::InvalidGlob { glob: pattern.to_owned(), reason };
-        if pattern.is_empty() {
+        let anchored = pattern.strip_prefix("./").or_else(|| pattern.strip_prefix('/'));
+        let body = anchored.unwrap_or(pattern);
+        if body.is_empty() {
             return Err(invalid("empty glob".to_owned()));
         }
-        if pattern.starts_with('/') {
+        if body.starts_with('/') {
             return Err(invalid(
-                "globs match workspace-relative paths; drop the leading '/'".to_owned(),
+                "globs match workspace-relative paths; use one leading '/'".to_owned(),
             ));
         }
-        let glob: Glob = GlobBuilder::new(pattern)
+        let name_only = anchored.is_none() && !body.contains('/');
+        let glob: Glob = GlobBuilder::new(body)
             .literal_separator(true)
             .backslash_escape(true)
             .empty_alternates(true)
             .build()
             .map_err(|e| invalid(e.kind().to_string()))?;
-        Ok(PathGlob { matcher: glob.compile_matcher() })
+        Ok(PathGlob { matcher: glob.compile_matcher(), name_only })
     }
 
+    /// `path` is workspace-relative and `/`-separated.
     pub fn is_match(&self, path: &str) -> bool {
-        self.matcher.is_match(path)
+        if self.name_only {
+            let name = path.rsplit_once('/').map_or(path, |(_, name)| name);
+            self.matcher.is_match(name)
+        } else {
+            self.matcher.is_match(path)
+        }
     }
 }
 
@@ -49,7 +62,8 @@ mod tests {
     #[test]
     fn semantics() {
         assert!(m("*.rs", "main.rs"));
-        assert!(!m("*.rs", "src/main.rs"), "* must not cross '/'");
+        assert!(!m("/*.rs", "src/main.rs"), "* must not cross '/'");
+        assert!(!m("src/*.rs", "src/a/main.rs"), "* must not cross '/'");
         assert!(m("**/*.rs", "src/main.rs"));
         assert!(m("**/*.rs", "main.rs"));
         assert!(m("src/**", "src/a/b/c.txt"));
@@ -61,13 +75,38 @@ mod tests {
         assert!(m("**/*.{rs,toml}", "x/Cargo.toml"));
         assert!(!m("**/*.{rs,toml}", "x/Cargo.lock"));
         assert!(m("README.md", "README.md"));
-        assert!(!m("README.md", "docs/README.md"));
+        assert!(!m("docs/README.md", "README.md"));
         assert!(!m("*.RS", "main.rs"), "case-sensitive");
     }
 
     #[test]
+    fn a_glob_without_a_slash_matches_the_name_at_any_depth() {
+        for path in ["a.txt", "src/a.txt", "src/deep/b.txt"] {
+            assert!(m("*.txt", path), "{path}");
+        }
+        assert!(m("README.md", "docs/README.md"));
+        assert!(m("[ab].txt", "x/b.txt"));
+        assert!(m("{a,b}.txt", "x/a.txt"));
+        assert!(!m("*.txt", "src.txt/a.rs"), "only the last component is the name");
+        assert!(m("*", "src/deep/b.txt"));
+        assert!(m("**", "src/deep/b.txt"));
+    }
+
+    #[test]
+    fn a_leading_slash_or_dot_slash_anchors_at_the_root() {
+        for g in ["/*.txt", "./*.txt"] {
+            assert!(m(g, "a.txt"), "{g}");
+            assert!(!m(g, "src/a.txt"), "{g}");
+        }
+        assert!(m("/src/*.txt", "src/a.txt"));
+        assert!(m("src/*.txt", "src/a.txt"));
+        assert!(!m("src/*.txt", "x/src/a.txt"), "a '/' inside anchors at the root");
+        assert!(!m("{a,b/c}.txt", "x/a.txt"), "a '/' in an alternative anchors too");
+    }
+
+    #[test]
     fn bad_globs_are_refused() {
-        for g in ["", "/abs/*.rs", "src/[ab.rs", "{a,b"] {
+        for g in ["", "/", "./", "//abs/*.rs", "src/[ab.rs", "{a,b"] {
             assert!(matches!(PathGlob::new(g), Err(RunnerError::InvalidGlob { .. })), "{g}");
         }
     }

@@ -7,16 +7,20 @@
 
 mod files;
 mod glob;
+mod ignores;
 mod patch;
 mod search;
 
-pub use codespace_fs::{FileKind, FsError, Root, Version, Walk, WalkLimits, Window, WorkspacePath};
-pub use codespace_patch::{ChangeKind, ErrorKind as PatchErrorKind, PatchError, PlanError};
+pub use codespace_fs::{
+    Cancel, FileKind, FsError, Progress, Root, RootStatus, Version, Walk, WalkLimits, Window,
+    WorkspacePath,
+};
+pub use codespace_patch::{ChangeKind, PatchError, PlanError};
 pub use files::{FindOutcome, find};
 pub use glob::PathGlob;
 pub use patch::{
-    ApplyOutcome, Classification, LookupError, MAX_PATCH_FILE_BYTES, PatchFs, PlanFailure,
-    PlannedWrite, apply, classify, prepare,
+    ApplyOutcome, Found, InterruptedFile, LookupError, MAX_PATCH_FILE_BYTES, PatchFs, PlanFailure,
+    PlannedWrite, Undone, apply, prepare, put_back, roll_back, survey,
 };
 pub use search::{GrepOutcome, GrepRequest, LineMatch, grep};
 
@@ -28,7 +32,13 @@ pub enum RunnerError {
     /// The glob does not parse.
     #[error("invalid glob {glob:?}: {reason}")]
     InvalidGlob { glob: String, reason: String },
-    /// The regular expression does not parse (or is too large).
+    /// The regular expression does not parse.
     #[error("invalid regular expression: {reason}")]
     InvalidRegex { reason: String },
+    /// The regular expression parses, but its compiled form is over the size cap.
+    #[error(
+        "the compiled pattern is too large (over {limit} bytes): use fewer or smaller \
+         repetitions, or ASCII classes such as (?-u:\\w) instead of Unicode ones"
+    )]
+    RegexTooLarge { limit: usize },
 }

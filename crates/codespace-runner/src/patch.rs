@@ -1,6 +1,6 @@
 //! The patch transaction: plan a V4A patch against the disk, then write it all-or-nothing
 //! (snapshot in memory, temp + fsync + rename per file, verify every hash, restore on any
-//! failure), and classify a tree against a recorded plan after a crash.
+//! failure); `recover` rolls a tree a crash left half-written back to its old content.
 
 use std::io::Read;
 
@@ -119,6 +119,9 @@ pub trait PatchFs {
     fn remove_file(&self, p: &WorkspacePath) -> Result<(), FsError>;
     fn remove_empty_dir(&self, p: &WorkspacePath) -> Result<(), FsError>;
     fn version(&self, p: &WorkspacePath) -> Result<Version, FsError>;
+    /// Called once every write and removal has landed, before verification: a seam where
+    /// a test races the transaction (a directory swapped under it). Nothing by default.
+    fn written(&self) {}
 }
 
 impl PatchFs for Root {
@@ -178,6 +181,7 @@ pub fn apply(fs: &dyn PatchFs, writes: &[PlannedWrite]) -> ApplyOutcome {
             return rollback(fs, writes, done, format!("{}: {e}", w.path.as_str()));
         }
     }
+    fs.written();
     for w in writes {
         match fs.version(&w.path) {
             Ok(v) if v == w.after_version() => {}
@@ -277,42 +281,9 @@ fn verify(fs: &dyn PatchFs, p: &WorkspacePath, want: &Version) -> Result<(), FsE
     }
 }
 
-/// What the disk says about a recorded plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Classification {
-    /// Every path holds its after-version.
-    AllAfter,
-    /// Every path holds its before-version.
-    AllBefore,
-    /// Some paths hold before, some after.
-    Mixed,
-    /// A path holds neither, or cannot be read.
-    Unknown,
-}
+mod recover;
 
-/// Classifies the tree against `(path, before, after)` triples of a recorded plan.
-pub fn classify(root: &Root, plan: &[(String, Version, Version)]) -> Classification {
-    let (mut before, mut after) = (0usize, 0usize);
-    for (path, b, a) in plan {
-        let Ok(wp) = WorkspacePath::parse(path) else { return Classification::Unknown };
-        let Ok(now) = root.version(&wp) else { return Classification::Unknown };
-        // A path whose before equals its after counts on both sides.
-        let (is_b, is_a) = (now == *b, now == *a);
-        if !is_b && !is_a {
-            return Classification::Unknown;
-        }
-        before += usize::from(is_b);
-        after += usize::from(is_a);
-    }
-    let n = plan.len();
-    if after == n {
-        Classification::AllAfter
-    } else if before == n {
-        Classification::AllBefore
-    } else {
-        Classification::Mixed
-    }
-}
+pub use recover::{Found, InterruptedFile, Undone, put_back, roll_back, survey};
 
 #[cfg(test)]
 #[expect(

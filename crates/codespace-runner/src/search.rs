@@ -1,6 +1,13 @@
-//! `grep`: line-oriented regex search over the bounded walk, built on grep-searcher.
-//! Binary files (a NUL byte) are skipped whole; the search stops at the page end, at a file
-//! cap or at a deadline, and says so.
+//! `grep`: line-oriented regex (or literal) search over the bounded walk, ignored paths left
+//! out unless asked for, built on grep-searcher.
+//! Binary files (a NUL byte) and files with a line longer than the line cap are skipped
+//! whole and counted; the compiled pattern is size-capped; the search stops at the page end,
+//! at a file cap, at a deadline or when the caller cancels, and says so.
+//!
+//! Time bound: the deadline and the cancel flag are polled before every file, before every
+//! read of the searcher's buffer (64 KiB, or one line when a line is longer), at every
+//! match, and inside the matcher while it searches one buffer (`matcher`), so a pattern
+//! built to defeat the regex engine stops on time too.
 
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,16 +15,22 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use codespace_fs::{FsError, Root, WalkLimits, WorkspacePath};
-use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 
 use crate::{PathGlob, RunnerError};
+use matcher::{LineMatcher, Stop};
+
+mod matcher;
 
 /// One search request, already validated by the caller.
 #[derive(Debug, Clone)]
 pub struct GrepRequest<'a> {
     pub pattern: &'a str,
+    /// `pattern` is literal text, not a regular expression.
+    pub fixed_strings: bool,
     pub case_insensitive: bool,
+    /// Search ignored files too (`.gitignore`, `.ignore`, `.git/info/exclude`, `.git/`).
+    pub include_ignored: bool,
     pub glob: Option<&'a PathGlob>,
     /// Matches to skip (the page start).
     pub offset: u64,
@@ -27,9 +40,23 @@ pub struct GrepRequest<'a> {
     pub max_line_bytes: usize,
     /// Most files searched in one call.
     pub max_files: usize,
+    /// Longest line the searcher buffers, in bytes: its memory and the regex work per
+    /// buffer are bounded by it. A file with a longer line is skipped and counted.
+    pub max_search_line_bytes: usize,
+    /// Largest compiled pattern accepted, in bytes; a larger one is `RegexTooLarge`.
+    pub max_regex_bytes: usize,
+    /// The walk's caps; its `cancel` flag also stops the search, and its `progress`
+    /// counts the files searched too.
     pub walk: WalkLimits,
     /// Past this instant the search stops and reports `incomplete`.
     pub deadline: Instant,
+}
+
+impl GrepRequest<'_> {
+    /// The deadline passed or the caller cancelled: no more work should start.
+    fn stopped(&self) -> bool {
+        self.walk.cancel.is_cancelled() || Instant::now() >= self.deadline
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +75,9 @@ pub struct GrepOutcome {
     pub has_more: bool,
     pub files_searched: u64,
     pub binary_files_skipped: u64,
-    /// A walk cap, the file cap or the deadline cut the search short.
+    /// Files skipped because a line is longer than `max_search_line_bytes`.
+    pub long_line_files_skipped: u64,
+    /// A walk cap, the file cap, the deadline or a cancel cut the search short.
     pub incomplete: bool,
 }
 
@@ -57,12 +86,18 @@ pub struct GrepOutcome {
 const RUN_AHEAD: usize = 64;
 
 pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerError> {
-    let matcher = RegexMatcherBuilder::new()
-        .case_insensitive(req.case_insensitive)
-        .line_terminator(Some(b'\n'))
-        .build(req.pattern)
-        .map_err(|e| RunnerError::InvalidRegex { reason: e.to_string() })?;
-    let walk = root.walk(&req.walk)?;
+    // A literal search is the escaped pattern: the matcher below never sees the flag.
+    let escaped;
+    let literal;
+    let req = if req.fixed_strings {
+        escaped = regex_syntax::escape(req.pattern);
+        literal = GrepRequest { pattern: &escaped, fixed_strings: false, ..req.clone() };
+        &literal
+    } else {
+        req
+    };
+    let matcher = build_matcher(req)?;
+    let walk = crate::ignores::walk(root, &req.walk, req.include_ignored)?;
     let files: Vec<&str> = walk
         .files
         .iter()
@@ -75,6 +110,7 @@ pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerErr
         has_more: false,
         files_searched: 0,
         binary_files_skipped: 0,
+        long_line_files_skipped: 0,
         incomplete: walk.incomplete,
     };
 
@@ -106,11 +142,18 @@ pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerErr
     }
 }
 
+fn build_matcher(req: &GrepRequest<'_>) -> Result<LineMatcher, RunnerError> {
+    let stop = Stop { deadline: req.deadline, cancel: req.walk.cancel.clone() };
+    LineMatcher::new(req.pattern, req.case_insensitive, req.max_regex_bytes, stop)
+}
+
 enum FileResult {
     /// Not a searchable regular file any more (removed, replaced by a link or a FIFO).
     Skipped,
     Binary,
-    /// The file cap or the deadline was reached before this file.
+    /// A line is longer than the searcher's line cap.
+    LongLine,
+    /// The file cap, the deadline or a cancel was reached before this file.
     OverBudget,
     Failed(RunnerError),
     /// Up to `wanted + 1` matches of this file, and how many it had (capped the same way).
@@ -179,6 +222,10 @@ fn consume(
                 out.files_searched += 1;
                 out.binary_files_skipped += 1;
             }
+            FileResult::LongLine => {
+                out.files_searched += 1;
+                out.long_line_files_skipped += 1;
+            }
             FileResult::Searched { matches, count, timed_out } => {
                 out.files_searched += 1;
                 let skip = req.offset.saturating_sub(seen).min(count) as usize;
@@ -203,13 +250,14 @@ fn worker(
     root: &Root,
     req: &GrepRequest<'_>,
     files: &[&str],
-    matcher: &grep_regex::RegexMatcher,
+    matcher: &LineMatcher,
     shared: &Shared,
     wanted: u64,
 ) {
     let mut searcher = SearcherBuilder::new()
         .line_number(true)
         .binary_detection(BinaryDetection::quit(b'\0'))
+        .heap_limit(Some(req.max_search_line_bytes))
         .build();
     loop {
         let i = shared.next.fetch_add(1, Ordering::Relaxed);
@@ -225,10 +273,12 @@ fn worker(
                 return;
             }
         }
-        let result = if Instant::now() >= req.deadline || i >= req.max_files {
+        let result = if req.stopped() || i >= req.max_files {
             FileResult::OverBudget
         } else {
-            search_one(root, req, files[i], matcher, &mut searcher, wanted)
+            let result = search_one(root, req, files[i], matcher, &mut searcher, wanted);
+            req.walk.progress.file_searched();
+            result
         };
         shared.lock().results[i] = Some(result);
         shared.changed.notify_all();
@@ -239,7 +289,7 @@ fn search_one(
     root: &Root,
     req: &GrepRequest<'_>,
     path: &str,
-    matcher: &grep_regex::RegexMatcher,
+    matcher: &LineMatcher,
     searcher: &mut Searcher,
     wanted: u64,
 ) -> FileResult {
@@ -256,21 +306,20 @@ fn search_one(
         ) => return FileResult::Skipped,
         Err(e) => return FileResult::Failed(e.into()),
     };
-    let mut sink = FileSink {
-        path,
-        max_line_bytes: req.max_line_bytes,
-        cap: wanted + 1,
-        found: Vec::new(),
-        binary: false,
-    };
-    let reader = DeadlineReader { inner: file, deadline: req.deadline };
-    let timed_out = match searcher.search_reader(matcher, reader, &mut sink) {
+    let mut sink =
+        FileSink { req, path, cap: wanted + 1, found: Vec::new(), binary: false, stopped: false };
+    let reader = StopReader { inner: file, req };
+    let mut timed_out = match searcher.search_reader(matcher, reader, &mut sink) {
         Ok(()) => false,
         Err(e) if e.kind() == io::ErrorKind::TimedOut => true,
+        Err(e) if is_line_cap(&e, req.max_search_line_bytes) => return FileResult::LongLine,
+        // The matcher stopped mid-buffer (its error reaches us retyped as `Other`).
+        Err(_) if req.stopped() => true,
         // A read error on one file (truncated under us, a failing disk) ends that file's
         // search only; the matches found before it stay valid.
         Err(_) => false,
     };
+    timed_out |= sink.stopped;
     if sink.binary {
         return FileResult::Binary;
     }
@@ -278,26 +327,39 @@ fn search_one(
     FileResult::Searched { matches: sink.found, count, timed_out }
 }
 
+/// grep-searcher's error for a line that does not fit its heap limit (an `Other` error
+/// with exactly this text; pinned by a test).
+fn is_line_cap(e: &io::Error, limit: usize) -> bool {
+    e.kind() == io::ErrorKind::Other
+        && e.to_string() == format!("configured allocation limit ({limit}) exceeded")
+}
+
 struct FileSink<'a> {
+    req: &'a GrepRequest<'a>,
     path: &'a str,
-    max_line_bytes: usize,
     /// `offset + limit + 1`: no file needs to report more (one more proves another page).
     cap: u64,
     found: Vec<LineMatch>,
     binary: bool,
+    /// The deadline or a cancel ended this file's search.
+    stopped: bool,
 }
 
 impl Sink for FileSink<'_> {
     type Error = io::Error;
 
     fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
-        let (text, text_truncated) = line_text(mat.bytes(), self.max_line_bytes);
+        let (text, text_truncated) = line_text(mat.bytes(), self.req.max_line_bytes);
         self.found.push(LineMatch {
             path: self.path.to_owned(),
             line: mat.line_number().unwrap_or(0),
             text,
             text_truncated,
         });
+        if self.req.stopped() {
+            self.stopped = true;
+            return Ok(false);
+        }
         Ok((self.found.len() as u64) < self.cap)
     }
 
@@ -322,16 +384,17 @@ fn line_text(bytes: &[u8], max: usize) -> (String, bool) {
     (text, cut)
 }
 
-/// Fails reads past the deadline so one huge file cannot hold a search beyond its budget.
-struct DeadlineReader<R> {
+/// Fails reads past the deadline or after a cancel, so one huge file cannot hold a search
+/// beyond its budget. `TimedOut`, never `Interrupted`, which readers retry.
+struct StopReader<'a, R> {
     inner: R,
-    deadline: Instant,
+    req: &'a GrepRequest<'a>,
 }
 
-impl<R: Read> Read for DeadlineReader<R> {
+impl<R: Read> Read for StopReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if Instant::now() >= self.deadline {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "search deadline"));
+        if self.req.stopped() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "search stopped"));
         }
         self.inner.read(buf)
     }
@@ -342,69 +405,4 @@ impl<R: Read> Read for DeadlineReader<R> {
     clippy::disallowed_methods,
     reason = "tests build their fixtures and inspect results on the host filesystem"
 )]
-mod tests {
-    use super::*;
-
-    fn request<'a>(pattern: &'a str, offset: u64, limit: usize) -> GrepRequest<'a> {
-        GrepRequest {
-            pattern,
-            case_insensitive: false,
-            glob: None,
-            offset,
-            limit,
-            max_line_bytes: 512,
-            max_files: 50_000,
-            walk: WalkLimits::default(),
-            deadline: Instant::now() + std::time::Duration::from_secs(60),
-        }
-    }
-
-    #[test]
-    fn parallel_pages_are_ordered_and_complete() {
-        let dir = tempfile::tempdir().unwrap();
-        for d in 0..20 {
-            std::fs::create_dir(dir.path().join(format!("d{d:02}"))).unwrap();
-            for f in 0..25 {
-                let body =
-                    if (d + f) % 3 == 0 { "hit one\nmiss\nhit two\nhit three\n" } else { "miss\n" };
-                std::fs::write(dir.path().join(format!("d{d:02}/f{f:02}.txt")), body).unwrap();
-            }
-        }
-        std::fs::write(dir.path().join("d05/bin.dat"), b"hit\0binary").unwrap();
-        let root = Root::open(dir.path()).unwrap();
-        let all = grep(&root, &request("hit", 0, 2000)).unwrap();
-        assert!(!all.has_more);
-        assert_eq!(all.binary_files_skipped, 1);
-        let expected_files = (0..20)
-            .flat_map(|d| (0..25).map(move |f| (d, f)))
-            .filter(|(d, f)| (d + f) % 3 == 0)
-            .count();
-        assert_eq!(all.matches.len(), expected_files * 3);
-        let mut sorted = all.matches.clone();
-        sorted.sort_by(|a, b| (a.path.as_bytes(), a.line).cmp(&(b.path.as_bytes(), b.line)));
-        assert_eq!(sorted, all.matches, "walk order, then line order");
-        for limit in [7usize, 64, 500] {
-            let mut paged = Vec::new();
-            let mut offset = 0u64;
-            loop {
-                let page = grep(&root, &request("hit", offset, limit)).unwrap();
-                assert!(page.matches.len() <= limit);
-                offset += page.matches.len() as u64;
-                paged.extend(page.matches);
-                if !page.has_more {
-                    break;
-                }
-            }
-            assert_eq!(paged, all.matches, "limit {limit}");
-        }
-        let past = grep(&root, &request("hit", 10_000, 10)).unwrap();
-        assert!(past.matches.is_empty() && !past.has_more);
-    }
-
-    #[test]
-    fn line_text_cuts_on_char_boundary() {
-        assert_eq!(line_text(b"abc\r\n", 10), ("abc".to_owned(), false));
-        assert_eq!(line_text("aé".as_bytes(), 2), ("a".to_owned(), true));
-        assert_eq!(line_text(b"abcdef\n", 3), ("abc".to_owned(), true));
-    }
-}
+mod tests;

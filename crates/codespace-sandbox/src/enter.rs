@@ -10,8 +10,10 @@
 //! 3. seccomp (architecture checked, other architectures killed): `EPERM` for
 //!    `io_uring_*`, `ptrace`, `process_vm_readv/writev`, `bpf`, `perf_event_open`, the
 //!    keyring calls, every mount call (old and new API), `pivot_root`, `kexec_*`, module
-//!    loading and `ioctl(TIOCSTI)`; under `Restricted` also `socket`/`socketpair` of every
-//!    family but `AF_UNIX`.
+//!    loading, `setns`, `unshare` and `clone` with any namespace flag, and `ioctl(TIOCSTI)`;
+//!    under `Restricted` also `socket`/`socketpair` of every family but `AF_UNIX`. A second
+//!    filter answers `clone3` with `ENOSYS` (its flags live in memory a filter cannot read),
+//!    so libc falls back to `clone`, whose flags it can.
 //! 4. Every capability dropped (effective, permitted, inheritable, ambient), so the exec'd
 //!    command holds none even as uid 0 inside its user namespace (`no_new_privs` keeps exec
 //!    from granting any back).
@@ -112,11 +114,13 @@ impl std::error::Error for SandboxError {}
 pub(crate) fn enter(
     policy: &SandboxPolicy,
     visible: &Visible,
-    bpf: &BpfProgram,
+    filters: &[BpfProgram],
 ) -> Result<(), SandboxError> {
     set_no_new_privs()?;
     landlock(policy, visible)?;
-    seccompiler::apply_filter(bpf).map_err(|e| SandboxError::other("seccomp", e))?;
+    for bpf in filters {
+        seccompiler::apply_filter(bpf).map_err(|e| SandboxError::other("seccomp", e))?;
+    }
     drop_capabilities()
 }
 
@@ -180,8 +184,42 @@ fn path_fd(path: &Path) -> Result<PathFd, SandboxError> {
         .map_err(|e| SandboxError::other("landlock", format!("{}: {e}", path.display())))
 }
 
-/// The seccomp program for `network` (exposed for tests and for building it early).
-pub fn seccomp_program(network: NetworkPolicy) -> Result<BpfProgram, SandboxError> {
+/// Every namespace flag of `unshare` (and `clone3`).
+const NAMESPACE_FLAGS: [libc::c_int; 8] = [
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWCGROUP,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWTIME,
+];
+
+/// The seccomp programs for `network`, to be installed in order (exposed for tests and
+/// for building them early): the main filter, then the one that hides `clone3`.
+pub fn seccomp_programs(network: NetworkPolicy) -> Result<Vec<BpfProgram>, SandboxError> {
+    Ok(vec![seccomp_program(network)?, clone3_program()?])
+}
+
+/// `clone3` answered with `ENOSYS`, everything else allowed (the main filter still applies:
+/// the kernel takes the strictest answer of all filters).
+fn clone3_program() -> Result<BpfProgram, SandboxError> {
+    let err = |e: seccompiler::BackendError| SandboxError::other("seccomp", e);
+    let rules = BTreeMap::from([(libc::SYS_clone3, Vec::new())]);
+    let arch = std::env::consts::ARCH.try_into().map_err(err)?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )
+    .map_err(err)?;
+    filter.try_into().map_err(err)
+}
+
+/// The main seccomp program for `network`.
+fn seccomp_program(network: NetworkPolicy) -> Result<BpfProgram, SandboxError> {
     let err = |e: seccompiler::BackendError| SandboxError::other("seccomp", e);
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for nr in [
@@ -211,6 +249,7 @@ pub fn seccomp_program(network: NetworkPolicy) -> Result<BpfProgram, SandboxErro
         libc::SYS_init_module,
         libc::SYS_finit_module,
         libc::SYS_delete_module,
+        libc::SYS_setns,
     ] {
         // An empty rule list matches every call of the syscall.
         rules.insert(nr, Vec::new());
@@ -220,6 +259,7 @@ pub fn seccomp_program(network: NetworkPolicy) -> Result<BpfProgram, SandboxErro
     };
     let tiocsti = SeccompRule::new(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCSTI)?]).map_err(err)?;
     rules.insert(libc::SYS_ioctl, vec![tiocsti]);
+    rules.extend(namespace_rules()?);
     if network == NetworkPolicy::Restricted {
         for nr in [libc::SYS_socket, libc::SYS_socketpair] {
             let not_unix = cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?;
@@ -235,6 +275,31 @@ pub fn seccomp_program(network: NetworkPolicy) -> Result<BpfProgram, SandboxErro
     )
     .map_err(err)?;
     filter.try_into().map_err(err)
+}
+
+/// `unshare` and `clone` with any namespace flag: one rule per flag, since a filter's
+/// rules are alternatives. For `clone` the low byte is the exit signal, where
+/// CLONE_NEWTIME's bit would sit, so that flag is left out there.
+fn namespace_rules() -> Result<[(i64, Vec<SeccompRule>); 2], SandboxError> {
+    let flag_rules = |flags: &[libc::c_int]| -> Result<Vec<SeccompRule>, SandboxError> {
+        let err = |e: seccompiler::BackendError| SandboxError::other("seccomp", e);
+        flags
+            .iter()
+            .map(|f| {
+                let f = *f as u64;
+                let set =
+                    SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(f), f)
+                        .map_err(err)?;
+                SeccompRule::new(vec![set]).map_err(err)
+            })
+            .collect()
+    };
+    let clone_flags: Vec<libc::c_int> =
+        NAMESPACE_FLAGS.into_iter().filter(|f| *f != libc::CLONE_NEWTIME).collect();
+    Ok([
+        (libc::SYS_unshare, flag_rules(&NAMESPACE_FLAGS)?),
+        (libc::SYS_clone, flag_rules(&clone_flags)?),
+    ])
 }
 
 /// `capset` with every set empty, and the ambient set cleared.
@@ -256,8 +321,11 @@ mod tests {
     #[test]
     fn seccomp_programs_build_for_both_network_policies() {
         for network in [NetworkPolicy::Restricted, NetworkPolicy::Enabled] {
-            let bpf = seccomp_program(network);
-            assert!(bpf.as_ref().is_ok_and(|p| !p.is_empty()), "{network:?}: {bpf:?}");
+            let bpf = seccomp_programs(network);
+            assert!(
+                bpf.as_ref().is_ok_and(|p| p.len() == 2 && p.iter().all(|p| !p.is_empty())),
+                "{network:?}: {bpf:?}"
+            );
         }
         let restricted = seccomp_program(NetworkPolicy::Restricted).map(|p| p.len()).ok();
         let enabled = seccomp_program(NetworkPolicy::Enabled).map(|p| p.len()).ok();

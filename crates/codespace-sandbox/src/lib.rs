@@ -15,7 +15,7 @@ mod policy;
 mod probe;
 mod sys;
 
-pub use enter::{LANDLOCK_ABI, SandboxError, seccomp_program};
+pub use enter::{LANDLOCK_ABI, SandboxError, seccomp_programs};
 pub use launch::launch;
 pub use policy::{MAX_MAX_PIDS, MIN_MAX_PIDS, NetworkPolicy, SandboxPolicy};
 pub use probe::{HostProbe, probe};

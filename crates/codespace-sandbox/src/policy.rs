@@ -64,20 +64,28 @@ pub struct SandboxPolicy {
     /// (processes and threads) exist in the sandbox at once. Between [`MIN_MAX_PIDS`] and
     /// [`MAX_MAX_PIDS`].
     pub max_pids: u32,
+    /// The root (one of `read_roots` or `writable_roots`, canonical) that is the working
+    /// directory the launcher inherits: it is bound from that directory, never by looking
+    /// its path up again, so a root path replaced since the caller entered the directory
+    /// through a descriptor is not followed. The command starts there. `None`: the roots
+    /// are bound by path and the command starts in the inherited directory's path.
+    pub workdir: Option<PathBuf>,
 }
 
 /// The first token of an encoded policy.
-const TAG: &str = "sandbox-v2";
+const TAG: &str = "sandbox-v3";
 /// Upper bound on each path list of the encoding.
 const MAX_PATHS: usize = 4096;
 
 impl SandboxPolicy {
-    /// The argv encoding: `sandbox-v2 <restricted|enabled> <max_pids>`, then the three path
-    /// lists (read, writable, masked), each as `<n> <path 1> … <path n>`.
+    /// The argv encoding: `sandbox-v3 <restricted|enabled> <max_pids>`, then four path
+    /// lists (read, writable, masked, and the workdir as a list of at most one), each as
+    /// `<n> <path 1> … <path n>`.
     pub fn to_args(&self) -> Vec<OsString> {
         let mut out: Vec<OsString> =
             vec![TAG.into(), self.network.as_str().into(), self.max_pids.to_string().into()];
-        for list in [&self.read_roots, &self.writable_roots, &self.masked] {
+        let workdir: Vec<PathBuf> = self.workdir.iter().cloned().collect();
+        for list in [&self.read_roots, &self.writable_roots, &self.masked, &workdir] {
             out.push(list.len().to_string().into());
             out.extend(list.iter().map(|p| p.clone().into_os_string()));
         }
@@ -85,7 +93,8 @@ impl SandboxPolicy {
     }
 
     /// Decodes [`Self::to_args`] from the front of `args`, consuming exactly the policy's
-    /// arguments. Refuses a relative or empty path and an out-of-range `max_pids`.
+    /// arguments. Refuses a relative or empty path, an out-of-range `max_pids`, and a
+    /// workdir that is not one of the roots.
     pub fn from_args(args: &mut impl Iterator<Item = OsString>) -> Result<Self, String> {
         let tag = args.next().ok_or("missing sandbox policy")?;
         if tag.as_bytes() != TAG.as_bytes() {
@@ -100,8 +109,8 @@ impl SandboxPolicy {
             .and_then(|n| n.to_str().and_then(|n| n.parse::<u32>().ok()))
             .filter(|n| (MIN_MAX_PIDS..=MAX_MAX_PIDS).contains(n))
             .ok_or(format!("max_pids must be between {MIN_MAX_PIDS} and {MAX_MAX_PIDS}"))?;
-        let mut lists = Vec::with_capacity(3);
-        for what in ["read", "writable", "masked"] {
+        let mut lists = Vec::with_capacity(4);
+        for what in ["read", "writable", "masked", "workdir"] {
             let count = args
                 .next()
                 .and_then(|n| n.to_str().and_then(|n| n.parse::<usize>().ok()))
@@ -117,10 +126,20 @@ impl SandboxPolicy {
             }
             lists.push(list);
         }
+        let mut workdirs = lists.pop().unwrap_or_default();
         let masked = lists.pop().unwrap_or_default();
         let writable_roots = lists.pop().unwrap_or_default();
         let read_roots = lists.pop().unwrap_or_default();
-        Ok(Self { read_roots, writable_roots, masked, network, max_pids })
+        let workdir = workdirs.pop();
+        if !workdirs.is_empty() {
+            return Err("at most one workdir".to_owned());
+        }
+        if let Some(w) =
+            workdir.as_ref().filter(|w| !read_roots.contains(w) && !writable_roots.contains(w))
+        {
+            return Err(format!("workdir {} is not one of the roots", w.display()));
+        }
+        Ok(Self { read_roots, writable_roots, masked, network, max_pids, workdir })
     }
 }
 
@@ -137,6 +156,7 @@ mod tests {
                 masked: vec![],
                 network: NetworkPolicy::Restricted,
                 max_pids: MIN_MAX_PIDS,
+                workdir: None,
             },
             SandboxPolicy {
                 read_roots: vec!["/opt/tool chain".into()],
@@ -144,6 +164,7 @@ mod tests {
                 masked: vec!["/state".into()],
                 network: NetworkPolicy::Enabled,
                 max_pids: 1024,
+                workdir: Some("/w/a b".into()),
             },
         ] {
             let mut args = p.to_args();
@@ -162,15 +183,20 @@ mod tests {
             )
         };
         assert!(d(&[]).is_err());
-        assert!(d(&["sandbox-v1", "enabled", "400", "0", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v2", "open", "400", "0", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v2", "enabled", "300", "0", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v2", "enabled", "4194305", "0", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v2", "enabled", "400", "x", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v2", "enabled", "400", "0", "2", "/a"]).is_err());
-        assert!(d(&["sandbox-v2", "enabled", "400", "0", "1", "rel", "0"]).is_err());
-        assert!(d(&["sandbox-v2", "enabled", "400", "1", "", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v2", "enabled", "400", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v2", "enabled", "400", "0", "0", "0"]).is_ok());
+        assert!(d(&["sandbox-v2", "enabled", "400", "0", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v3", "open", "400", "0", "0", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v3", "enabled", "300", "0", "0", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v3", "enabled", "4194305", "0", "0", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v3", "enabled", "400", "x", "0", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v3", "enabled", "400", "0", "2", "/a", "0"]).is_err());
+        assert!(d(&["sandbox-v3", "enabled", "400", "0", "1", "rel", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v3", "enabled", "400", "1", "", "0", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v3", "enabled", "400", "0", "0", "0"]).is_err());
+        assert!(d(&["sandbox-v3", "enabled", "400", "0", "0", "0", "0"]).is_ok());
+        assert!(d(&["sandbox-v3", "enabled", "400", "1", "/a", "0", "0", "1", "/a"]).is_ok());
+        assert!(d(&["sandbox-v3", "enabled", "400", "1", "/a", "0", "0", "1", "/b"]).is_err());
+        assert!(
+            d(&["sandbox-v3", "enabled", "400", "1", "/a", "0", "0", "2", "/a", "/a"]).is_err()
+        );
     }
 }

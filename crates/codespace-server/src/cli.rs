@@ -1,4 +1,4 @@
-//! Command-line interface: `serve`, `doctor`, `help`, `--version`.
+//! Command-line interface: `serve`, `doctor`, `operations`, `help`, `--version`.
 
 use std::path::PathBuf;
 
@@ -22,6 +22,55 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// Print what this host can enforce and the effective registry.
     Doctor(DoctorArgs),
+    /// Inspect the operation ledger and put preserved content back.
+    #[command(subcommand)]
+    Operations(OperationsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum OperationsCommand {
+    /// List the newest operations, newest first (id, status, workspace, key, preserved files).
+    List(ListArgs),
+    /// Print one operation as JSON: status, plan, events, and any preserved content.
+    Show(ShowArgs),
+    /// Put the content an operation preserved in the undo log back where it belongs, wherever
+    /// the path is free. Exit status 0: everything is in place (again, or already); 3: a path
+    /// is occupied by other content or cannot be written, and nothing was overwritten.
+    Restore(RestoreArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LedgerArgs {
+    /// Operation ledger (SQLite) path, as given to `serve`. Default: in the state directory.
+    #[arg(long, env = "CODESPACE_OPERATIONS_DB", value_name = "PATH")]
+    pub(crate) operations_db: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub(crate) ledger: LedgerArgs,
+    /// How many operations to list.
+    #[arg(long, default_value_t = 50)]
+    pub(crate) limit: usize,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    #[command(flatten)]
+    pub(crate) ledger: LedgerArgs,
+    /// The operation id (`op-...`).
+    pub(crate) operation_id: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RestoreArgs {
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+    #[command(flatten)]
+    pub(crate) ledger: LedgerArgs,
+    /// The operation id (`op-...`).
+    pub(crate) operation_id: String,
 }
 
 #[derive(Debug, Args)]

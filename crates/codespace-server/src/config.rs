@@ -7,7 +7,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use codespace_policy::Registry;
-use rand::RngCore;
+use rand::Rng;
 
 use crate::cli::RegistryArgs;
 use crate::process_env::ProcessEnv;
@@ -48,7 +48,10 @@ pub(crate) fn load_registry(args: &RegistryArgs) -> Result<(Registry, String), U
                 usage(format!("cannot read the current directory for workspace \"default\": {e}"))
             })?;
             let registry = Registry::zero_config(cwd, args.write).map_err(|e| {
-                usage(format!("zero-config workspace: key {}: {}", e.key, e.reason))
+                usage(format!(
+                    "zero-config workspace: key {}: {}; start from a project directory, or register workspaces with --config FILE",
+                    e.key, e.reason
+                ))
             })?;
             Ok((registry, "(zero-config: current directory)".to_owned()))
         }
@@ -113,11 +116,18 @@ pub(crate) fn ledger_path<'a>(
     let resolved = resolve_existing_prefix(parent).join(name);
     for root in roots {
         if resolved.starts_with(root) {
-            return Err(usage(format!(
-                "--operations-db {}: the ledger must not lie inside the workspace root {} (a command could rewrite it)",
-                path.display(),
-                root.display()
-            )));
+            return Err(usage(match flag {
+                Some(_) => format!(
+                    "--operations-db {}: the ledger must not lie inside the workspace root {} (a command could rewrite it); choose a path outside every workspace root, or :memory:",
+                    path.display(),
+                    root.display()
+                ),
+                None => format!(
+                    "the default ledger {} lies inside the workspace root {} (a command could rewrite it): start from a project directory, register workspaces with --config FILE, or put the ledger elsewhere with --operations-db PATH (or :memory:)",
+                    path.display(),
+                    root.display()
+                ),
+            }));
         }
     }
     Ok(LedgerPath::File(resolved))
@@ -145,6 +155,8 @@ fn resolve_existing_prefix(path: &Path) -> PathBuf {
 pub(crate) enum TokenSource {
     Given,
     File(PathBuf),
+    /// Generated: written, once the port is bound, to `http-token-<port>` in this state
+    /// directory.
     Generated(PathBuf),
     None,
 }
@@ -180,19 +192,26 @@ pub(crate) fn given_token(
     Ok(None)
 }
 
-/// A fresh token, written to a 0600 file in the state directory; its path (never the
-/// token) is reported.
-pub(crate) fn generate_token(
-    state_dir: &Path,
-) -> Result<(Option<String>, TokenSource), UsageError> {
+/// A fresh token, to be written by [`write_generated_token`] once the port is bound.
+pub(crate) fn generate_token(state_dir: &Path) -> (Option<String>, TokenSource) {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
-    let t = hex::encode(bytes);
-    let path = state_dir.join("http-token");
-    write_secret(&path, &t).map_err(|e| {
+    (Some(hex::encode(bytes)), TokenSource::Generated(state_dir.to_path_buf()))
+}
+
+/// Writes a generated token to a 0600 file named for the bound port, so two servers never
+/// share or overwrite each other's token and a start that failed to bind writes nothing.
+/// Its path (never the token) is reported.
+pub(crate) fn write_generated_token(
+    state_dir: &Path,
+    port: u16,
+    token: &str,
+) -> Result<PathBuf, UsageError> {
+    let path = state_dir.join(format!("http-token-{port}"));
+    write_secret(&path, token).map_err(|e| {
         usage(format!("cannot write the generated token to {}: {e}", path.display()))
     })?;
-    Ok((Some(t), TokenSource::Generated(path)))
+    Ok(path)
 }
 
 fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {

@@ -6,17 +6,50 @@ use serde_json::json;
 
 pub(crate) fn report(probe: &HostProbe, registry: &Registry, source: &str, json: bool) -> String {
     let missing = probe.missing();
-    let (sandbox, network) = if missing.is_empty() {
-        (
-            "linux-sandbox for sandbox=on workspaces (user, mount, PID, IPC and network namespaces, a private root with its own /tmp, a pid cap, Landlock, seccomp, no capabilities); none for sandbox=off",
-            "enforced for sandbox=on workspaces (restricted: a private network namespace, no TCP/UDP/raw sockets; the host's unix sockets are outside the private root)",
-        )
-    } else {
-        (
-            "unavailable on this host: sandbox=on workspaces refuse commands; sandbox=off runs them unconfined",
-            "not enforced",
-        )
-    };
+    let enforced = Enforced::from_missing(&missing);
+    if json {
+        return json_report(probe, registry, source, &enforced, &missing);
+    }
+    let mut s = host_text(probe, &missing);
+    s += "\nenforced by this server:\n";
+    s += &format!("  file tools:      {FILE_TOOLS}\n");
+    s += &format!("  command sandbox: {}\n", enforced.sandbox);
+    s += &format!("  network policy:  {}\n", enforced.network);
+    s += &registry_text(registry, source);
+    s
+}
+
+const FILE_TOOLS: &str = "openat2 beneath the workspace root, no symlinks followed";
+
+/// What is enforced follows from the probes, the same decision `serve` makes.
+struct Enforced {
+    sandbox: &'static str,
+    network: &'static str,
+}
+
+impl Enforced {
+    fn from_missing(missing: &[String]) -> Enforced {
+        if missing.is_empty() {
+            Enforced {
+                sandbox: "linux-sandbox for sandbox=on workspaces (user, mount, PID, IPC and network namespaces, a private root with its own /tmp, a pid cap, Landlock, seccomp, no capabilities); none for sandbox=off",
+                network: "enforced for sandbox=on workspaces (restricted: a private network namespace, no TCP/UDP/raw sockets; host abstract unix sockets cut; host pathname unix sockets inside the workspace or an extra read root stay reachable, the others are outside the private root)",
+            }
+        } else {
+            Enforced {
+                sandbox: "unavailable on this host: sandbox=on workspaces refuse commands; sandbox=off runs them unconfined",
+                network: "not enforced",
+            }
+        }
+    }
+}
+
+fn json_report(
+    probe: &HostProbe,
+    registry: &Registry,
+    source: &str,
+    enforced: &Enforced,
+    missing: &[String],
+) -> String {
     let workspaces: Vec<serde_json::Value> = registry
         .workspaces()
         .map(|w| {
@@ -29,23 +62,22 @@ pub(crate) fn report(probe: &HostProbe, registry: &Registry, source: &str, json:
             })
         })
         .collect();
-    // What is enforced follows from the probes, the same decision `serve` makes.
-    let enforcement = json!({
-        "file_tools": "openat2 beneath the workspace root, no symlinks followed",
-        "command_sandbox": sandbox,
-        "sandbox_missing": missing,
-        "network": network,
+    let doc = json!({
+        "server": codespace_protocol::SERVER_NAME,
+        "version": env!("CARGO_PKG_VERSION"),
+        "host": probe,
+        "enforcement": {
+            "file_tools": FILE_TOOLS,
+            "command_sandbox": enforced.sandbox,
+            "sandbox_missing": missing,
+            "network": enforced.network,
+        },
+        "registry": { "source": source, "workspaces": workspaces },
     });
-    if json {
-        let doc = json!({
-            "server": codespace_protocol::SERVER_NAME,
-            "version": env!("CARGO_PKG_VERSION"),
-            "host": probe,
-            "enforcement": enforcement,
-            "registry": { "source": source, "workspaces": workspaces },
-        });
-        return format!("{doc:#}\n");
-    }
+    format!("{doc:#}\n")
+}
+
+fn host_text(probe: &HostProbe, missing: &[String]) -> String {
     let yes_no = |b: bool| if b { "yes" } else { "no" };
     let mut s = format!("codespace {}\n\nhost:\n", env!("CARGO_PKG_VERSION"));
     s += &format!(
@@ -60,11 +92,11 @@ pub(crate) fn report(probe: &HostProbe, registry: &Registry, source: &str, json:
     if !missing.is_empty() {
         s += &format!("  missing for the command sandbox: {}\n", missing.join(", "));
     }
-    s += "\nenforced by this server:\n";
-    s += "  file tools:      openat2 beneath the workspace root, no symlinks followed\n";
-    s += &format!("  command sandbox: {sandbox}\n");
-    s += &format!("  network policy:  {network}\n");
-    s += &format!("\nregistry ({source}):\n");
+    s
+}
+
+fn registry_text(registry: &Registry, source: &str) -> String {
+    let mut s = format!("\nregistry ({source}):\n");
     if registry.is_empty() {
         s += "  (no workspaces)\n";
     }

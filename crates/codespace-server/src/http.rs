@@ -1,5 +1,6 @@
-//! Streamable HTTP at `/mcp`, behind guards that run before any MCP dispatch: Host allowlist
-//! and Origin allowlist (403), bearer token in constant time (401), body cap (413).
+//! Streamable HTTP at `/mcp`, behind guards that run before any MCP dispatch: a repeated
+//! Host or Origin header (400), Host allowlist and Origin allowlist (403), bearer token in
+//! constant time (401), body cap (413).
 //! Every other path is 404.
 
 use std::collections::HashSet;
@@ -66,6 +67,18 @@ impl Guard {
     }
 
     fn check(&self, headers: &HeaderMap) -> Result<(), Box<Response>> {
+        // Only the first value of a header is looked at below, so a second one (a foreign
+        // Origin after an allowed one) would go unchecked. RFC 9112 makes a repeated Host a
+        // 400, and RFC 6454 allows one Origin value, so both are malformed, not foreign.
+        for name in [header::HOST, header::ORIGIN] {
+            if headers.get_all(&name).iter().nth(1).is_some() {
+                return Err(Box::new(refuse(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    &format!("more than one {name} header"),
+                )));
+            }
+        }
         let host =
             headers.get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_ascii_lowercase);
         if !host.is_some_and(|h| self.hosts.contains(&h)) {

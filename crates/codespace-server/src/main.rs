@@ -16,17 +16,19 @@ mod http_body;
 mod instructions;
 mod logging;
 mod mcp;
+mod operations;
 mod process_env;
+mod signals;
 mod stdio;
 mod tools;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use codespace_gateway::{Gateway, GatewayConfig, HostFacts, Store};
+use codespace_gateway::{Gateway, GatewayConfig, HostFacts, Store, Workspaces};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Doctor(args) => doctor(args),
         Command::Serve(args) => serve(args),
+        Command::Operations(command) => operations::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -55,6 +58,10 @@ fn main() -> ExitCode {
             eprintln!("codespace: {e}");
             ExitCode::from(1)
         }
+        Err(Failure::Refused(e)) => {
+            eprintln!("codespace: {e}");
+            ExitCode::from(3)
+        }
     }
 }
 
@@ -63,6 +70,9 @@ enum Failure {
     Usage(UsageError),
     /// Failure while serving: exit status 1.
     Runtime(String),
+    /// An operator command that would have overwritten something, or acted on an operation
+    /// that is not finished, did nothing instead: exit status 3.
+    Refused(String),
 }
 
 impl From<UsageError> for Failure {
@@ -77,7 +87,13 @@ fn doctor(args: cli::DoctorArgs) -> Result<(), Failure> {
     let text = doctor::report(&probe, &registry, &source, args.json);
     std::io::stdout()
         .write_all(text.as_bytes())
-        .map_err(|e| Failure::Runtime(format!("stdout: {e}")))
+        .map_err(|e| Failure::Runtime(format!("stdout: {e}")))?;
+    // The checks `serve` makes before it starts, with the same messages and exit status.
+    let workspaces = Workspaces::open(&registry)
+        .map_err(|e| UsageError(format!("{}: {e}", config_name(&args.registry))))?;
+    let roots = workspaces.root_paths();
+    config::ledger_path(None, &config::state_dir_path()?, roots.iter().map(|p| p.as_path()))?;
+    Ok(())
 }
 
 fn serve(args: ServeArgs) -> Result<(), Failure> {
@@ -91,37 +107,25 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     };
     let process_vars = process_env::ProcessEnv::from_env()?;
     let (registry, _source) = config::load_registry(&args.registry)?;
+    // Roots are opened and checked before the state directory or the ledger exists.
+    let workspaces = Workspaces::open(&registry)
+        .map_err(|e| UsageError(format!("{}: {e}", config_name(&args.registry))))?;
     let state_dir = config::state_dir_path()?;
-    let roots: Vec<std::path::PathBuf> = registry
-        .workspaces()
-        .map(|w| std::fs::canonicalize(&w.root).unwrap_or_else(|_| w.root.clone()))
-        .collect();
+    let roots = workspaces.root_paths();
     let ledger = config::ledger_path(
         args.operations_db.as_deref(),
         &state_dir,
         roots.iter().map(|p| p.as_path()),
     )?;
     config::create_state_dir(&state_dir)?;
-    // What a sandboxed command must never see, even beneath a root it may read: the state
-    // directory, the ledger and its side files, the token file and the registry.
-    let mut masked = vec![state_dir.clone()];
-    if let config::LedgerPath::File(path) = &ledger {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut p = path.clone().into_os_string();
-            p.push(suffix);
-            masked.push(p.into());
-        }
-    }
-    masked.extend(args.token_file.as_deref().map(std::path::PathBuf::from));
-    masked.extend(args.registry.config.clone());
-    let masked = masked.into_iter().map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect();
+    let masked = masked_paths(&args, &state_dir, &ledger);
     let store = match &ledger {
         config::LedgerPath::Memory => Store::open_in_memory(),
         config::LedgerPath::File(path) => Store::open(path),
     }
     .map_err(|e| UsageError(format!("--operations-db: {e}")))?;
-    let gateway = Gateway::new(
-        &registry,
+    let gateway = Gateway::with_workspaces(
+        workspaces,
         GatewayConfig {
             // Without every layer of the sandbox, a `sandbox: "on"` workspace refuses
             // commands instead of running them weaker.
@@ -130,8 +134,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
             store: Arc::new(store),
             processes: config::processes(&process_vars, masked)?,
         },
-    )
-    .map_err(|e| UsageError(format!("{}: {e}", config_name(&args))))?;
+    );
     // Operations a crash left unfinished are classified from the disk before serving.
     let recovered =
         gateway.recover().map_err(|e| Failure::Runtime(format!("ledger recovery: {e}")))?;
@@ -151,12 +154,39 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     if args.http {
         let (token, source) = match given_token {
             Some(given) => given,
-            None => config::generate_token(&state_dir)?,
+            None => config::generate_token(&state_dir),
         };
         runtime.block_on(serve_http(gateway, args, token, source))
     } else {
+        if std::io::stdin().is_terminal() {
+            // A person ran it by hand: say what it is waiting for instead of sitting silent.
+            eprintln!(
+                "codespace: speaking MCP on stdio and waiting for a client. An MCP client starts this command itself (README, \"Clients\"); for a URL instead, run `codespace serve --http` (http://127.0.0.1:8787/mcp). Ctrl-D or Ctrl-C stops."
+            );
+        }
         runtime.block_on(serve_stdio(gateway))
     }
+}
+
+/// What a sandboxed command must never see, even beneath a root it may read: the state
+/// directory, the ledger and its side files (the undo log too), the token file and the
+/// registry.
+fn masked_paths(
+    args: &ServeArgs,
+    state_dir: &std::path::Path,
+    ledger: &config::LedgerPath,
+) -> Vec<std::path::PathBuf> {
+    let mut masked = vec![state_dir.to_path_buf()];
+    if let config::LedgerPath::File(path) = ledger {
+        for suffix in ["", "-wal", "-shm", "-journal", ".undo"] {
+            let mut p = path.clone().into_os_string();
+            p.push(suffix);
+            masked.push(p.into());
+        }
+    }
+    masked.extend(args.token_file.as_deref().map(std::path::PathBuf::from));
+    masked.extend(args.registry.config.clone());
+    masked.into_iter().map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect()
 }
 
 /// The checks that need no file, directory or registry: done first.
@@ -177,11 +207,8 @@ fn check_flags(args: &ServeArgs) -> Result<(), UsageError> {
     Ok(())
 }
 
-fn config_name(args: &ServeArgs) -> String {
-    args.registry
-        .config
-        .as_ref()
-        .map_or("zero-config".to_owned(), |p| format!("--config {}", p.display()))
+fn config_name(args: &cli::RegistryArgs) -> String {
+    args.config.as_ref().map_or("zero-config".to_owned(), |p| format!("--config {}", p.display()))
 }
 
 fn is_loopback(host: &str) -> bool {
@@ -237,13 +264,25 @@ async fn serve_http(
     let shutdown = CancellationToken::new();
     let app = http::router(mcp::CodeSpace::new(gateway.clone()), guard, shutdown.clone());
     logging::serving();
-    match source {
-        TokenSource::Generated(path) => {
+    // A generated token is written only now that the port is ours, named for it.
+    let written = match (&source, token.as_deref()) {
+        (TokenSource::Generated(dir), Some(token)) => {
+            Some(config::write_generated_token(dir, local.port(), token)?)
+        }
+        _ => None,
+    };
+    match (&source, &written) {
+        (TokenSource::Generated(_), Some(path)) => {
             eprintln!("bearer token generated and written to {} (mode 0600)", path.display());
         }
-        TokenSource::File(path) => eprintln!("bearer token read from {}", path.display()),
-        TokenSource::Given => eprintln!("bearer token given by --token / CODESPACE_HTTP_TOKEN"),
-        TokenSource::None => eprintln!("warning: --no-auth: HTTP requests are not authenticated"),
+        (TokenSource::Generated(_), None) => {}
+        (TokenSource::File(path), _) => eprintln!("bearer token read from {}", path.display()),
+        (TokenSource::Given, _) => {
+            eprintln!("bearer token given by --token / CODESPACE_HTTP_TOKEN");
+        }
+        (TokenSource::None, _) => {
+            eprintln!("warning: --no-auth: HTTP requests are not authenticated");
+        }
     }
     if !is_loopback(&args.host) {
         eprintln!(
@@ -262,6 +301,10 @@ async fn serve_http(
         .map_err(|e| Failure::Runtime(format!("http server: {e}")));
     // Sessions ending never kill a process; the server ending kills them all.
     gateway.shutdown().await;
+    // The token dies with the server that minted it.
+    if let Some(path) = written {
+        let _ = std::fs::remove_file(path);
+    }
     served
 }
 

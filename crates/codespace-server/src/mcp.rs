@@ -23,6 +23,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::logging::{self, SessionLevel};
+use crate::signals::CallSignals;
 
 /// One handler per MCP session; every clone shares the same gateway. [`CodeSpace::session`]
 /// makes the handler of a new session, with its own lifecycle state.
@@ -111,22 +112,33 @@ impl CodeSpace {
         &self,
         name: &str,
         args: Option<rmcp::model::JsonObject>,
+        context: &RequestContext<RoleServer>,
     ) -> Option<Result<CallToolResponse, McpError>> {
         let g = &self.gateway;
+        let ct = &context.ct;
         Some(match name {
             tool::WORKSPACE_INFO => run(name, args, |p| g.workspace_info(p)).await,
             tool::READ => run(name, args, |p| g.read(p)).await,
-            tool::FIND => run(name, args, |p| g.find(p)).await,
+            tool::FIND => {
+                let signals = CallSignals::new(context);
+                let (cancel, progress) = (signals.cancel.clone(), signals.progress.clone());
+                run(name, args, |p| g.find(p, cancel, progress)).await
+            }
+            tool::GREP => {
+                let signals = CallSignals::new(context);
+                let (cancel, progress) = (signals.cancel.clone(), signals.progress.clone());
+                run(name, args, |p| g.grep(p, cancel, progress)).await
+            }
+            tool::VERSION => run(name, args, |p| g.version(p)).await,
             tool::APPLY_PATCH => run(name, args, |p| g.apply_patch(p)).await,
             tool::OPERATION_STATUS => run(name, args, |p| g.operation_status(p)).await,
             tool::EXEC_COMMAND => run(name, args, |p| g.exec_command(p)).await,
             tool::WRITE_STDIN => run(name, args, |p| g.write_stdin(p)).await,
-            tool::READ_PROCESS => run(name, args, |p| g.read_process(p)).await,
-            tool::PROCESS_STATUS => run(name, args, |p| g.process_status(p)).await,
+            // A wait_ms wait ends when the client cancels the request.
+            tool::READ_PROCESS => run(name, args, |p| g.read_process(p, ct.cancelled())).await,
+            tool::PROCESS_STATUS => run(name, args, |p| g.process_status(p, ct.cancelled())).await,
             tool::PROCESS_RESIZE => run(name, args, |p| g.process_resize(p)).await,
             tool::TERMINATE_PROCESS => run(name, args, |p| g.terminate_process(p)).await,
-            tool::GREP => run(name, args, |p| g.grep(p)).await,
-            tool::VERSION => run(name, args, |p| g.version(p)).await,
             _ => return None,
         })
     }
@@ -199,8 +211,7 @@ impl ServerHandler for CodeSpace {
         if let Some(answer) = crate::fixtures::call(name, &request, &context).await {
             return answer;
         }
-        let _ = &context;
-        match self.dispatch(name, request.arguments.clone()).await {
+        match self.dispatch(name, request.arguments.clone(), &context).await {
             Some(answer) => answer,
             // An unknown tool is the client's protocol error, not the model's.
             None => Err(McpError::invalid_params(format!("tool not found: {name}"), None)),

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use codespace_protocol::{
     ApplyPatchParams, ApplyPatchResult, ExecCommandParams, ExecCommandResult, FindParams,
     FindResult, GrepParams, GrepResult, OperationStatusParams, OperationStatusResult, ProcessAck,
-    ProcessIdParams, ProcessResizeParams, ProcessStatusResult, ReadParams, ReadProcessParams,
-    ReadProcessResult, ReadResult, VersionParams, VersionResult, WorkspaceInfo,
+    ProcessIdParams, ProcessResizeParams, ProcessStatusParams, ProcessStatusResult, ReadParams,
+    ReadProcessParams, ReadProcessResult, ReadResult, VersionParams, VersionResult, WorkspaceInfo,
     WorkspaceInfoParams, WriteStdinParams, tool,
 };
 use rmcp::handler::server::common::{schema_for_output, schema_for_type};
@@ -113,7 +113,7 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
             tool::FIND,
             "Find files",
             Read,
-            "List regular files whose workspace-relative path matches a glob (* and ? within a component, ** across, [..], {a,b}), sorted, paginated. Symlinks are never followed.",
+            "List regular files whose workspace-relative path matches a glob (* and ? within a component, ** across, [..], {a,b}), sorted, paginated. A glob without '/' matches the file name at any depth (*.txt finds src/a.txt); a leading / or ./ anchors it at the root, as does a / elsewhere (src/*.rs). Files ignored by .gitignore (every directory), .ignore or .git/info/exclude, and .git/ itself, are left out unless include_ignored is true; the global git excludes file is not read. Symlinks are never followed.",
         ),
         spec::<ApplyPatchParams, ApplyPatchResult>(
             tool::APPLY_PATCH,
@@ -131,7 +131,7 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
             tool::EXEC_COMMAND,
             "Run command",
             Mutate,
-            "Start a command (argv, no shell; command[0] resolved on the child's PATH) in the workspace root, on pipes or a 24x80 PTY. Returns a process_id at once; the process outlives the request and holds the workspace's mutation lease until it exits. Not idempotent: a retry starts a second process.",
+            "Start a command (argv, no shell; command[0] resolved on the child's PATH among the directories the command can see) in the workspace root, on pipes or a 24x80 PTY, under a time limit (timeout_secs, cut to the workspace's max_timeout_secs; the result says which applies). Returns a process_id at once; the process outlives the request and holds the workspace's mutation lease until it exits. Not idempotent: a retry starts a second process.",
         ),
         spec::<WriteStdinParams, ProcessAck>(
             tool::WRITE_STDIN,
@@ -143,13 +143,13 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
             tool::READ_PROCESS,
             "Read process output",
             Read,
-            "Read a process's combined stdout+stderr from an absolute cursor (max_bytes per reply). Continue with the returned cursor; output_lost says older bytes were dropped from the 256 KiB ring; eof means the output is complete (not success). A cursor past the end reads an empty chunk.",
+            "Read a process's combined stdout+stderr from an absolute cursor (max_bytes per reply). wait_ms (up to 30000) waits for output past the cursor or the end instead of polling. Continue with the returned cursor; output_lost says older bytes were dropped from the 256 KiB ring; eof means the output is complete (not success); TIMEOUT (once, at the end) means the time limit killed it. A cursor past the end reads an empty chunk.",
         ),
-        spec::<ProcessIdParams, ProcessStatusResult>(
+        spec::<ProcessStatusParams, ProcessStatusResult>(
             tool::PROCESS_STATUS,
             "Process status",
             Read,
-            "A process's state (running/exited), termination (exited, signaled, timeout, terminated), exit_code or signal, output totals and timestamps.",
+            "A process's state (running/exited), termination (exited, signaled, timeout, terminated), exit_code or signal, its time limit, output totals and timestamps. wait_ms (up to 30000) waits for the exit instead of polling.",
         ),
         spec::<ProcessResizeParams, ProcessAck>(
             tool::PROCESS_RESIZE,
@@ -167,7 +167,7 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
             tool::GREP,
             "Search file contents",
             Read,
-            "Search file contents line by line with a regular expression (optional glob filter, case_insensitive). Results {path, line, text} in path then line order, paginated; binary files skipped; long lines cut.",
+            "Search file contents line by line with a regular expression, or literal text with fixed_strings: true (optional glob filter with find's rules, case_insensitive). Files ignored by .gitignore, .ignore or .git/info/exclude, and .git/, are skipped unless include_ignored is true. Results {path, line, text} in path then line order, paginated; binary files skipped; long lines cut.",
         ),
         spec::<VersionParams, VersionResult>(
             tool::VERSION,

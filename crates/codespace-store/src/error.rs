@@ -89,6 +89,17 @@ pub enum StoreError {
         /// The id given.
         operation_id: String,
     },
+    /// The undo log beside the ledger could not be written, read or cleaned.
+    #[error("undo log {}: cannot {op}: {source}", path.display())]
+    Undo {
+        /// The file or directory of the log.
+        path: PathBuf,
+        /// What the log was doing: `create`, `write`, `fsync`, `rename`, `read`, ...
+        op: &'static str,
+        /// The underlying I/O error.
+        #[source]
+        source: io::Error,
+    },
     /// An argument the ledger cannot store faithfully (a non-terminal status given to
     /// `finish`, a malformed planned file).
     #[error("invalid ledger input: {reason}")]

@@ -1,4 +1,4 @@
-//! The durable SQLite ledger of patch operations.
+//! The durable SQLite ledger of patch operations, and the undo log beside it.
 //!
 //! Every `apply_patch` is one row: minted by [`Store::begin`] (which also decides replay
 //! and key conflicts), given its plan by [`Store::record_plan`] before the first write,
@@ -32,6 +32,7 @@
 //! - `hygiene`: open-time checks of the path and its sidecar files.
 //! - `migrate`: the embedded migrations and [`SCHEMA_VERSION`].
 //! - `store`: [`Store`], its transactions and the ledger calls, one module per job.
+//! - `undo`: [`UndoLog`], the before-content of planned files, beside the ledger file.
 #![expect(
     clippy::disallowed_methods,
     reason = "the ledger checks its own file and directory, never a workspace path"
@@ -42,9 +43,11 @@ mod hygiene;
 mod migrate;
 mod model;
 mod store;
+mod undo;
 
 pub use codespace_types::{ChangeKind, EventName, Version};
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use model::{Begin, Event, OpStatus, OperationRecord, PlannedFile};
 pub use store::{BUSY_TIMEOUT, Store};
+pub use undo::UndoLog;

@@ -21,11 +21,14 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, in order; `MIGRATIONS[i].version == i + 1`.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "0001_operations",
-    sql: include_str!("../migrations/0001_operations.sql"),
-}];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_operations",
+        sql: include_str!("../migrations/0001_operations.sql"),
+    },
+    Migration { version: 2, name: "0002_undo", sql: include_str!("../migrations/0002_undo.sql") },
+];
 
 /// The schema version this build migrates to (and the newest it can read).
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

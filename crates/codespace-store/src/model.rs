@@ -107,6 +107,9 @@ pub struct PlannedFile {
     pub after_version: Version,
     /// The source of a `move`; `None` for every other kind.
     pub move_from: Option<String>,
+    /// Permission bits of the file before (`& 0o7777`), which a restore from the undo log
+    /// puts back; `None` when the file did not exist or the row predates the column.
+    pub before_mode: Option<u32>,
 }
 
 impl PlannedFile {
@@ -134,6 +137,9 @@ impl PlannedFile {
         }
         if self.kind == ChangeKind::Delete && self.after_version != Version::Absent {
             return Err(format!("{}: a delete must have after_version `absent`", self.path));
+        }
+        if self.before_mode.is_some_and(|m| m > 0o7777) {
+            return Err(format!("{}: before_mode is not a set of permission bits", self.path));
         }
         Ok(())
     }

@@ -35,6 +35,7 @@ use rusqlite::{Connection, TransactionBehavior};
 pub use busy::BUSY_TIMEOUT;
 
 use crate::error::{StoreError, is_storage_failure};
+use crate::undo::UndoLog;
 
 /// The durable ledger of patch operations.
 ///
@@ -43,6 +44,7 @@ use crate::error::{StoreError, is_storage_failure};
 pub struct Store {
     inner: Mutex<Inner>,
     path: Option<PathBuf>,
+    undo: UndoLog,
 }
 
 struct Inner {
@@ -59,8 +61,13 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    fn new(conn: Connection, path: Option<PathBuf>) -> Store {
-        Store { inner: Mutex::new(Inner { conn, degraded: None }), path }
+    fn new(conn: Connection, path: Option<PathBuf>, undo: UndoLog) -> Store {
+        Store { inner: Mutex::new(Inner { conn, degraded: None }), path, undo }
+    }
+
+    /// The undo log that belongs to this ledger.
+    pub fn undo(&self) -> &UndoLog {
+        &self.undo
     }
 
     /// The file this ledger was opened from; `None` in memory.

@@ -15,12 +15,20 @@ pub enum EventName {
     Finished,
     /// The operation was classified at start after an interruption.
     Recovered,
+    /// Content the undo log kept was put back by an operator (`codespace operations
+    /// restore`); the terminal status stays as it was.
+    Restored,
 }
 
 impl EventName {
     /// Every name, in lifecycle order.
-    pub const ALL: [EventName; 4] =
-        [EventName::Minted, EventName::Planned, EventName::Finished, EventName::Recovered];
+    pub const ALL: [EventName; 5] = [
+        EventName::Minted,
+        EventName::Planned,
+        EventName::Finished,
+        EventName::Recovered,
+        EventName::Restored,
+    ];
 
     /// The stored and wire form.
     pub fn as_str(self) -> &'static str {
@@ -29,6 +37,7 @@ impl EventName {
             EventName::Planned => "planned",
             EventName::Finished => "finished",
             EventName::Recovered => "recovered",
+            EventName::Restored => "restored",
         }
     }
 

@@ -15,4 +15,5 @@ mod special;
 mod support;
 mod symlinks;
 mod walk;
+mod walk_filter;
 mod write;

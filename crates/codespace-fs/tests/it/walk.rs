@@ -4,7 +4,7 @@ use std::fs;
 use std::os::unix::net::UnixListener;
 use std::time::{Duration, Instant};
 
-use codespace_fs::{FsError, WalkLimits};
+use codespace_fs::{Cancel, FsError, WalkLimits};
 use rustix::fs::{CWD, FileType, Mode};
 
 use crate::support::Fx;
@@ -146,6 +146,21 @@ fn p9_deadline_marks_incomplete() {
     let done = walk(&fx, WalkLimits { deadline: Some(future), ..WalkLimits::default() });
     assert!(!done.incomplete);
     assert_eq!(done.files.len(), 50);
+}
+
+#[test]
+fn p9_a_raised_cancel_flag_stops_the_walk() {
+    let fx = Fx::new();
+    for i in 0..50 {
+        fx.file(&format!("d{}/f{i}", i % 5), b"");
+    }
+    let cancel = Cancel::new();
+    let limits = WalkLimits { cancel: cancel.clone(), ..WalkLimits::default() };
+    assert_eq!(walk(&fx, limits.clone()).files.len(), 50, "not raised: the whole tree");
+    cancel.cancel();
+    let stopped = walk(&fx, limits);
+    assert!(stopped.incomplete);
+    assert!(stopped.files.is_empty());
 }
 
 #[test]

@@ -129,6 +129,7 @@ fn store_rows() -> Vec<StoreError> {
         StoreError::UnknownOperation { operation_id: "op-1".to_owned() },
         StoreError::AlreadyFinished { operation_id: "op-1".to_owned(), status: OpStatus::Applied },
         StoreError::PlanAlreadyRecorded { operation_id: "op-1".to_owned() },
+        StoreError::Undo { path: PathBuf::from("l.undo/op-1/0"), op: "fsync", source: io_error() },
         StoreError::InvalidInput { reason: "x".to_owned() },
     ]
 }
@@ -144,6 +145,7 @@ fn proc_rows() -> Vec<(ProcError, ErrorCode)> {
         (ProcError::NotTty, ErrorCode::ProcessNotTty),
         (ProcError::Invalid("rows".to_owned()), ErrorCode::InvalidCommand),
         (ProcError::Io("EPIPE".to_owned()), ErrorCode::ProcessIoFailed),
+        (ProcError::TimedOut { limit_secs: 30 }, ErrorCode::Timeout),
     ]
 }
 
@@ -175,6 +177,10 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
         ),
         (
             GatewayError::Runner(RunnerError::InvalidRegex { reason: "(".to_owned() }),
+            ErrorCode::InvalidPattern,
+        ),
+        (
+            GatewayError::Runner(RunnerError::RegexTooLarge { limit: 1 << 20 }),
             ErrorCode::InvalidPattern,
         ),
         (GatewayError::OutputLimit { what: "limit", value: 0, max: 10 }, ErrorCode::OutputLimit),
@@ -291,8 +297,8 @@ fn every_internal_error_has_its_wire_code() {
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), 20, "every GatewayError variant has a row: {seen:?}");
-    // 22 direct rows, then 8 fs, 11 + 8 plan, 8 process and 2 x 11 ledger rows.
-    assert_eq!(table.len(), 22 + 8 + 19 + 8 + 22);
+    // 23 direct rows, then 8 fs, 11 + 8 plan, 9 process and 2 x 12 ledger rows.
+    assert_eq!(table.len(), 23 + 8 + 19 + 9 + 24);
 }
 
 #[test]

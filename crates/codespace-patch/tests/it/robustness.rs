@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
 use rand::rngs::StdRng;
-use rand::{Rng as _, SeedableRng};
+use rand::{RngExt as _, SeedableRng};
 
 use crate::conformance::conformance_dir;
 use crate::fuzz_tree;

@@ -45,13 +45,13 @@ pub(super) fn spawn_plain(args: &ShimArgs, exe: &Path) -> Result<u32, ShimReport
     }
 }
 
-/// Starts the command through [`codespace_sandbox::launch`] in a fork of the shim. The
+/// Starts the command through [`codespace_sandbox::launch`] in a fork of the shim, which
+/// looks the program up inside the private root. The
 /// launcher's close-on-exec report pipe reaches end of file with nothing written once the
 /// command itself has exec'd; otherwise it carries `<errno> <why>`, and the command never
 /// ran. The pid returned is the launcher's monitor, which ends exactly as the command did.
 pub(super) fn spawn_sandboxed(
     args: &ShimArgs,
-    exe: &Path,
     policy: &codespace_sandbox::SandboxPolicy,
     report: &mut Option<File>,
 ) -> Result<u32, ShimReport> {
@@ -67,7 +67,7 @@ pub(super) fn spawn_sandboxed(
                 let _ = rustix::io::write(&write, text.as_bytes());
                 exit_now(EXIT_SPAWN_FAILED);
             }
-            codespace_sandbox::launch(policy, exe.as_os_str(), &args.argv, write.as_raw_fd())
+            codespace_sandbox::launch(policy, &args.search_path, &args.argv, write.as_raw_fd())
         }
         Forked::Parent(pid) => pid,
     };
@@ -82,7 +82,7 @@ pub(super) fn spawn_sandboxed(
     let (errno, why) = text.split_once(' ').unwrap_or(("0", &text));
     Err(ShimReport::Failed {
         errno: errno.parse().unwrap_or(0),
-        message: format!("{}: {why}", exe.to_string_lossy()),
+        message: format!("{}: {why}", args.argv[0].to_string_lossy()),
     })
 }
 

@@ -1,5 +1,6 @@
-//! The shim's descriptors: adopting the report pipe at fd 3, closing whatever leaked from
-//! the server, and detaching its own stdio once the command holds it.
+//! The shim's descriptors: entering the inherited working directory, adopting the report
+//! pipe at fd 3, closing whatever leaked from the server, and detaching its own stdio once
+//! the command holds it.
 
 use std::fs::File;
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
@@ -34,6 +35,15 @@ pub(super) fn adopt_report_fd(inherited: RawFd) -> Option<File> {
         rustix::io::fcntl_dupfd_cloexec(&fd, REPORT_FD).ok()?
     };
     Some(File::from(fd))
+}
+
+/// `fchdir` onto the inherited directory descriptor `fd` (closed later with the rest).
+#[allow(unsafe_code)]
+pub(super) fn enter_dir(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: fchdir takes a plain number and changes only this process's working
+    // directory; a number that is not an open directory fails (EBADF, ENOTDIR). rustix's
+    // fchdir needs a borrowed descriptor, which an unchecked number cannot be.
+    if unsafe { libc::fchdir(fd) } == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }
 
 /// Owns `fd` if it is open.

@@ -10,11 +10,13 @@
 //!    `PR_SET_PDEATHSIG(SIGTERM)` and checks that its parent is still the supervisor.
 //!    The death signal follows the supervisor's *spawner thread*, which lives as long as the
 //!    supervisor, so a SIGKILLed server turns into a SIGTERM here.
-//! 2. Moves its report pipe to fd 3 (close-on-exec) and closes everything above it.
+//! 2. Enters its working directory through the inherited descriptor (`fchdir`, never a
+//!    path), moves its report pipe to fd 3 (close-on-exec) and closes everything above it.
 //! 3. Becomes a child subreaper, so every orphan of the command's tree (a `setsid` daemon,
 //!    a double fork) is reparented to the shim instead of to init.
-//! 4. Looks `argv[0]` up on the child's `PATH` in its own working directory (`program`).
-//!    Starts the command (no shell) in its own process group with the signal mask cleared,
+//! 4. Unconfined, looks `argv[0]` up on the child's `PATH` in its own working directory
+//!    (`program`); sandboxed, the launcher does that inside the private root instead, so
+//!    only what the command can see matches. Starts the command (no shell) in its own process group with the signal mask cleared,
 //!    `PR_SET_PDEATHSIG(SIGKILL)` armed, and, on a terminal, as the foreground group.
 //!    With a sandbox policy, that child calls [`codespace_sandbox::launch`] instead of
 //!    exec'ing (namespaces, a private root, Landlock, seccomp, no capabilities; the child
@@ -63,11 +65,13 @@ fn run(args: &ShimArgs) -> i32 {
         Ok(prepared) => prepared,
         Err(code) => return code,
     };
-    let main =
-        program::resolve(&args.argv[0], &args.search_path).and_then(|exe| match &args.sandbox {
-            Some(policy) => command::spawn_sandboxed(args, &exe, policy, &mut report),
-            None => command::spawn_plain(args, &exe),
-        });
+    // Unconfined, the program is looked up here, in the command's working directory;
+    // sandboxed, the launcher looks it up inside the private root the command will see.
+    let main = match &args.sandbox {
+        Some(policy) => command::spawn_sandboxed(args, policy, &mut report),
+        None => program::resolve(&args.argv[0], &args.search_path)
+            .and_then(|exe| command::spawn_plain(args, &exe)),
+    };
     let main = match main {
         Ok(pid) => pid,
         Err(line) => {
@@ -107,7 +111,13 @@ fn prepare(args: &ShimArgs) -> Result<(SignalSet, Option<File>), i32> {
     let set = SignalSet::shim();
     set.block();
     set_disposition(libc::SIGPIPE, Disposition::Ignore);
+    // Before the descriptor is closed with everything else above 2.
+    let entered = fds::enter_dir(args.cwd_fd);
     let mut report = fds::adopt_report_fd(args.report_fd);
+    if let Err(e) = entered {
+        send(&mut report, &command::failed("working directory", &e));
+        return Err(EXIT_SPAWN_FAILED);
+    }
     if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
         send(&mut report, &command::failed("PR_SET_CHILD_SUBREAPER", &io::Error::from(e)));
         return Err(EXIT_SPAWN_FAILED);

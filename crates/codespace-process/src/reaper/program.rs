@@ -1,6 +1,6 @@
 //! Finding the command's program: `argv[0]` looked up on the child's `PATH` the way
 //! `execvp` would. This runs in the shim, whose working directory is already the command's
-//! (entered by the kernel when the shim was started), so a candidate relative to it (a
+//! (entered through the descriptor the shim was passed), so a candidate relative to it (a
 //! relative `PATH` entry, or an `argv[0]` such as `./build.sh`) is resolved against that
 //! directory and never by joining the workspace's path again; the server itself resolves no
 //! workspace path.

@@ -4,7 +4,7 @@
 use std::os::fd::OwnedFd;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{Notify, mpsc, watch};
 
@@ -19,6 +19,11 @@ pub(super) struct Proc {
     /// Wakes the supervision task to kill the tree.
     pub(super) kill: Notify,
     pub(super) exit_tx: watch::Sender<bool>,
+    /// Bumped on every change a waiting reader cares about: new output, the end of the
+    /// output, the exit. Waiters subscribe, then check the state, so no bump is missed.
+    pub(super) progress: watch::Sender<()>,
+    /// The time limit this process runs under.
+    pub(super) timeout: Duration,
     state: Mutex<State>,
 }
 
@@ -30,6 +35,8 @@ pub(super) struct State {
     pub(super) stdin: Stdin,
     /// A duplicate of the PTY master, for resize and the VEOF character; dropped at exit.
     pub(super) control: Option<OwnedFd>,
+    /// A read at the end of a timed-out process's output has reported the timeout (once).
+    pub(super) timeout_reported: bool,
 }
 
 /// Why CodeSpace killed a tree; the first one recorded wins.
@@ -95,6 +102,7 @@ impl Proc {
     /// receiving end of its exit flag.
     pub(super) fn start(
         tty: bool,
+        timeout: Duration,
         ring_bytes: usize,
         control: Option<OwnedFd>,
     ) -> (Arc<Proc>, StdinQueue, watch::Receiver<bool>) {
@@ -106,6 +114,8 @@ impl Proc {
             started_at_ms: unix_ms(),
             kill: Notify::new(),
             exit_tx,
+            progress: watch::Sender::new(()),
+            timeout,
             state: Mutex::new(State {
                 ring: Ring::new(ring_bytes),
                 pump_done: false,
@@ -113,6 +123,7 @@ impl Proc {
                 exit: None,
                 stdin: Stdin::Open { tx, backlog: Arc::clone(&backlog), at_line_start: true },
                 control,
+                timeout_reported: false,
             }),
         });
         (proc, StdinQueue { rx, backlog }, exit_rx)
@@ -175,6 +186,7 @@ impl Proc {
         st.control = None;
         drop(st);
         self.exit_tx.send_replace(true);
+        self.progress.send_replace(());
     }
 }
 

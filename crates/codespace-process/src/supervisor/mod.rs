@@ -1,6 +1,6 @@
 //! The [`Supervisor`]: the public API over the process table. Starting a process is in
-//! `start`, the handle's state in `handle`, the table in `table`, the per-process tasks in
-//! `tasks`, the settings in `config`.
+//! `start`, waiting for output or the exit in `wait`, the handle's state in `handle`, the
+//! table in `table`, the per-process tasks in `tasks`, the settings in `config`.
 //!
 //! Lock order: the table lock, then a process's state lock; never the reverse.
 
@@ -9,6 +9,7 @@ mod handle;
 mod start;
 mod table;
 mod tasks;
+mod wait;
 
 use std::fmt;
 use std::os::fd::OwnedFd;
@@ -26,7 +27,7 @@ use self::handle::{Intent, Proc, Stdin, StdinMsg, lock};
 use self::table::Table;
 use crate::error::ProcError;
 use crate::spawn::Spawner;
-use crate::types::{ExitWatch, ProcStatus, ReadChunk, RunState, Terminate};
+use crate::types::{ExitWatch, ProcStatus, ReadChunk, RunState, Terminate, Termination};
 
 /// How long [`Supervisor::shutdown`] waits for the trees to go.
 const SHUTDOWN_BOUND: Duration = Duration::from_secs(8);
@@ -116,15 +117,22 @@ impl Supervisor {
 
     /// Reads retained output from absolute `cursor`, at most `max_bytes` of it. A cursor
     /// below `retained_from` starts at `retained_from` and sets `output_lost`; a cursor past
-    /// the output's end reads an empty chunk at the end.
+    /// the output's end reads an empty chunk at the end, as the reference does. The first
+    /// read at the end of the complete output of a process killed at its time limit is
+    /// [`ProcError::TimedOut`] (once: later reads say `eof`).
     pub fn read(&self, id: &str, cursor: u64, max_bytes: usize) -> Result<ReadChunk, ProcError> {
         let proc = self.get(id)?;
-        let st = proc.state();
+        let mut st = proc.state();
         let total = st.ring.total();
         let retained_from = st.ring.retained_from();
-        // A cursor past the end reads nothing, as the reference does; the reply's cursor is
-        // the real end, so the next read resumes there.
+        // A cursor past the end reads nothing; the reply's cursor is the real end, so the
+        // next read resumes there.
         let cursor = cursor.min(total);
+        let timed_out = st.exit.as_ref().is_some_and(|e| e.termination == Termination::Timeout);
+        if cursor == total && st.output_complete() && timed_out && !st.timeout_reported {
+            st.timeout_reported = true;
+            return Err(ProcError::TimedOut { limit_secs: proc.timeout.as_secs() });
+        }
         let from = cursor.max(retained_from);
         let to = from.saturating_add(max_bytes as u64).min(total);
         let chunk = st.ring.copy(from, to);
@@ -153,6 +161,7 @@ impl Supervisor {
             tty: proc.tty,
             started_at_ms: proc.started_at_ms,
             exited_at_ms: exit.map(|e| e.exited_at_ms),
+            timeout: proc.timeout,
         })
     }
 

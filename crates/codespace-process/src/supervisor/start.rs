@@ -1,9 +1,11 @@
 //! Starting a process: request validation, slot reservation, the shim's start handshake,
 //! and turning a started shim into a handle with its tasks.
 
+use std::os::fd::{AsFd as _, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
+use rustix::fs::{Mode, OFlags};
 use tokio::io::BufReader;
 use tokio::net::unix::pipe;
 
@@ -28,20 +30,20 @@ impl Supervisor {
     /// missing executable is [`ProcError::SpawnFailed`] with no handle and no command run;
     /// so is anything else the shim reports it could not do (an `execve` error such as a
     /// missing script interpreter). The supervisor itself touches no path of the working
-    /// directory: the kernel enters it when it starts the shim.
+    /// directory beyond opening `cwd` when no `cwd_dir` is given: the shim enters the
+    /// directory through the descriptor it is passed.
     /// On success the command runs; `exited` resolves once it and its tree are gone.
     pub async fn spawn(&self, req: SpawnRequest) -> Result<Spawned, ProcError> {
         validate(&req)?;
         let reservation = self.reserve()?;
-        let cwd = std::path::absolute(&req.cwd)
-            .map_err(|e| ProcError::SpawnFailed(format!("working directory: {e}")))?;
+        let cwd = working_directory(&req)?;
         let spec = LaunchSpec {
             reaper_exe: &self.config.reaper_exe,
             reaper_arg: &self.config.reaper_arg,
             search_path: spawn::search_path(&req.env),
             argv: &req.argv,
             env: &req.env,
-            cwd: &cwd,
+            cwd,
             tty: req.tty,
             sandbox: req.sandbox.clone(),
             rows: TTY_ROWS,
@@ -57,7 +59,8 @@ impl Supervisor {
             CommandIo::Pty { control, .. } => control.take(),
             CommandIo::Pipes { .. } => None,
         };
-        let (proc, stdin, exit_rx) = Proc::start(req.tty, self.config.ring_bytes, control);
+        let (proc, stdin, exit_rx) =
+            Proc::start(req.tty, req.timeout, self.config.ring_bytes, control);
         let id = format!("proc-{}", uuid::Uuid::new_v4());
         if !self.commit(reservation, &id, &proc) {
             stop_shim(&mut shim).await;
@@ -86,6 +89,19 @@ async fn handshake(
     };
     stop_shim(shim).await;
     Err(ProcError::SpawnFailed(why))
+}
+
+/// The descriptor the shim enters: a duplicate of `cwd_dir`, or `cwd` opened now.
+fn working_directory(req: &SpawnRequest) -> Result<OwnedFd, ProcError> {
+    let failed = |e: rustix::io::Errno| ProcError::SpawnFailed(format!("working directory: {e}"));
+    if let Some(dir) = &req.cwd_dir {
+        return rustix::io::fcntl_dupfd_cloexec(dir.as_fd(), 0).map_err(failed);
+    }
+    let cwd = std::path::absolute(&req.cwd)
+        .map_err(|e| ProcError::SpawnFailed(format!("working directory: {e}")))?;
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    rustix::fs::open(&cwd, flags, Mode::empty())
+        .map_err(|e| ProcError::SpawnFailed(format!("working directory {}: {e}", cwd.display())))
 }
 
 fn validate(req: &SpawnRequest) -> Result<(), ProcError> {

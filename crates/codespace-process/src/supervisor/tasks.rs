@@ -75,13 +75,17 @@ async fn pump_task<R: AsyncRead + Unpin>(mut reader: R, proc: Arc<Proc>) {
     loop {
         match reader.read(&mut buf).await {
             Ok(0) => break,
-            Ok(n) => proc.state().ring.push(&buf[..n]),
+            Ok(n) => {
+                proc.state().ring.push(&buf[..n]);
+                proc.progress.send_replace(());
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             // EIO from a PTY master once the last slave descriptor closed: end of output.
             Err(_) => break,
         }
     }
     proc.state().pump_done = true;
+    proc.progress.send_replace(());
 }
 
 async fn write_stdin_task<W: AsyncWrite + Unpin>(

@@ -10,6 +10,7 @@
 mod basics;
 mod flood;
 mod lifecycle;
+mod namespaces;
 mod pty;
 mod sandbox;
 mod stdin;

@@ -22,7 +22,7 @@ use crate::support::{
     assert_gone, lossy, marker, req, run, supervisor, tty_req, wait_exit, wait_started,
 };
 
-const PYTHON: &str = "/usr/bin/python3";
+pub(crate) const PYTHON: &str = "/usr/bin/python3";
 
 /// Fails the test (never skips) when this host cannot enforce the sandbox.
 fn require_sandbox() {
@@ -50,11 +50,12 @@ fn policy(read: &[&Path], write: &[&Path], network: NetworkPolicy) -> SandboxPol
         masked: vec![],
         network,
         max_pids: TEST_MAX_PIDS,
+        workdir: None,
     }
 }
 
 /// `argv` under a policy with `roots` writable, started in the first root.
-fn sandboxed(argv: &[&str], roots: &[&Path], network: NetworkPolicy) -> SpawnRequest {
+pub(crate) fn sandboxed(argv: &[&str], roots: &[&Path], network: NetworkPolicy) -> SpawnRequest {
     with_policy(argv, policy(&[], roots, network))
 }
 
@@ -77,7 +78,7 @@ fn argv(v: &[String]) -> Vec<&str> {
 }
 
 /// A scratch workspace under the host's `/tmp` (so host-`/tmp` cases are siblings of it).
-fn workspace() -> tempfile::TempDir {
+pub(crate) fn workspace() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("codespace-sbx-ws-").tempdir_in("/tmp").unwrap()
 }
 
@@ -89,13 +90,13 @@ fn outside(dir: &Path, name: &str) -> PathBuf {
 /// `try <label> <path>`: prints `<label>=ok` if `echo x > path` worked, else `<label>=denied`.
 const TRY: &str = "try() { if (echo x > \"$2\") 2>/dev/null; then echo \"$1=ok\"; else echo \"$1=denied\"; fi; }; ";
 
-async fn output_of(r: SpawnRequest) -> (Option<i32>, String) {
+pub(crate) async fn output_of(r: SpawnRequest) -> (Option<i32>, String) {
     let sup = supervisor();
     let (status, out) = run(&sup, r).await;
     (status.exit_code, lossy(&out))
 }
 
-fn has_line(out: &str, line: &str) -> bool {
+pub(crate) fn has_line(out: &str, line: &str) -> bool {
     out.lines().any(|l| l.trim() == line)
 }
 

@@ -36,6 +36,7 @@ pub(crate) fn req(argv: &[&str]) -> SpawnRequest {
     SpawnRequest {
         argv: argv.iter().map(|s| (*s).to_owned()).collect(),
         cwd: std::env::temp_dir(),
+        cwd_dir: None,
         env: base_env(),
         tty: false,
         timeout: Duration::from_secs(60),

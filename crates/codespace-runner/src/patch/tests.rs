@@ -106,6 +106,19 @@ impl PatchFs for Faulty<'_> {
     }
 }
 
+fn interrupted(writes: &[PlannedWrite]) -> Vec<InterruptedFile> {
+    writes
+        .iter()
+        .map(|w| InterruptedFile {
+            path: w.path.as_str().to_owned(),
+            before: w.before_version(),
+            after: w.after_version(),
+            undo: w.before.clone(),
+            mode: w.mode,
+        })
+        .collect()
+}
+
 #[test]
 fn applies_all_changes_and_verifies() {
     let (dir, root) = tree();
@@ -115,11 +128,7 @@ fn applies_all_changes_and_verifies() {
     assert_eq!(std::fs::read_to_string(dir.path().join("new/deep/c.txt")).unwrap(), "c\n");
     assert_eq!(std::fs::read_to_string(dir.path().join("moved/b.txt")).unwrap(), "B1\n");
     assert!(!dir.path().join("gone.txt").exists() && !dir.path().join("b.txt").exists());
-    let plan: Vec<_> = writes
-        .iter()
-        .map(|w| (w.path.as_str().to_owned(), w.before_version(), w.after_version()))
-        .collect();
-    assert_eq!(classify(&root, &plan), Classification::AllAfter);
+    assert!(survey(&root, &interrupted(&writes)).iter().all(|f| *f == Found::After));
 }
 
 #[test]
@@ -128,10 +137,6 @@ fn a_failure_at_every_step_rolls_back_to_the_exact_tree() {
         let (dir, root) = tree();
         let before = snapshot(dir.path());
         let writes = prepare(&root, PATCH).unwrap();
-        let plan: Vec<_> = writes
-            .iter()
-            .map(|w| (w.path.as_str().to_owned(), w.before_version(), w.after_version()))
-            .collect();
         let fs = Faulty {
             root: &root,
             calls: Cell::new(0),
@@ -150,7 +155,7 @@ fn a_failure_at_every_step_rolls_back_to_the_exact_tree() {
             before,
             "fail_at {fail_at}: tree restored, new dirs removed"
         );
-        assert_eq!(classify(&root, &plan), Classification::AllBefore);
+        assert!(survey(&root, &interrupted(&writes)).iter().all(|f| *f == Found::Before));
     }
 }
 
@@ -231,18 +236,77 @@ fn hard_linked_targets_are_replaced_not_written_through() {
 }
 
 #[test]
-fn classify_tells_before_after_mixed_unknown() {
+fn survey_tells_before_after_other_and_roll_back_restores_from_the_undo_copy() {
     let (dir, root) = tree();
     let v = |s: &str| Version::of_bytes(s.as_bytes());
-    let plan = vec![
-        ("a.txt".to_owned(), v("a1\na2\n"), v("new\n")),
-        ("b.txt".to_owned(), v("b1\n"), v("B\n")),
+    let file = |path: &str, before: &str, after: Option<&str>, undo: bool| InterruptedFile {
+        path: path.to_owned(),
+        before: v(before),
+        after: after.map_or(Version::Absent, v),
+        undo: undo.then(|| before.as_bytes().to_vec()),
+        mode: Some(0o640),
+    };
+    let files = vec![
+        file("a.txt", "a1\na2\n", Some("new\n"), true),
+        file("b.txt", "b1\n", Some("B\n"), true),
+        file("gone.txt", "bye\n", None, true),
+        InterruptedFile {
+            path: "sub/added.txt".to_owned(),
+            before: Version::Absent,
+            after: v("added\n"),
+            undo: None,
+            mode: None,
+        },
     ];
-    assert_eq!(classify(&root, &plan), Classification::AllBefore);
+    assert_eq!(
+        survey(&root, &files),
+        vec![Found::Before, Found::Before, Found::Before, Found::Before]
+    );
+    // Half-written: a.txt new, gone.txt gone (with its directory intact), the add landed.
     std::fs::write(dir.path().join("a.txt"), "new\n").unwrap();
-    assert_eq!(classify(&root, &plan), Classification::Mixed);
-    std::fs::write(dir.path().join("b.txt"), "B\n").unwrap();
-    assert_eq!(classify(&root, &plan), Classification::AllAfter);
-    std::fs::write(dir.path().join("b.txt"), "torn").unwrap();
-    assert_eq!(classify(&root, &plan), Classification::Unknown);
+    std::fs::remove_file(dir.path().join("gone.txt")).unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("sub/added.txt"), "added\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "someone else\n").unwrap();
+    let found = survey(&root, &files);
+    assert_eq!(found[0], Found::After);
+    assert_eq!(found[1], Found::Other(v("someone else\n")));
+    assert_eq!(found[2], Found::After);
+    assert_eq!(found[3], Found::After);
+    let undone = roll_back(&root, &files, &found);
+    assert_eq!(
+        undone,
+        vec![
+            Undone::Restored,
+            Undone::Taken(v("someone else\n")),
+            Undone::Restored,
+            Undone::Removed
+        ]
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "a1\na2\n");
+    assert_eq!(std::fs::read_to_string(dir.path().join("gone.txt")).unwrap(), "bye\n");
+    assert!(!dir.path().join("sub/added.txt").exists());
+    assert_eq!(std::fs::read_to_string(dir.path().join("b.txt")).unwrap(), "someone else\n");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(dir.path().join("gone.txt")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o640);
+}
+
+#[test]
+fn a_missing_or_wrong_undo_copy_is_a_failure_not_a_guess() {
+    let (dir, root) = tree();
+    let v = |s: &str| Version::of_bytes(s.as_bytes());
+    std::fs::write(dir.path().join("a.txt"), "new\n").unwrap();
+    let mut f = InterruptedFile {
+        path: "a.txt".to_owned(),
+        before: v("a1\na2\n"),
+        after: v("new\n"),
+        undo: None,
+        mode: None,
+    };
+    let found = survey(&root, std::slice::from_ref(&f));
+    assert!(matches!(&roll_back(&root, std::slice::from_ref(&f), &found)[0], Undone::Failed(_)));
+    f.undo = Some(b"not the old content".to_vec());
+    assert!(matches!(&roll_back(&root, std::slice::from_ref(&f), &found)[0], Undone::Failed(_)));
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "new\n");
 }

@@ -4,50 +4,50 @@
 
 use std::convert::Infallible;
 use std::ffi::{CString, OsStr, OsString};
-use std::io;
 use std::os::fd::{AsFd as _, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use rustix::io::Errno;
 use rustix::process::Signal;
 use rustix::thread::LinkNameSpaceType;
 use seccompiler::BpfProgram;
 
+use super::program::Program;
 use super::{EXIT_FAILED, fail, fdpass, root, status, write_file};
-use crate::enter::{SandboxError, Visible, enter, seccomp_program};
+use crate::enter::{SandboxError, Visible, enter, seccomp_programs};
 use crate::policy::SandboxPolicy;
 use crate::sys::{self, ExecArgs, Forked};
-
-/// Attempts and pause when `execve` says the program is busy being written (ETXTBSY).
-const TXTBSY_RETRIES: u32 = 20;
-const TXTBSY_PAUSE: Duration = Duration::from_millis(5);
 
 /// What the init and the command need, checked and built in the monitor before anything
 /// changes, so a malformed policy, argument or filter fails first.
 pub(super) struct CommandSpec {
     cwd: PathBuf,
-    exe: CString,
+    program: Program,
     argv: Vec<CString>,
-    bpf: BpfProgram,
+    filters: Vec<BpfProgram>,
 }
 
 impl CommandSpec {
     pub(super) fn new(
         policy: &SandboxPolicy,
-        exe: &OsStr,
+        search_path: &OsStr,
         argv: &[OsString],
     ) -> Result<Self, SandboxError> {
         let lists = [&policy.read_roots, &policy.writable_roots, &policy.masked];
         if let Some(p) = lists.iter().flat_map(|l| l.iter()).find(|p| !p.is_absolute()) {
             return Err(SandboxError::other("policy", format!("{} is not absolute", p.display())));
         }
-        let cwd = std::env::current_dir().map_err(|e| SandboxError::io("cwd", &e))?;
-        let exe = cstring("exe", exe)?;
+        // With a workdir the inherited directory is never looked up by path (its path may
+        // name another directory by now, or nothing).
+        let cwd = match &policy.workdir {
+            Some(workdir) => workdir.clone(),
+            None => std::env::current_dir().map_err(|e| SandboxError::io("cwd", &e))?,
+        };
+        let argv0 = argv.first().ok_or_else(|| SandboxError::other("argv", "empty"))?;
+        let program = Program::new(argv0, search_path)?;
         let argv = argv.iter().map(|a| cstring("argv", a)).collect::<Result<Vec<_>, _>>()?;
-        let bpf = seccomp_program(policy.network)?;
-        Ok(Self { cwd, exe, argv, bpf })
+        let filters = seccomp_programs(policy.network)?;
+        Ok(Self { cwd, program, argv, filters })
     }
 }
 
@@ -107,6 +107,10 @@ fn prepare(
 ) -> Result<Visible, SandboxError> {
     let visible = root::build(policy, cwd)?;
     write_file("pid_max", "/proc/sys/kernel/pid_max", &policy.max_pids.to_string())?;
+    // No nested user namespace (what bwrap's --disable-userns does): the limit of this
+    // user namespace counts the ones made inside it, and the command, holding no
+    // capability here, cannot raise it again.
+    write_file("max_user_namespaces", "/proc/sys/user/max_user_namespaces", "0")?;
     if let Some(channel) = netns {
         let netns = fdpass::receive_fd(channel.as_fd())?;
         rustix::thread::move_into_link_name_space(netns.as_fd(), Some(LinkNameSpaceType::Network))
@@ -115,7 +119,7 @@ fn prepare(
     Ok(visible)
 }
 
-/// The command: restricts itself, then execs (retrying briefly on ETXTBSY).
+/// The command: restricts itself, then looks its program up and execs it, inside its root.
 fn command(
     policy: &SandboxPolicy,
     visible: &Visible,
@@ -124,16 +128,8 @@ fn command(
     // The shim ignores SIGPIPE and ignored signals survive exec; the command gets the
     // default, as it would unsandboxed.
     sys::set_signal_ignored(libc::SIGPIPE, false);
-    enter(policy, visible, &spec.bpf)?;
-    let args = ExecArgs::new(&spec.argv);
-    for _ in 0..=TXTBSY_RETRIES {
-        let e = sys::execv(&spec.exe, &args);
-        if e.raw_os_error() != Some(Errno::TXTBSY.raw_os_error()) {
-            return Err(SandboxError::io("exec", &e));
-        }
-        std::thread::sleep(TXTBSY_PAUSE);
-    }
-    Err(SandboxError::io("exec", &io::Error::from(Errno::TXTBSY)))
+    enter(policy, visible, &spec.filters)?;
+    Err(spec.program.exec(&ExecArgs::new(&spec.argv)))
 }
 
 fn cstring(step: &'static str, s: &OsStr) -> Result<CString, SandboxError> {

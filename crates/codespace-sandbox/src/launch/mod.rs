@@ -21,7 +21,7 @@
 //!   monitor ends as soon as it has the status; the shim adopts and reaps the init while
 //!   the namespaces are torn down.
 //! - The *command* restricts itself ([`crate::enter`]: no-new-privs, Landlock, seccomp, no
-//!   capabilities) and execs.
+//!   capabilities), looks its program up on its `PATH` inside the root and execs it.
 //!
 //! Every failure before the exec is written to the report pipe as `<errno> <text>` and the
 //! process exits 127; the pipe is close-on-exec everywhere and each stage closes its copy
@@ -29,6 +29,7 @@
 //! succeeded. Nothing runs unsandboxed as a fallback.
 //!
 //! Modules: [`monitor`] and [`init`] are the processes (the command is the init's child),
+//! [`program`] finds the command's program in the command's own world,
 //! [`root`] assembles the new root from [`mounts`], [`fdpass`] carries the network namespace
 //! and [`status`] the command's end from one process to the next.
 //!
@@ -38,6 +39,7 @@ mod fdpass;
 mod init;
 mod monitor;
 mod mounts;
+mod program;
 mod root;
 mod status;
 
@@ -52,17 +54,19 @@ pub(crate) use root::SYSTEM_DIRS;
 /// Exit status of a stage that failed before the command's exec.
 const EXIT_FAILED: i32 = 127;
 
-/// Runs `exe` with `argv` under `policy`, in the calling process (the monitor). Never
-/// returns. Call it in a single-threaded process whose fds 0-2 are the command's stdio, its
+/// Runs `argv` under `policy`, in the calling process (the monitor). Never returns.
+/// `argv[0]` is looked up on `search_path` (the command's `PATH`) inside the private root,
+/// as `execvp` would, so only what the sandbox shows can match. Call it in a
+/// single-threaded process whose fds 0-2 are the command's stdio, its
 /// working directory the command's, and its environment the command's; `report` is the
 /// write end of a close-on-exec pipe (see the module docs for what it carries), which the
 /// launcher takes over.
 #[allow(unsafe_code)]
-pub fn launch(policy: &SandboxPolicy, exe: &OsStr, argv: &[OsString], report: i32) -> ! {
+pub fn launch(policy: &SandboxPolicy, search_path: &OsStr, argv: &[OsString], report: i32) -> ! {
     // SAFETY: the caller hands over an open descriptor it never uses again (this function
     // does not return), so this is its only owner here.
     let report = unsafe { OwnedFd::from_raw_fd(report) };
-    monitor::run(policy, exe, argv, report)
+    monitor::run(policy, search_path, argv, report)
 }
 
 /// Writes `text` to the kernel file at `path` (an id map, `pid_max`).

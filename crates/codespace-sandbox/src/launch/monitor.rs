@@ -39,8 +39,13 @@ const TERMINAL_SIGNALS: [libc::c_int; 10] = [
 
 /// The monitor, from start to end; `report` as [`super::launch`] takes it.
 #[allow(unsafe_code)]
-pub(super) fn run(policy: &SandboxPolicy, exe: &OsStr, argv: &[OsString], report: OwnedFd) -> ! {
-    let spec = or_fail(CommandSpec::new(policy, exe, argv), report.as_fd());
+pub(super) fn run(
+    policy: &SandboxPolicy,
+    search_path: &OsStr,
+    argv: &[OsString],
+    report: OwnedFd,
+) -> ! {
+    let spec = or_fail(CommandSpec::new(policy, search_path, argv), report.as_fd());
     let uid = rustix::process::geteuid().as_raw();
     let gid = rustix::process::getegid().as_raw();
     let channels = or_fail(Channels::new(policy.network), report.as_fd());

@@ -49,7 +49,8 @@ struct Sources {
     null: OwnedFd,
 }
 
-/// Builds the new root and pivots into it, then enters `cwd` there. Returns the canonical
+/// Builds the new root and pivots into it, then enters the policy's workdir there (or
+/// `cwd`, by its canonical path, without one). Returns the canonical
 /// roots for Landlock.
 pub(super) fn build(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxError> {
     rustix::mount::mount_change("/", MountPropagationFlags::REC | MountPropagationFlags::PRIVATE)
@@ -59,7 +60,11 @@ pub(super) fn build(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, Sandb
     let (roots, visible) = root_sources(policy)?;
     let null = open_path(Path::new("/dev/null"))?;
     let sources = Sources { system, system_links, devices, device_links, roots, null };
-    let cwd = std::fs::canonicalize(cwd).map_err(|e| SandboxError::io("cwd", &e))?;
+    let cwd = match &policy.workdir {
+        // Already the canonical path the workdir is bound at.
+        Some(workdir) => workdir.clone(),
+        None => std::fs::canonicalize(cwd).map_err(|e| SandboxError::io("cwd", &e))?,
+    };
 
     // From here the host's /tmp is hidden in this namespace; only descriptors reach it.
     let staging = Path::new(STAGING);
@@ -125,24 +130,27 @@ fn read_link(path: &str) -> Result<Link, SandboxError> {
 }
 
 /// The policy's roots, canonical and opened, parents before children (so a root inside
-/// another lands on top of it); with the same paths as Landlock will see them.
+/// another lands on top of it); with the same paths as Landlock will see them. The
+/// workdir's source is the inherited working directory itself.
 fn root_sources(policy: &SandboxPolicy) -> Result<(Vec<Bind>, Visible), SandboxError> {
     let mut visible = Visible::default();
     let mut roots = Vec::new();
     for (list, writable) in [(&policy.read_roots, false), (&policy.writable_roots, true)] {
         for root in list {
-            let canonical =
-                std::fs::canonicalize(root).map_err(|e| SandboxError::io_at("root", root, &e))?;
-            if !canonical.is_dir() {
-                let message = format!("{} is not a directory", root.display());
-                return Err(SandboxError::other("root", message));
-            }
-            roots.push(Bind {
-                source: open_path(&canonical)?,
-                target: canonical.clone(),
-                writable,
-                dir: true,
-            });
+            let (source, canonical) = if policy.workdir.as_ref() == Some(root) {
+                // The directory the caller entered through its descriptor: "." is no
+                // lookup of the root's path, which may name something else by now.
+                (open_path(Path::new("."))?, root.clone())
+            } else {
+                let canonical = std::fs::canonicalize(root)
+                    .map_err(|e| SandboxError::io_at("root", root, &e))?;
+                if !canonical.is_dir() {
+                    let message = format!("{} is not a directory", root.display());
+                    return Err(SandboxError::other("root", message));
+                }
+                (open_path(&canonical)?, canonical)
+            };
+            roots.push(Bind { source, target: canonical.clone(), writable, dir: true });
             if writable { &mut visible.write } else { &mut visible.read }.push(canonical);
         }
     }

@@ -224,4 +224,22 @@ fn refused_flags_leave_nothing_on_disk() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("CODESPACE_MAX_PROCESSES"));
     assert!(!ledger.exists(), "the refused start created the ledger");
+
+    // So does a registry whose root cannot be opened: roots are checked before the ledger.
+    let mut missing = Env::new();
+    let gone = missing.workspace("gone", json!({}));
+    let config = missing.config();
+    std::fs::remove_dir(&gone).unwrap();
+    let fresh = missing.path().join("fresh-state");
+    let out = missing
+        .command()
+        .env("XDG_STATE_HOME", &fresh)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("workspaces.gone.root"), "stderr should name the key: {err}");
+    assert!(!fresh.exists(), "the refused start created {}", fresh.display());
 }

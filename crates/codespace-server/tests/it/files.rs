@@ -135,7 +135,8 @@ async fn find_globs_pages_and_listing_versions() {
     assert_eq!(all["incomplete"], false);
     assert_eq!(all["total"], 10);
     let cases: &[(&str, &[&str])] = &[
-        ("*.rs", &["a.rs", "b.rs"]),
+        ("/*.rs", &["a.rs", "b.rs"]),
+        ("./*.rs", &["a.rs", "b.rs"]),
         (
             "**/*.rs",
             &[
@@ -154,7 +155,8 @@ async fn find_globs_pages_and_listing_versions() {
             "src/**/*.{rs,toml}",
             &["src/deep/x.rs", "src/deep/y.toml", "src/lib.rs", "src/main.rs", "src/q.rs"],
         ),
-        ("README.md", &["README.md"]),
+        ("/README.md", &["README.md"]),
+        ("README.md", &["README.md", "docs/README.md"]),
         ("**/README.md", &["README.md", "docs/README.md"]),
         ("nothing*", &[]),
     ];
@@ -189,7 +191,7 @@ async fn find_globs_pages_and_listing_versions() {
         refused(&client, "find", json!({"workspace_id": "ro", "limit": limit}), "OUTPUT_LIMIT")
             .await;
     }
-    for bad in ["src/[ab", "{a,b", "/abs/*.rs"] {
+    for bad in ["src/[ab", "{a,b", "//abs/*.rs"] {
         refused(&client, "find", find(Some(bad)), "INVALID_PATTERN").await;
     }
     client.cancel().await.unwrap();

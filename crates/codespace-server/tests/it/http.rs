@@ -122,7 +122,8 @@ fn t3_exposure_rules() {
     }
     // Without a token, one is generated into a 0600 file whose path (not the token) is printed.
     let server = env.http(&[]);
-    let token_path = env.state().join("codespace/http-token");
+    let port = server.addr.rsplit(':').next().unwrap();
+    let token_path = env.state().join(format!("codespace/http-token-{port}"));
     let token = std::fs::read_to_string(&token_path).unwrap().trim().to_owned();
     assert_eq!(token.len(), 64);
     assert_eq!(std::fs::metadata(&token_path).unwrap().permissions().mode() & 0o777, 0o600);
@@ -228,4 +229,73 @@ fn b1_b4_bad_input_is_refused_and_the_server_survives() {
         assert_eq!(r.status, 404, "{path}");
     }
     assert_eq!(server.post("/mcp", &[], INIT).status, 200);
+}
+
+#[test]
+fn t1_duplicate_host_or_origin_headers_are_refused() {
+    let env = env_with_file();
+    let server = env.http(&["--no-auth"]);
+    let port = server.addr.rsplit(':').next().unwrap().to_owned();
+    let good_host = format!("Host: 127.0.0.1:{port}");
+    let good_origin = format!("Origin: http://127.0.0.1:{port}");
+    // Raw bytes on purpose: an HTTP client library may merge or reorder repeated headers.
+    let send = |lines: &[&str]| {
+        let head: String = lines.iter().map(|l| format!("{l}\r\n")).collect();
+        let req = format!(
+            "POST /mcp HTTP/1.1\r\n{head}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{INIT}",
+            INIT.len()
+        );
+        server.raw(req.as_bytes())
+    };
+    let cases: [&[&str]; 4] = [
+        &[&good_host, &good_origin, "Origin: http://evil.example"],
+        &[&good_host, &good_origin, &good_origin],
+        &[&good_host, "Host: evil.example", &good_origin],
+        &[&good_host, &good_host],
+    ];
+    for lines in cases {
+        let r = send(lines);
+        assert_eq!(r.status, 400, "{lines:?}: {r:?}");
+        assert!(!r.body.contains("jsonrpc"), "refused before dispatch: {r:?}");
+        assert!(r.header("mcp-session-id").is_none(), "no session minted");
+    }
+    let ok = send(&[&good_host, &good_origin]);
+    assert_eq!(ok.status, 200, "a well-formed request is still served: {ok:?}");
+}
+
+#[test]
+fn generated_tokens_are_per_port_and_written_after_the_bind() {
+    let env = env_with_file();
+    let first = env.http(&[]);
+    let port = first.addr.rsplit(':').next().unwrap().to_owned();
+    let first_path = env.state().join(format!("codespace/http-token-{port}"));
+    let first_token = std::fs::read_to_string(&first_path).unwrap();
+
+    // A second server on the same port fails to bind and writes no token over the first's.
+    let out = env
+        .command()
+        .args(["serve", "--http", "--port", &port, "--config"])
+        .arg(env.config())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "a second bind on port {port} cannot succeed");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot bind"));
+    assert_eq!(std::fs::read_to_string(&first_path).unwrap(), first_token);
+    let auth = format!("Authorization: Bearer {}", first_token.trim());
+    assert_eq!(
+        first.post("/mcp", &[&auth], INIT).status,
+        200,
+        "the first server's clients still work"
+    );
+
+    // A second server on another port has a token and a file of its own.
+    let second = env.http(&[]);
+    let second_port = second.addr.rsplit(':').next().unwrap();
+    let second_path = env.state().join(format!("codespace/http-token-{second_port}"));
+    let second_token = std::fs::read_to_string(&second_path).unwrap();
+    assert_ne!(second_token, first_token);
+    assert_eq!(std::fs::read_to_string(&first_path).unwrap(), first_token);
+    let auth = format!("Authorization: Bearer {}", second_token.trim());
+    assert_eq!(second.post("/mcp", &[&auth], INIT).status, 200);
 }

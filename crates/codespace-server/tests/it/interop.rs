@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::support::{Env, HttpServer, bin, codespace_vars};
 
-fn tool(var: &str, relative: &str) -> PathBuf {
+pub(crate) fn tool(var: &str, relative: &str) -> PathBuf {
     if let Some(p) = std::env::var_os(var) {
         return PathBuf::from(p);
     }

@@ -8,14 +8,23 @@
 
 mod architecture;
 mod cli;
+mod commands;
 mod contract;
 mod docs;
 mod files;
+mod files_bounds;
+mod files_search;
 mod http;
 mod interop;
+mod kill;
+mod long_calls;
 mod patch;
 mod paths;
 mod process;
 mod protocol;
 mod raw_stdio;
+mod root_swap;
+mod sockets;
+mod startup;
 mod support;
+mod undo;

@@ -12,7 +12,7 @@ fn ww(env: &mut Env, id: &str) -> std::path::PathBuf {
     env.workspace(id, json!({"profile": "workspace-write", "sandbox": "off"}))
 }
 
-async fn exec(client: &Client, ws: &str, argv: &[&str], tty: bool) -> String {
+pub(crate) async fn exec(client: &Client, ws: &str, argv: &[&str], tty: bool) -> String {
     let r = call(client, "exec_command", json!({"workspace_id": ws, "command": argv, "tty": tty}))
         .await
         .unwrap();
@@ -22,7 +22,7 @@ async fn exec(client: &Client, ws: &str, argv: &[&str], tty: bool) -> String {
     id
 }
 
-async fn wait_exit(client: &Client, id: &str) -> Value {
+pub(crate) async fn wait_exit(client: &Client, id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let st = call(client, "process_status", json!({"process_id": id})).await.unwrap();
@@ -34,7 +34,7 @@ async fn wait_exit(client: &Client, id: &str) -> Value {
     }
 }
 
-async fn output(client: &Client, id: &str) -> String {
+pub(crate) async fn output(client: &Client, id: &str) -> String {
     let mut out = String::new();
     let mut cursor = 0u64;
     loop {

@@ -10,6 +10,7 @@ fn file(kind: &str, before: &str, after: &str, move_from: Option<&str>) -> Plann
         before_version: before.parse().unwrap(),
         after_version: after.parse().unwrap(),
         move_from: move_from.map(str::to_owned),
+        before_mode: None,
     }
 }
 

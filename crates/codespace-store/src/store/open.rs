@@ -10,11 +10,13 @@ use super::busy::{busy_waiter, retry_busy};
 use crate::error::StoreError;
 use crate::hygiene;
 use crate::migrate::{self, MigrateError};
+use crate::undo::UndoLog;
 
 impl Store {
     /// Opens (creating if needed) the ledger file at `path`.
     ///
-    /// Missing parent directories are created `0700` and the file `0600`. The ledger is
+    /// Missing parent directories are created `0700` and the file `0600`; the undo log's
+    /// directory `<path>.undo` is created `0700` beside it. The ledger is
     /// refused ([`StoreError::Refused`]) when the path or a sidecar is a symlink, when it
     /// is on a network filesystem, when the database is empty or missing beside a
     /// non-empty `-wal`, when `PRAGMA integrity_check` is not `ok`, or when the file is
@@ -46,18 +48,21 @@ impl Store {
             return Err(refused(path, format!("PRAGMA integrity_check failed: {report}")));
         }
         migrate::migrate(&mut conn).map_err(|error| migrate_failure(path, error))?;
-        Ok(Store::new(conn, Some(path.to_owned())))
+        let undo = UndoLog::beside(path);
+        undo.create()?;
+        Ok(Store::new(conn, Some(path.to_owned()), undo))
     }
 
     /// Opens a fresh, empty in-memory ledger (the explicit `--operations-db :memory:`
-    /// opt-out): nothing survives the process.
+    /// opt-out) with its undo log in a private temporary directory: nothing survives the
+    /// process.
     pub fn open_in_memory() -> Result<Store, StoreError> {
         let path = Path::new(":memory:");
         let mut conn =
             Connection::open_in_memory().map_err(|source| open_failure(path, "open", source))?;
         configure(&conn).map_err(|source| open_failure(path, "configure", source))?;
         migrate::migrate(&mut conn).map_err(|error| migrate_failure(path, error))?;
-        Ok(Store::new(conn, None))
+        Ok(Store::new(conn, None, UndoLog::temporary()?))
     }
 
     /// The schema version (`PRAGMA user_version`); [`crate::SCHEMA_VERSION`] once open.

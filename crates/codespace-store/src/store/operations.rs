@@ -1,5 +1,6 @@
 //! An operation's row from mint to close: `begin` (with replay and key conflicts),
-//! `finish` and `recover`, and the stored status a mutation checks first.
+//! `finish` and `recover`, an operator's `restored` note, and the stored status a mutation
+//! checks first.
 
 use codespace_types::EventName;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -104,6 +105,21 @@ impl Store {
         now: i64,
     ) -> Result<(), StoreError> {
         self.close(operation_id, status, result_json, EventName::Recovered, Some(reason), now)
+    }
+
+    /// Appends a `restored` event (no status) to an operation whose content an operator
+    /// put back from the undo log; the terminal status and result stay as they are.
+    pub fn note_restored(
+        &self,
+        operation_id: &str,
+        reason: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.write(|conn| {
+            current_status(conn, operation_id)?;
+            insert_event(conn, operation_id, now, EventName::Restored, None, Some(reason))?;
+            Ok(())
+        })
     }
 
     fn close(

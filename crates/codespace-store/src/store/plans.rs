@@ -69,7 +69,7 @@ fn insert_plan(
 ) -> Result<(), StoreError> {
     let mut insert = conn.prepare_cached(
         "INSERT INTO operation_files (operation_id, ordinal, path, kind, before_version, \
-         after_version, move_from) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+         after_version, move_from, before_mode) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
     for (ordinal, file) in plan.iter().enumerate() {
         insert.execute(params![
@@ -80,6 +80,7 @@ fn insert_plan(
             file.before_version.to_string(),
             file.after_version.to_string(),
             file.move_from,
+            file.before_mode,
         ])?;
     }
     Ok(())
@@ -92,6 +93,7 @@ struct RawFile {
     before_version: String,
     after_version: String,
     move_from: Option<String>,
+    before_mode: Option<u32>,
 }
 
 impl RawFile {
@@ -108,6 +110,7 @@ impl RawFile {
                 .map_err(|e| corrupt(format!("{}: {e}", self.path)))?,
             path: self.path,
             move_from: self.move_from,
+            before_mode: self.before_mode,
         };
         file.validate().map_err(corrupt)?;
         Ok(file)
@@ -121,7 +124,8 @@ pub(super) fn load_plan(
     operation_id: &str,
 ) -> Result<Vec<PlannedFile>, StoreError> {
     let mut statement = conn.prepare_cached(
-        "SELECT path, kind, before_version, after_version, move_from FROM operation_files \
+        "SELECT path, kind, before_version, after_version, move_from, before_mode \
+         FROM operation_files \
          WHERE operation_id = ?1 ORDER BY ordinal",
     )?;
     let rows = statement.query_map(params![operation_id], |row| {
@@ -131,6 +135,7 @@ pub(super) fn load_plan(
             before_version: row.get(2)?,
             after_version: row.get(3)?,
             move_from: row.get(4)?,
+            before_mode: row.get(5)?,
         })
     })?;
     let mut plan = Vec::new();

@@ -1,5 +1,6 @@
 //! Whole records: an operation's row with its plan and events, by id, by key in a
-//! workspace or in any, and every unfinished one for recovery.
+//! workspace or in any, the newest ones for an operator, and every unfinished one for
+//! recovery.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -42,6 +43,22 @@ impl Store {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let rows =
                 statement.query_map(params![operation_key, limit], RawOperation::from_row)?;
+            let mut records = Vec::new();
+            for raw in rows {
+                records.push(complete(conn, raw?)?);
+            }
+            Ok(records)
+        })
+    }
+
+    /// The newest `limit` operations, newest first (by `created_at`, then by insertion
+    /// order): what an operator lists.
+    pub fn list(&self, limit: usize) -> Result<Vec<OperationRecord>, StoreError> {
+        self.read(|conn| {
+            let sql = format!("{SELECT_OPERATION} ORDER BY created_at DESC, rowid DESC LIMIT ?1");
+            let mut statement = conn.prepare_cached(&sql)?;
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let rows = statement.query_map(params![limit], RawOperation::from_row)?;
             let mut records = Vec::new();
             for raw in rows {
                 records.push(complete(conn, raw?)?);

@@ -161,6 +161,7 @@ fn a_planned_file_with_an_unknown_kind_or_a_malformed_version_reads_as_corrupt()
             before_version: h1,
             after_version: h1,
             move_from: None,
+            before_mode: None,
         };
         store.record_plan(&operation_id, &[planned], 2).expect("plan");
         {

@@ -5,7 +5,7 @@ use codespace_store::{
     Begin, ChangeKind, Event, EventName, OpStatus, PlannedFile, SCHEMA_VERSION, Store, StoreError,
 };
 
-use crate::support::{fresh, plan, version};
+use crate::support::{TempLedger, fresh, plan, version};
 
 fn store() -> Store {
     Store::open_in_memory().unwrap()
@@ -229,6 +229,7 @@ fn record_plan_is_refused_twice_after_finishing_and_when_malformed() {
         before_version: version(2),
         after_version: version(1),
         move_from: None,
+        before_mode: None,
     }];
     let error = store.record_plan(&other, &malformed, 111).unwrap_err();
     assert!(
@@ -328,4 +329,36 @@ fn errors_say_what_happened() {
     assert_eq!(error.to_string(), format!("operation {id} is already finished as applied"));
     assert!(!error.is_retryable());
     assert!(!error.to_string().contains("not found"));
+}
+
+#[test]
+fn a_restored_note_keeps_the_status_and_list_is_newest_first() {
+    let ledger = TempLedger::new();
+    let store = ledger.open();
+    let first = fresh(&store, "w", None, "fp-1");
+    let mut plan = plan(1);
+    plan[1].before_mode = Some(0o755);
+    store.record_plan(&first, &plan, 101).unwrap();
+    store.finish(&first, OpStatus::FailedPartial, "{}", Some("why"), 102).unwrap();
+    store.note_restored(&first, "src/lib.rs put back", 103).unwrap();
+    let second = match store.begin("w", None, "fp-2", 200).unwrap() {
+        Begin::Fresh { operation_id } => operation_id,
+        other => panic!("{other:?}"),
+    };
+    drop(store);
+    // Reopened: the note, the mode and the order survive.
+    let store = ledger.open();
+    let rec = store.get(&first).unwrap().unwrap();
+    assert_eq!(rec.status, OpStatus::FailedPartial);
+    assert_eq!(rec.plan[1].before_mode, Some(0o755));
+    let last = rec.events.last().unwrap();
+    assert_eq!(
+        (last.name, last.status, last.reason.as_deref()),
+        (EventName::Restored, None, Some("src/lib.rs put back"))
+    );
+    let ids: Vec<String> = store.list(10).unwrap().into_iter().map(|r| r.operation_id).collect();
+    assert_eq!(ids, vec![second.clone(), first]);
+    assert_eq!(store.list(1).unwrap().len(), 1);
+    assert!(store.note_restored("op-0000", "x", 1).is_err());
+    assert_eq!(store.undo().dir(), ledger.path.with_extension("sqlite3.undo"));
 }

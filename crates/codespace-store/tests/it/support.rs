@@ -36,6 +36,7 @@ pub(crate) fn plan(n: u64) -> Vec<PlannedFile> {
             before_version: Version::Absent,
             after_version: version(n * 4 + 1),
             move_from: None,
+            before_mode: None,
         },
         PlannedFile {
             path: "src/lib.rs".to_owned(),
@@ -43,6 +44,7 @@ pub(crate) fn plan(n: u64) -> Vec<PlannedFile> {
             before_version: version(n * 4 + 2),
             after_version: version(n * 4 + 3),
             move_from: None,
+            before_mode: None,
         },
         PlannedFile {
             path: "docs/gone.md".to_owned(),
@@ -50,6 +52,7 @@ pub(crate) fn plan(n: u64) -> Vec<PlannedFile> {
             before_version: version(n * 4 + 4),
             after_version: Version::Absent,
             move_from: None,
+            before_mode: None,
         },
         PlannedFile {
             path: format!("src/moved_{n}.rs"),
@@ -57,6 +60,7 @@ pub(crate) fn plan(n: u64) -> Vec<PlannedFile> {
             before_version: version(n * 4 + 5),
             after_version: version(n * 4 + 6),
             move_from: Some("src/old.rs".to_owned()),
+            before_mode: None,
         },
     ]
 }

@@ -1,0 +1,92 @@
+//! The process and serialization blocks of `workspace_info`: what the process tools can
+//! do, the limits this workspace's commands run under, and how its work is serialized.
+
+use codespace_policy::{Action, Approvals, SandboxSetting, Workspace, allow};
+use codespace_protocol::{
+    DisconnectEffect, ErrorCode, MAX_READ_PROCESS_BYTES, MAX_WAIT_MS, ProcessCapabilities,
+    ProcessConflict, ProcessInfo, ProcessLifetime, ProcessLimits, ProcessOwner, RequestConflict,
+    RestartRecovery, SerializationInfo, SerializationScope, TtyCapabilities, tool,
+};
+
+use super::{host_env, tool_live};
+use crate::{Gateway, MAX_WAITERS};
+
+impl Gateway {
+    /// Commands run only where policy, approvals and the sandbox setting all allow it: with
+    /// sandbox=on and no sandbox built, they are refused, not run unconfined.
+    pub(super) fn process_info(&self, ws: &Workspace, sandboxed: bool) -> ProcessInfo {
+        let available = host_env(ws)
+            && allow(ws, Action::Exec).is_ok()
+            && ws.approvals == Approvals::Off
+            && (self.host.command_sandbox() || ws.sandbox == SandboxSetting::Off)
+            && tool_live(tool::EXEC_COMMAND);
+        ProcessInfo {
+            available,
+            capabilities: available.then(capabilities),
+            limits: self.limits(ws, sandboxed),
+            env_keys: ws.env.keys().cloned().collect(),
+        }
+    }
+
+    fn limits(&self, ws: &Workspace, sandboxed: bool) -> ProcessLimits {
+        let settings = &self.processes.settings;
+        let config = self.processes.supervisor.config();
+        let timeouts = ws.timeouts(settings.timeout.as_secs());
+        ProcessLimits {
+            timeout_secs: timeouts.default_secs,
+            max_timeout_secs: timeouts.max_secs,
+            max_live_processes: config.max_live as u64,
+            output_ring_bytes: config.ring_bytes as u64,
+            read_max_bytes: u64::from(MAX_READ_PROCESS_BYTES),
+            wait_max_ms: MAX_WAIT_MS,
+            max_pids: sandboxed.then_some(settings.max_pids),
+            completed_ttl_secs: config.completed_ttl.as_secs(),
+            max_completed: config.max_completed as u64,
+        }
+    }
+}
+
+fn capabilities() -> ProcessCapabilities {
+    ProcessCapabilities {
+        handles: true,
+        survives_request_end: true,
+        write_stdin: true,
+        stdin_close: true,
+        incremental_read: true,
+        wait: true,
+        terminate: true,
+        output_combined: true,
+        tty: TtyCapabilities {
+            supported: true,
+            default: false,
+            initial_rows: codespace_process::TTY_ROWS,
+            initial_cols: codespace_process::TTY_COLS,
+            resize_supported: true,
+        },
+        lifetime: ProcessLifetime {
+            owner: ProcessOwner::Server,
+            client_disconnect: DisconnectEffect::KeepRunning,
+            server_exit: DisconnectEffect::Terminate,
+            restart_recovery: RestartRecovery::None,
+        },
+    }
+}
+
+/// One mutation lease per workspace: patches queue for it in FIFO order, a live process
+/// holds it until it exits, and reads never need it.
+pub(super) fn serialization() -> SerializationInfo {
+    SerializationInfo {
+        scope: SerializationScope::Workspace,
+        live_process_holds_mutation_lease: true,
+        parallel_exec: false,
+        read_while_process_live: true,
+        find_while_process_live: true,
+        patch_while_process_live: false,
+        conflict_error: ErrorCode::WorkspaceBusy,
+        request_conflict: RequestConflict::WaitFifo,
+        process_conflict: ProcessConflict::Reject,
+        queue_durable: false,
+        max_waiters_per_resource: MAX_WAITERS as u64,
+        queue_full_error: ErrorCode::ResourceQueueFull,
+    }
+}

@@ -1,0 +1,191 @@
+//! Start-up recovery: every operation a crash left unfinished is finished from the disk and
+//! the undo log. A path holding its after-version is put back (its old content from the
+//! log, or an added file removed), so a half-applied patch ends all-old
+//! (`failed_rolled_back`, event `recovered`); all-new is `applied`. A path taken by
+//! something else is left alone (`failed_partial`, its old content named in the log); a
+//! path the disk cannot read leaves the whole operation `unknown`, untouched.
+
+use codespace_protocol::{ApplyPatchResult, PatchStatus, Preserved};
+use codespace_runner::{Found, InterruptedFile, Root, Undone, WorkspacePath};
+use codespace_store::{OpStatus, OperationRecord, Store};
+
+use super::{Recorded, changes_of_plan, now, store_status, undo};
+use crate::{Gateway, GatewayError};
+
+/// How recovery finished one operation.
+struct Verdict {
+    status: PatchStatus,
+    reason: String,
+    unrestored: Vec<String>,
+    preserved: Vec<Preserved>,
+}
+
+impl Verdict {
+    fn of(status: PatchStatus, reason: impl Into<String>) -> Verdict {
+        Verdict { status, reason: reason.into(), unrestored: vec![], preserved: vec![] }
+    }
+}
+
+impl Gateway {
+    /// Finishes every operation a crash left unfinished, from the disk, then drops the undo
+    /// entries no terminal operation needs. Run once at start, before serving.
+    pub fn recover(&self) -> Result<Vec<(String, PatchStatus)>, GatewayError> {
+        let mut report = Vec::new();
+        for rec in self.store.unfinished()? {
+            let root = self.workspaces.get(&rec.workspace_id).and_then(|r| r.root.clone());
+            let verdict = verdict(root.as_deref(), &self.store, &rec);
+            let changes = changes_of_plan(&rec.plan);
+            let result = ApplyPatchResult {
+                status: verdict.status,
+                operation_id: rec.operation_id.clone(),
+                replayed: false,
+                files: changes.iter().map(|c| c.path.clone()).collect(),
+                changes,
+                unrestored: verdict.unrestored,
+                failure: Some(verdict.reason.clone()),
+                work_id: None,
+                preserved: verdict.preserved,
+            };
+            let json = serde_json::to_string(&Recorded::Result(result.clone()))
+                .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
+            let status = store_status(verdict.status);
+            self.store.recover(&rec.operation_id, status, &json, &verdict.reason, now())?;
+            undo::settle(&self.store, &rec.operation_id, &result.preserved);
+            tracing::info!(operation_id = %rec.operation_id, status = ?verdict.status, "recovered an interrupted operation");
+            report.push((rec.operation_id, verdict.status));
+        }
+        self.sweep_undo()?;
+        Ok(report)
+    }
+
+    /// Entries of operations that ended (a crash between `finish` and the discard) and
+    /// that no result names as preserved.
+    fn sweep_undo(&self) -> Result<(), GatewayError> {
+        for op in self.store.undo().operations()? {
+            let Some(rec) = self.store.get(&op)? else { continue };
+            if rec.status.is_unfinished() {
+                continue;
+            }
+            let recorded: Option<Recorded> =
+                rec.result_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
+            let preserved = match recorded {
+                Some(Recorded::Result(r)) => r.preserved,
+                Some(Recorded::Error(_)) | None => vec![],
+            };
+            undo::settle(&self.store, &op, &preserved);
+        }
+        Ok(())
+    }
+}
+
+fn verdict(root: Option<&Root>, store: &Store, rec: &OperationRecord) -> Verdict {
+    match rec.status {
+        OpStatus::Pending => Verdict::of(
+            PatchStatus::Rejected,
+            "interrupted before the plan was recorded: nothing was written",
+        ),
+        OpStatus::Applying
+        | OpStatus::Checked
+        | OpStatus::Applied
+        | OpStatus::Rejected
+        | OpStatus::FailedRolledBack
+        | OpStatus::FailedPartial
+        | OpStatus::Unknown => match root {
+            Some(root) => roll_back(root, store, rec),
+            None => Verdict {
+                preserved: undo::all_kept(store, rec),
+                ..Verdict::of(
+                    PatchStatus::Unknown,
+                    "interrupted; the workspace is no longer registered, so the disk cannot tell",
+                )
+            },
+        },
+    }
+}
+
+fn roll_back(root: &Root, store: &Store, rec: &OperationRecord) -> Verdict {
+    for f in &rec.plan {
+        if let Ok(p) = WorkspacePath::parse(&f.path) {
+            let _ = root.remove_stale_temp_files(&p);
+        }
+    }
+    let files = interrupted_files(store, rec);
+    let found = codespace_runner::survey(root, &files);
+    if let Some((f, why)) = files.iter().zip(&found).find_map(|(f, s)| match s {
+        Found::Unreadable(why) => Some((f, why)),
+        Found::Before | Found::After | Found::Other(_) => None,
+    }) {
+        return Verdict {
+            preserved: undo::all_kept(store, rec),
+            ..Verdict::of(
+                PatchStatus::Unknown,
+                format!("interrupted; {} cannot be read ({why}), so the disk cannot tell", f.path),
+            )
+        };
+    }
+    if found.iter().all(|s| *s == Found::After) {
+        return Verdict::of(
+            PatchStatus::Applied,
+            "interrupted after writing: every file holds its planned content",
+        );
+    }
+    if found.iter().all(|s| *s == Found::Before) {
+        return Verdict::of(
+            PatchStatus::FailedRolledBack,
+            "interrupted before any write took effect: every file holds its old content",
+        );
+    }
+    let undone = codespace_runner::roll_back(root, &files, &found);
+    rolled_back(store, rec, &files, &undone)
+}
+
+/// The plan with each file's old content from the undo log.
+fn interrupted_files(store: &Store, rec: &OperationRecord) -> Vec<InterruptedFile> {
+    rec.plan
+        .iter()
+        .enumerate()
+        .map(|(i, f)| InterruptedFile {
+            path: f.path.clone(),
+            before: f.before_version,
+            after: f.after_version,
+            undo: store.undo().load(&rec.operation_id, i).ok().flatten(),
+            mode: f.before_mode,
+        })
+        .collect()
+}
+
+/// The verdict once every path that could be was put back.
+fn rolled_back(
+    store: &Store,
+    rec: &OperationRecord,
+    files: &[InterruptedFile],
+    undone: &[Undone],
+) -> Verdict {
+    let mut unrestored = Vec::new();
+    let mut why = Vec::new();
+    for (f, u) in files.iter().zip(undone) {
+        match u {
+            Undone::Untouched | Undone::Restored | Undone::Removed => {}
+            Undone::Taken(v) => {
+                why.push(format!("{} was taken by something else (it holds {v})", f.path));
+                unrestored.push(f.path.clone());
+            }
+            Undone::Failed(reason) => {
+                why.push(format!("{} could not be put back: {reason}", f.path));
+                unrestored.push(f.path.clone());
+            }
+        }
+    }
+    if unrestored.is_empty() {
+        return Verdict::of(
+            PatchStatus::FailedRolledBack,
+            "interrupted while writing; rolled back from the undo log: every file holds its old content",
+        );
+    }
+    let preserved = undo::preserved(store, &rec.operation_id, &rec.plan, &unrestored);
+    let reason = undo::partial_failure(
+        &format!("interrupted while writing; rolled back except: {}", why.join("; ")),
+        &preserved,
+    );
+    Verdict { status: PatchStatus::FailedPartial, reason, unrestored, preserved }
+}

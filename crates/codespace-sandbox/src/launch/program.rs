@@ -1,0 +1,157 @@
+//! Finding the command's program in the command's own world: `argv[0]` looked up on the
+//! command's `PATH` the way `execvp` does, by trying `execve` on each candidate from
+//! inside the private root, after the command has restricted itself. A directory of the
+//! host's `PATH` that the sandbox does not show therefore never matches, and a program the
+//! sandbox does show is found even when an earlier, hidden entry holds one of the same name.
+//!
+//! When nothing is found, the message names the `PATH` entries that exist on the host
+//! (checked in the monitor, before any namespace changes) but not inside the root, since
+//! `extra_read_roots` is what would show them.
+
+use std::ffi::{CString, OsStr};
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rustix::io::Errno;
+
+use crate::enter::SandboxError;
+use crate::sys::{self, ExecArgs};
+
+/// Attempts and pause when `execve` says the program is busy being written (ETXTBSY).
+const TXTBSY_RETRIES: u32 = 20;
+const TXTBSY_PAUSE: Duration = Duration::from_millis(5);
+
+/// Where the program may be, and what the host has that the sandbox may hide.
+pub(super) struct Program {
+    /// `argv[0]` as given, for messages.
+    name: String,
+    /// Paths to try, in `PATH` order (one when `argv[0]` holds a `/`).
+    candidates: Vec<CString>,
+    /// The `PATH` entries that are directories on the host (relative ones against the
+    /// command's working directory, which is the same inside and out).
+    host_dirs: Vec<PathBuf>,
+}
+
+impl Program {
+    /// Runs in the monitor, in the host's namespaces and the command's working directory.
+    pub(super) fn new(argv0: &OsStr, search_path: &OsStr) -> Result<Self, SandboxError> {
+        let name = argv0.to_string_lossy().into_owned();
+        let to_c = |p: &Path| {
+            CString::new(p.as_os_str().as_bytes())
+                .map_err(|_| SandboxError::other("lookup", "PATH or argv[0] contains NUL"))
+        };
+        if argv0.as_bytes().contains(&b'/') {
+            let candidates = vec![to_c(Path::new(argv0))?];
+            return Ok(Self { name, candidates, host_dirs: Vec::new() });
+        }
+        let dirs = entries(search_path);
+        let candidates =
+            dirs.iter().map(|d| to_c(&d.join(argv0))).collect::<Result<Vec<_>, _>>()?;
+        let host_dirs = dirs.into_iter().filter(|d| is_dir(d)).collect();
+        Ok(Self { name, candidates, host_dirs })
+    }
+
+    /// Runs in the command, restricted and inside its root: execs the first candidate that
+    /// can be exec'd, as `execvp` would (a missing or inaccessible one is skipped, any
+    /// other error ends the search). Returns only with why nothing was exec'd.
+    pub(super) fn exec(&self, argv: &ExecArgs<'_>) -> SandboxError {
+        let mut denied = None;
+        for candidate in &self.candidates {
+            match exec_one(candidate, argv) {
+                Errno::NOENT | Errno::NOTDIR | Errno::NAMETOOLONG | Errno::LOOP => {}
+                Errno::ACCESS => denied = denied.or(Some(candidate)),
+                other => {
+                    let path = Path::new(OsStr::from_bytes(candidate.as_bytes()));
+                    return SandboxError::errno_at("exec", path, other);
+                }
+            }
+        }
+        if let Some(path) = denied {
+            let path = Path::new(OsStr::from_bytes(path.as_bytes()));
+            return SandboxError::errno_at("exec", path, Errno::ACCESS);
+        }
+        self.not_found()
+    }
+
+    fn not_found(&self) -> SandboxError {
+        let mut message = if self.candidates.len() == 1 && self.host_dirs.is_empty() {
+            format!("{}: no such file inside the sandbox", self.name)
+        } else {
+            format!("{}: command not found on PATH inside the sandbox", self.name)
+        };
+        let hidden: Vec<String> =
+            self.host_dirs.iter().filter(|d| !is_dir(d)).map(|d| d.display().to_string()).collect();
+        if !hidden.is_empty() {
+            message.push_str(&format!(
+                "; these PATH entries exist on the host but are hidden from the sandbox: {} \
+                 (the workspace's extra_read_roots would show them)",
+                hidden.join(", ")
+            ));
+        }
+        SandboxError { step: "lookup", message, errno: Errno::NOENT.raw_os_error() }
+    }
+}
+
+/// One `execve`, retried briefly while the file is busy being written (a race every forking
+/// server has: a process forked meanwhile holds the write descriptor until its own exec).
+fn exec_one(candidate: &CString, argv: &ExecArgs<'_>) -> Errno {
+    for _ in 0..TXTBSY_RETRIES {
+        let e = Errno::from_io_error(&sys::execv(candidate, argv)).unwrap_or(Errno::NOENT);
+        if e != Errno::TXTBSY {
+            return e;
+        }
+        std::thread::sleep(TXTBSY_PAUSE);
+    }
+    Errno::TXTBSY
+}
+
+/// The directories of `PATH` in order; an empty entry is the working directory.
+fn entries(search_path: &OsStr) -> Vec<PathBuf> {
+    search_path
+        .as_bytes()
+        .split(|b| *b == b':')
+        .map(|dir| match dir {
+            b"" => PathBuf::from("."),
+            dir => PathBuf::from(OsStr::from_bytes(dir)),
+        })
+        .collect()
+}
+
+fn is_dir(path: &Path) -> bool {
+    rustix::fs::stat(path).is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_follow_path_order() {
+        let p =
+            Program::new(OsStr::new("tool"), OsStr::new("/usr/bin:bin::/nonexistent-x")).unwrap();
+        let got: Vec<&[u8]> = p.candidates.iter().map(|c| c.as_bytes()).collect();
+        let want: Vec<&[u8]> =
+            vec![b"/usr/bin/tool", b"bin/tool", b"./tool", b"/nonexistent-x/tool"];
+        assert_eq!(got, want);
+        assert!(p.host_dirs.contains(&PathBuf::from("/usr/bin")));
+        assert!(!p.host_dirs.contains(&PathBuf::from("/nonexistent-x")));
+        let slash = Program::new(OsStr::new("./run.sh"), OsStr::new("/bin")).unwrap();
+        assert_eq!(slash.candidates, vec![CString::new("./run.sh").unwrap()]);
+    }
+
+    #[test]
+    fn not_found_names_only_host_dirs_missing_here() {
+        let p = Program {
+            name: "python3".into(),
+            candidates: vec![CString::new("/x/python3").unwrap()],
+            host_dirs: vec!["/".into(), "/nonexistent-codespace-dir".into()],
+        };
+        let e = p.not_found();
+        assert_eq!(e.errno, libc::ENOENT);
+        assert!(e.message.contains("not found on PATH"), "{}", e.message);
+        assert!(e.message.contains("/nonexistent-codespace-dir"), "{}", e.message);
+        assert!(e.message.contains("extra_read_roots"), "{}", e.message);
+        assert!(!e.message.contains(": /,"), "{}", e.message);
+    }
+}

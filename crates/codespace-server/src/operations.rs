@@ -1,0 +1,160 @@
+//! `codespace operations list|show|restore`: the operator's view of the ledger `serve`
+//! uses (same `--operations-db` and state directory), and putting content the undo log
+//! preserved back in place. Reports go to stdout; nothing here serves MCP.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use codespace_gateway::{Gateway, GatewayConfig, HostFacts, PutBack, RestoreOutcome, Store};
+use codespace_protocol::Preserved;
+
+use crate::Failure;
+use crate::cli::{LedgerArgs, OperationsCommand, RestoreArgs};
+use crate::config::{self, LedgerPath, UsageError};
+
+pub(crate) fn run(command: OperationsCommand) -> Result<(), Failure> {
+    match command {
+        OperationsCommand::List(args) => {
+            let store = open(&args.ledger, &[])?;
+            let ops = codespace_gateway::list_operations(&store, args.limit).map_err(runtime)?;
+            let mut out = String::new();
+            for op in ops {
+                let status = serde_json::to_value(op.status).map_err(|e| runtime(e.to_string()))?;
+                out.push_str(&format!(
+                    "{}\t{}\t{}\t{}\t{}{}\n",
+                    op.operation_id,
+                    status.as_str().unwrap_or("?"),
+                    op.workspace_id,
+                    op.created_at,
+                    op.operation_key.as_deref().unwrap_or("-"),
+                    preserved_note(op.preserved.len()),
+                ));
+            }
+            print(&out)
+        }
+        OperationsCommand::Show(args) => {
+            let store = open(&args.ledger, &[])?;
+            let op = codespace_gateway::show_operation(&store, &args.operation_id)
+                .map_err(|e| Failure::Usage(UsageError(e.to_string())))?;
+            let text = serde_json::to_string_pretty(&op).map_err(|e| runtime(e.to_string()))?;
+            print(&format!("{text}\n"))
+        }
+        OperationsCommand::Restore(args) => restore(args),
+    }
+}
+
+fn preserved_note(n: usize) -> String {
+    if n == 0 { String::new() } else { format!("\tpreserved: {n} file(s)") }
+}
+
+fn restore(args: RestoreArgs) -> Result<(), Failure> {
+    let (registry, _source) = config::load_registry(&args.registry)?;
+    let roots: Vec<std::path::PathBuf> = registry
+        .workspaces()
+        .map(|w| std::fs::canonicalize(&w.root).unwrap_or_else(|_| w.root.clone()))
+        .collect();
+    let store = open(&args.ledger, &roots)?;
+    let process_vars = crate::process_env::ProcessEnv::from_env()?;
+    let gateway = Gateway::new(
+        &registry,
+        GatewayConfig {
+            // This process runs no command; the supervisor is only part of the gateway.
+            host: HostFacts { sandbox_missing: vec![] },
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            store: Arc::new(store),
+            processes: config::processes(&process_vars, vec![])?,
+        },
+    )
+    .map_err(|e| Failure::Usage(UsageError(e.to_string())))?;
+    let outcome = gateway
+        .restore_operation(&args.operation_id)
+        .map_err(|e| Failure::Usage(UsageError(e.to_string())))?;
+    let done = match outcome {
+        RestoreOutcome::Unfinished => {
+            return Err(Failure::Refused(format!(
+                "{} has not finished: a running server owns it, or the next `codespace serve` \
+                 recovers it; restore after that",
+                args.operation_id
+            )));
+        }
+        RestoreOutcome::Done(done) => done,
+    };
+    if done.is_empty() {
+        return print(&format!(
+            "{}: nothing was preserved; nothing to restore\n",
+            args.operation_id
+        ));
+    }
+    let (out, refused) = report(&done);
+    print(&out)?;
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Refused(format!(
+            "{}: not restored: {} (nothing was overwritten)",
+            args.operation_id,
+            refused.join(", ")
+        )))
+    }
+}
+
+/// One line per preserved path, and the paths that were refused.
+fn report(done: &[(Preserved, PutBack)]) -> (String, Vec<String>) {
+    let mut out = String::new();
+    let mut refused = Vec::new();
+    for (p, what) in done {
+        let line = match what {
+            PutBack::Restored => format!("restored\t{}\tfrom {}", p.path, p.undo_path),
+            PutBack::AlreadyThere => {
+                format!("in place\t{}\t(already holds its old content)", p.path)
+            }
+            PutBack::Occupied(v) => {
+                refused.push(p.path.clone());
+                format!(
+                    "refused\t{}\toccupied by other content ({v}); move it away and run restore again; the old content stays in {}",
+                    p.path, p.undo_path
+                )
+            }
+            PutBack::Blocked(why) => {
+                refused.push(p.path.clone());
+                format!("refused\t{}\t{why}; the old content stays in {}", p.path, p.undo_path)
+            }
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    (out, refused)
+}
+
+/// The ledger `serve` would use; it must exist already (these commands never create one).
+fn open(args: &LedgerArgs, roots: &[std::path::PathBuf]) -> Result<Store, Failure> {
+    let state_dir = config::state_dir_path()?;
+    let ledger = config::ledger_path(
+        args.operations_db.as_deref(),
+        &state_dir,
+        roots.iter().map(|p| p.as_path()),
+    )?;
+    let path = match ledger {
+        LedgerPath::Memory => {
+            return Err(Failure::Usage(UsageError(
+                "--operations-db :memory: belongs to the process that opened it; give the ledger file `serve` uses".to_owned(),
+            )));
+        }
+        LedgerPath::File(path) => path,
+    };
+    if !path.exists() {
+        return Err(Failure::Usage(UsageError(format!(
+            "no operation ledger at {} (give --operations-db as `serve` had it)",
+            path.display()
+        ))));
+    }
+    Store::open(&path).map_err(|e| Failure::Usage(UsageError(format!("--operations-db: {e}"))))
+}
+
+fn print(text: &str) -> Result<(), Failure> {
+    std::io::stdout().write_all(text.as_bytes()).map_err(|e| runtime(format!("stdout: {e}")))
+}
+
+fn runtime(e: impl std::fmt::Display) -> Failure {
+    Failure::Runtime(e.to_string())
+}
