@@ -89,6 +89,17 @@ impl Drop for CancelBridge {
     }
 }
 
+/// Logs a waiting call that ended because its request was cancelled: rmcp sends no reply to
+/// a cancelled request, so this line is the only trace that the wait ended then.
+fn note_cancelled(context: &RequestContext<RoleServer>, name: &str) {
+    if context.ct.is_cancelled() {
+        tracing::debug!(
+            "request {} ({name}) cancelled: its wait ended, no reply is sent",
+            context.id
+        );
+    }
+}
+
 impl ServerHandler for CodeSpace {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -134,10 +145,14 @@ impl ServerHandler for CodeSpace {
             tool::WRITE_STDIN => respond(g.write_stdin(decode(name, args)?).await),
             // A wait_ms wait ends when the client cancels the request.
             tool::READ_PROCESS => {
-                respond(g.read_process(decode(name, args)?, context.ct.cancelled()).await)
+                let result = g.read_process(decode(name, args)?, context.ct.cancelled()).await;
+                note_cancelled(&context, name);
+                respond(result)
             }
             tool::PROCESS_STATUS => {
-                respond(g.process_status(decode(name, args)?, context.ct.cancelled()).await)
+                let result = g.process_status(decode(name, args)?, context.ct.cancelled()).await;
+                note_cancelled(&context, name);
+                respond(result)
             }
             tool::PROCESS_RESIZE => respond(g.process_resize(decode(name, args)?).await),
             tool::TERMINATE_PROCESS => respond(g.terminate_process(decode(name, args)?).await),

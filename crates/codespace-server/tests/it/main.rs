@@ -25,3 +25,4 @@ mod sockets;
 mod startup;
 mod support;
 mod undo;
+mod waits;

@@ -317,15 +317,14 @@ pub struct RawStdio {
 impl RawStdio {
     /// Starts `codespace serve --config <registry> <extra...>` and completes the handshake.
     pub fn start(env: &Env, extra: &[&std::ffi::OsStr]) -> RawStdio {
-        let mut child = env
-            .command()
-            .args(["serve", "--config"])
-            .arg(env.config())
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut cmd = env.command();
+        cmd.args(["serve", "--config"]).arg(env.config()).args(extra);
+        RawStdio::spawn(cmd)
+    }
+
+    /// Starts `cmd` (a `codespace serve` on stdio) and completes the handshake.
+    pub fn spawn(mut cmd: Command) -> RawStdio {
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut raw = RawStdio { child, stdin, stdout };
