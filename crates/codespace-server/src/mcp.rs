@@ -135,12 +135,31 @@ impl CodeSpace {
             tool::EXEC_COMMAND => run(name, args, |p| g.exec_command(p)).await,
             tool::WRITE_STDIN => run(name, args, |p| g.write_stdin(p)).await,
             // A wait_ms wait ends when the client cancels the request.
-            tool::READ_PROCESS => run(name, args, |p| g.read_process(p, ct.cancelled())).await,
-            tool::PROCESS_STATUS => run(name, args, |p| g.process_status(p, ct.cancelled())).await,
+            tool::READ_PROCESS => {
+                let answer = run(name, args, |p| g.read_process(p, ct.cancelled())).await;
+                note_cancelled(context, name);
+                answer
+            }
+            tool::PROCESS_STATUS => {
+                let answer = run(name, args, |p| g.process_status(p, ct.cancelled())).await;
+                note_cancelled(context, name);
+                answer
+            }
             tool::PROCESS_RESIZE => run(name, args, |p| g.process_resize(p)).await,
             tool::TERMINATE_PROCESS => run(name, args, |p| g.terminate_process(p)).await,
             _ => return None,
         })
+    }
+}
+
+/// Logs a waiting call that ended because its request was cancelled: rmcp sends no reply to
+/// a cancelled request, so this line is the only trace that the wait ended then.
+fn note_cancelled(context: &RequestContext<RoleServer>, name: &str) {
+    if context.ct.is_cancelled() {
+        tracing::debug!(
+            "request {} ({name}) cancelled: its wait ended, no reply is sent",
+            context.id
+        );
     }
 }
 

@@ -28,3 +28,4 @@ mod sockets;
 mod startup;
 mod support;
 mod undo;
+mod waits;

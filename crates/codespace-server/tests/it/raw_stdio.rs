@@ -2,7 +2,7 @@
 //! frames (malformed ones included) or kill the server mid-request.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
 
@@ -19,7 +19,13 @@ pub struct RawStdio {
 impl RawStdio {
     /// Starts `codespace serve --config <registry> <extra...>` and completes the handshake.
     pub fn start(env: &Env, extra: &[&std::ffi::OsStr]) -> RawStdio {
-        let mut raw = RawStdio::spawn(env, extra);
+        RawStdio::start_command(serve(env, extra))
+    }
+
+    /// Starts `cmd` (a `codespace serve` on stdio, its stderr as the caller set it) and
+    /// completes the handshake.
+    pub fn start_command(cmd: Command) -> RawStdio {
+        let mut raw = RawStdio::spawn_command(cmd);
         raw.send(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}));
         let init = raw.recv().expect("initialize answered");
         assert_eq!(init["result"]["serverInfo"]["name"], "codespace", "{init}");
@@ -29,15 +35,11 @@ impl RawStdio {
 
     /// Starts the server with no handshake at all.
     pub fn spawn(env: &Env, extra: &[&std::ffi::OsStr]) -> RawStdio {
-        let mut child = env
-            .command()
-            .args(["serve", "--config"])
-            .arg(env.config())
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        RawStdio::spawn_command(serve(env, extra))
+    }
+
+    fn spawn_command(mut cmd: Command) -> RawStdio {
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         RawStdio { child, stdin, stdout }
@@ -88,4 +90,11 @@ impl RawStdio {
         drop(stdin);
         child.wait().unwrap()
     }
+}
+
+/// `codespace serve --config <registry> <extra...>`.
+fn serve(env: &Env, extra: &[&std::ffi::OsStr]) -> Command {
+    let mut cmd = env.command();
+    cmd.args(["serve", "--config"]).arg(env.config()).args(extra);
+    cmd
 }
