@@ -71,24 +71,33 @@ fn a_cancelled_grep_stops_using_cpu_within_200_ms() {
     raw.send(&json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{
         "name":"grep","arguments":{"workspace_id":"big","pattern":SLOW_PATTERN},
         "_meta":{"progressToken":"slow-grep"}}}));
-    // The search is running: the server burns CPU (so the probe below is not vacuous).
+    // The search is running: its progress reports arrive and the server burns CPU (so the
+    // probe below is not vacuous). Under a loaded machine this may take a while.
     let before = cpu_time(pid);
-    std::thread::sleep(Duration::from_millis(700));
-    let busy = cpu_time(pid) - before;
-    assert!(busy >= Duration::from_millis(300), "the grep was not running: {busy:?} of CPU");
+    let mut progress = Vec::new();
+    let started = Instant::now();
+    while cpu_time(pid) - before < Duration::from_millis(300) || progress.is_empty() {
+        let v = raw.recv().expect("server still answering");
+        assert_eq!(v["method"], "notifications/progress", "the grep ended early: {v}");
+        progress.push(v["params"].clone());
+        assert!(started.elapsed() < Duration::from_secs(8), "the grep never got going");
+    }
     raw.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled",
         "params":{"requestId":7,"reason":"test"}}));
     std::thread::sleep(Duration::from_millis(200));
     let settled = cpu_time(pid);
     std::thread::sleep(Duration::from_millis(600));
     let after = cpu_time(pid) - settled;
+    eprintln!(
+        "CPU before the cancel: {:?}; in the 600 ms from 200 ms after it: {after:?}",
+        settled - before
+    );
     assert!(
         after <= Duration::from_millis(60),
         "still searching after the cancel: {after:?} of CPU"
     );
     // The session stays usable, and a cancelled request gets no reply (the protocol's rule).
     raw.send(&json!({"jsonrpc":"2.0","id":8,"method":"ping"}));
-    let mut progress = Vec::new();
     loop {
         let v = raw.recv().expect("ping answered");
         if v["method"] == "notifications/progress" {
@@ -100,7 +109,6 @@ fn a_cancelled_grep_stops_using_cpu_within_200_ms() {
         break;
     }
     // Progress arrived while it ran, for this request's token, never going backwards.
-    assert!(!progress.is_empty(), "no progress notification before the cancel");
     let mut last = 0.0;
     for p in &progress {
         assert_eq!(p["progressToken"], "slow-grep", "{p}");
