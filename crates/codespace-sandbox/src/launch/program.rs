@@ -6,7 +6,9 @@
 //!
 //! When nothing is found, the message names the `PATH` entries that exist on the host
 //! (checked in the monitor, before any namespace changes) but not inside the root, since
-//! `extra_read_roots` is what would show them.
+//! `extra_read_roots` is what would show them. When the program is there but `execve`
+//! still says ENOENT, what is missing is its interpreter (a `#!` line naming a hidden
+//! python, say, or an ELF loader), and the message says that instead.
 
 use std::ffi::{CString, OsStr};
 use std::os::unix::ffi::OsStrExt as _;
@@ -56,9 +58,13 @@ impl Program {
     /// can be exec'd, as `execvp` would (a missing or inaccessible one is skipped, any
     /// other error ends the search). Returns only with why nothing was exec'd.
     pub(super) fn exec(&self, argv: &ExecArgs<'_>) -> SandboxError {
-        let mut denied = None;
+        let (mut denied, mut no_interpreter) = (None, None);
         for candidate in &self.candidates {
             match exec_one(candidate, argv) {
+                // The file is there: its interpreter is what is missing.
+                Errno::NOENT if exists(candidate) => {
+                    no_interpreter = no_interpreter.or(Some(candidate));
+                }
                 Errno::NOENT | Errno::NOTDIR | Errno::NAMETOOLONG | Errno::LOOP => {}
                 Errno::ACCESS => denied = denied.or(Some(candidate)),
                 other => {
@@ -71,7 +77,24 @@ impl Program {
             let path = Path::new(OsStr::from_bytes(path.as_bytes()));
             return SandboxError::errno_at("exec", path, Errno::ACCESS);
         }
+        if let Some(path) = no_interpreter {
+            return self.interpreter_missing(Path::new(OsStr::from_bytes(path.as_bytes())));
+        }
         self.not_found()
+    }
+
+    fn interpreter_missing(&self, path: &Path) -> SandboxError {
+        let missing = match shebang(path) {
+            Some(interpreter) => format!("its interpreter {interpreter} (its #! line)"),
+            None => "the loader or interpreter it names".to_owned(),
+        };
+        let message = format!(
+            "{}: {} is inside the sandbox, but {missing} is not; the workspace's \
+             extra_read_roots would show it (the directory it lives in)",
+            self.name,
+            path.display()
+        );
+        SandboxError { step: "exec", message, errno: Errno::NOENT.raw_os_error() }
     }
 
     fn not_found(&self) -> SandboxError {
@@ -116,6 +139,21 @@ fn entries(search_path: &OsStr) -> Vec<PathBuf> {
             dir => PathBuf::from(OsStr::from_bytes(dir)),
         })
         .collect()
+}
+
+fn exists(candidate: &CString) -> bool {
+    rustix::fs::access(candidate.as_c_str(), rustix::fs::Access::EXISTS).is_ok()
+}
+
+/// The interpreter a `#!` line names (its first word), if the file starts with one.
+fn shebang(path: &Path) -> Option<String> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let mut head = [0u8; 256];
+    let n = rustix::io::read(&fd, &mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?.split(|b| *b == b'\n').next()?;
+    let word = line.split(|b| b.is_ascii_whitespace()).find(|w| !w.is_empty())?;
+    Some(String::from_utf8_lossy(word).into_owned())
 }
 
 fn is_dir(path: &Path) -> bool {

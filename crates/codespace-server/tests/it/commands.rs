@@ -75,6 +75,31 @@ async fn a_sandboxed_program_is_found_among_the_directories_the_command_sees() {
 }
 
 #[tokio::test]
+async fn a_script_whose_interpreter_is_hidden_says_so() {
+    let mut env = Env::new();
+    let root = env.workspace("boxed", json!({"profile": "workspace-write"}));
+    let shims = hidden_bin(&env, &["python3"]);
+    let interpreter = shims.join("python3");
+    let script = root.join("tool");
+    std::fs::write(&script, format!("#!{} -u\nprint(1)\n", interpreter.display())).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let client = env.stdio().await;
+    // The script is found (it is in the workspace); what the sandbox hides is its interpreter.
+    let e = refused(
+        &client,
+        "exec_command",
+        json!({"workspace_id": "boxed", "command": ["./tool"]}),
+        "PROCESS_SPAWN_FAILED",
+    )
+    .await;
+    let message = e["message"].as_str().unwrap();
+    assert!(message.contains(&format!("its interpreter {}", interpreter.display())), "{message}");
+    assert!(message.contains("extra_read_roots"), "{message}");
+    assert!(!message.contains("not found on PATH"), "{message}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn registry_env_and_time_limits_apply_and_the_argument_is_clamped() {
     let mut env = Env::new();
     env.workspace(
