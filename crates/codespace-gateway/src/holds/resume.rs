@@ -7,7 +7,7 @@
 use codespace_policy::Action;
 use codespace_process::ProcError;
 use codespace_protocol::{ApprovalState, OperationResumeResult};
-use codespace_store::{ApprovalRecord, Cas};
+use codespace_store::{ApprovalRecord, Cas, EventName, OpStatus, OperationRecord};
 
 use super::{Held, Outcome, replay};
 use crate::{Gateway, GatewayError, blocking};
@@ -131,6 +131,21 @@ async fn reconcile(
         (codespace_protocol::HeldTool::ApplyPatch, Some(op)) => {
             let (store, key) = (gw.store.clone(), op.clone());
             match blocking(move || Ok(store.get(&key)?)).await? {
+                // Recovery proved nothing of it is on disk: it runs again, once, under a
+                // new id (with an operation_key, the key's recorded outcome answers).
+                Some(record) if rolled_back_by_recovery(&record) => {
+                    let (store, owned) = (gw.store.clone(), id.clone());
+                    match blocking(move || Ok(store.reserve_again(&owned)?)).await? {
+                        Cas::Moved(h) => {
+                            tracing::info!(approval_id = %id, interrupted = %op, "interrupted resume rolled back by recovery: running it again");
+                            execute(gw, h.clone(), h.operation_id).await
+                        }
+                        Cas::Stale(h) => {
+                            Err(conflict(&id, &format!("the hold moved to {} meanwhile", h.state)))
+                        }
+                        Cas::Missing => Err(not_found(&id)),
+                    }
+                }
                 // The ledger knows what happened (startup recovery classified it).
                 Some(record) => {
                     tracing::info!(approval_id = %id, operation_id = %op, "interrupted resume reconciled from the ledger");
@@ -163,6 +178,12 @@ async fn reconcile(
             finish(gw, &id, Err(e)).await
         }
     }
+}
+
+/// An operation a crash interrupted and start-up recovery closed with the disk as before it.
+fn rolled_back_by_recovery(record: &OperationRecord) -> bool {
+    let recovered = record.events.iter().any(|e| e.name == EventName::Recovered);
+    recovered && matches!(record.status, OpStatus::Rejected | OpStatus::FailedRolledBack)
 }
 
 /// Stores the terminal outcome with the hold (`→ consumed`) and answers as a later resume

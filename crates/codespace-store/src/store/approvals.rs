@@ -119,6 +119,15 @@ impl Store {
         self.swap(approval_id, sql, params![approval_id, minted])
     }
 
+    /// A `resuming` hold gets a new ledger id: its earlier operation was rolled back by
+    /// recovery (nothing of it is on disk), so it runs again under the new one.
+    pub fn reserve_again(&self, approval_id: &str) -> Result<Cas, StoreError> {
+        let minted = format!("op-{}", Uuid::new_v4());
+        let sql =
+            "UPDATE approvals SET operation_id = ?2 WHERE approval_id = ?1 AND state = 'resuming'";
+        self.swap(approval_id, sql, params![approval_id, minted])
+    }
+
     /// `resuming` → `queued`: the action was refused before anything ran (a process
     /// limit), so the hold can be resumed again.
     pub fn requeue_approval(&self, approval_id: &str) -> Result<Cas, StoreError> {
