@@ -401,3 +401,37 @@ async fn the_operator_cli_grants_a_hold_that_the_client_then_resumes() {
     assert_eq!(shown["arguments"], Value::Null, "consumed holds are scrubbed");
     assert_eq!(shown["result"]["outcome"], "success");
 }
+
+/// A resume refused for a busy workspace leaves the hold queued, and a later resume runs it.
+#[tokio::test]
+async fn a_busy_workspace_leaves_the_hold_queued_to_retry() {
+    let h = Holds::new();
+    let client = h.client().await;
+    let sleeper = json!({"workspace_id": "c", "command": ["sleep", "30"]});
+    let exec = id_of(&refused(&client, "exec_command", sleeper, "APPROVAL_REQUIRED").await);
+    resolve(&client, &exec, "grant").await.unwrap();
+    let pid = resume(&client, &exec).await.unwrap()["exec_command"]["process_id"].clone();
+
+    let id =
+        id_of(&refused(&client, "apply_patch", append("c", "later"), "APPROVAL_REQUIRED").await);
+    resolve(&client, &id, "grant").await.unwrap();
+    let busy = resume(&client, &id).await.unwrap_err();
+    assert_eq!(busy["code"], "WORKSPACE_BUSY", "{busy}");
+    let shown: Value = serde_json::from_slice(&h.cli(&["show", &id]).stdout).unwrap();
+    assert_eq!(shown["state"], "queued", "{shown}");
+    assert!(shown["arguments"].is_object(), "a queued hold keeps its arguments: {shown}");
+    assert_eq!(h.file("c"), "top\n");
+
+    call(&client, "terminate_process", json!({"process_id": pid})).await.unwrap();
+    call(&client, "process_status", json!({"process_id": pid, "wait_ms": 10_000})).await.unwrap();
+    let mut done = resume(&client, &id).await;
+    for _ in 0..50 {
+        // The lease is released once the reaper has seen the whole tree exit.
+        if done.as_ref().is_err_and(|b| b["code"] == "WORKSPACE_BUSY") {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            done = resume(&client, &id).await;
+        }
+    }
+    assert_eq!(done.unwrap()["apply_patch"]["status"], "applied");
+    assert_eq!(h.file("c"), "top\nlater\n");
+}
