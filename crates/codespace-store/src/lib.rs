@@ -53,5 +53,5 @@ pub use model::{
     ApprovalFilter, ApprovalRecord, Begin, Cas, Event, NewApproval, OpStatus, OperationRecord,
     PlannedFile,
 };
-pub use store::{BUSY_TIMEOUT, Store};
+pub use store::{BUSY_TIMEOUT, Draft, Drafted, Store};
 pub use undo::UndoLog;

@@ -33,6 +33,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0003_approvals",
         sql: include_str!("../migrations/0003_approvals.sql"),
     },
+    Migration {
+        version: 4,
+        name: "0004_undo_content",
+        sql: include_str!("../migrations/0004_undo_content.sql"),
+    },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).
