@@ -131,6 +131,8 @@ fn changes_of_plan(plan: &[PlannedFile]) -> Vec<FileChange> {
 impl Gateway {
     pub async fn apply_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Write)?;
+        // Started for what follows; the patch itself always hashes the disk.
+        self.watch(&p.workspace_id);
         let reg = self.lookup(&p.workspace_id)?;
         if reg.ws.approvals == Approvals::Confirm {
             return Err(GatewayError::ConfirmationUnavailable);

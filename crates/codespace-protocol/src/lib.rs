@@ -4,6 +4,7 @@
 //! Architecture Invariant: this crate is data only (serde + schemars); it performs no I/O and
 //! knows nothing about rmcp or transports.
 
+mod changes;
 mod error;
 mod files;
 mod info;
@@ -12,8 +13,9 @@ mod patch;
 mod process;
 mod process_info;
 
+pub use changes::*;
 /// The values the wire shares with the layers below, defined once in `codespace-types`.
-pub use codespace_types::{ChangeKind, EventName, ParseVersionError, Version};
+pub use codespace_types::{ChangeKind, EventName, ObservedChange, ParseVersionError, Version};
 pub use error::{ErrorBody, ErrorCode};
 pub use files::*;
 pub use info::*;
@@ -40,6 +42,7 @@ pub mod tool {
     pub const TERMINATE_PROCESS: &str = "terminate_process";
     pub const GREP: &str = "grep";
     pub const VERSION: &str = "version";
+    pub const CHANGES: &str = "changes";
 }
 
 /// The tools this server exposes, in `tools/list` order: the reference's tools in the
@@ -60,6 +63,7 @@ pub const LIVE_TOOLS: &[&str] = &[
     tool::TERMINATE_PROCESS,
     tool::GREP,
     tool::VERSION,
+    tool::CHANGES,
 ];
 
 /// Version string of a missing file.

@@ -115,6 +115,10 @@ pub(crate) struct ServeArgs {
     /// Operation ledger (SQLite) path, or `:memory:`. Default: in the state directory.
     #[arg(long, env = "CODESPACE_OPERATIONS_DB", value_name = "PATH")]
     pub(crate) operations_db: Option<String>,
+    /// Start no workspace watcher: no caches (every answer from the disk), and `changes`
+    /// always says resync_required.
+    #[arg(long)]
+    pub(crate) no_watch: bool,
 }
 
 #[derive(Debug, Args)]

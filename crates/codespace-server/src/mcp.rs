@@ -130,6 +130,7 @@ impl CodeSpace {
                 run(name, args, |p| g.grep(p, cancel, progress)).await
             }
             tool::VERSION => run(name, args, |p| g.version(p)).await,
+            tool::CHANGES => run(name, args, |p| g.changes(p)).await,
             tool::APPLY_PATCH => run(name, args, |p| g.apply_patch(p)).await,
             tool::OPERATION_STATUS => run(name, args, |p| g.operation_status(p)).await,
             tool::EXEC_COMMAND => run(name, args, |p| g.exec_command(p)).await,

@@ -241,6 +241,15 @@ impl WorkspaceWatch {
     }
 }
 
+impl std::fmt::Debug for WorkspaceWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkspaceWatch")
+            .field("root", &self.shared.root_path)
+            .field("report", &self.report())
+            .finish()
+    }
+}
+
 impl Drop for WorkspaceWatch {
     fn drop(&mut self) {
         let mut inner = self.shared.lock();
