@@ -29,3 +29,4 @@ mod startup;
 mod support;
 mod undo;
 mod waits;
+mod watch;
