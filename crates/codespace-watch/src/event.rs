@@ -41,9 +41,11 @@ pub enum EventKind {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Classified {
     pub(crate) kinds: Vec<EventKind>,
-    /// A directory may have appeared: its watch is added after the event, so a walk that
-    /// starts right away may see files whose events never come (see `cache`).
+    /// A directory appeared: its watch is added after the event, so a walk that starts
+    /// right away may see files whose events never come (see `cache`).
     pub(crate) new_directory: bool,
+    /// Names that arrived by rename: each is a new directory if it is one now.
+    pub(crate) arrived: Vec<String>,
     /// Permissions or other metadata changed: a directory may have become unreadable.
     pub(crate) metadata: bool,
     /// The root itself was moved or removed: the watcher cannot go on.
@@ -175,13 +177,17 @@ fn rename(mode: RenameMode, places: Vec<Place>, out: &mut Classified) {
         Some(Place::Inside(rel)) if !is_cookie(rel) => Some(rel.clone()),
         _ => None,
     };
-    // A name arriving may be a directory: its watch comes after the event.
-    out.new_directory = !matches!(mode, RenameMode::From);
     match mode {
         RenameMode::Both => match (named(places.first()), named(places.get(1))) {
-            (Some(from), Some(to)) => out.kinds.push(EventKind::Rename { from, to }),
+            (Some(from), Some(to)) => {
+                out.arrived.push(to.clone());
+                out.kinds.push(EventKind::Rename { from, to });
+            }
             (Some(from), None) => out.kinds.push(EventKind::Remove { path: from }),
-            (None, Some(to)) => out.kinds.push(EventKind::Create { path: to }),
+            (None, Some(to)) => {
+                out.arrived.push(to.clone());
+                out.kinds.push(EventKind::Create { path: to });
+            }
             (None, None) => {}
         },
         RenameMode::From => {
@@ -190,6 +196,7 @@ fn rename(mode: RenameMode, places: Vec<Place>, out: &mut Classified) {
             );
         }
         RenameMode::To => {
+            out.arrived.extend(places.iter().filter_map(|p| named(Some(p))));
             out.kinds.extend(
                 places.iter().filter_map(|p| named(Some(p))).map(|path| EventKind::Create { path }),
             );
@@ -199,6 +206,7 @@ fn rename(mode: RenameMode, places: Vec<Place>, out: &mut Classified) {
             if paths.is_empty() {
                 out.kinds.push(EventKind::ResyncRequired);
             }
+            out.arrived.extend(paths.iter().cloned());
             out.kinds.extend(paths.into_iter().map(|path| EventKind::Modify { path }));
         }
     }

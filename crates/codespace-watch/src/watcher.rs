@@ -75,6 +75,8 @@ pub(crate) struct Inner {
     pub(crate) cookies: HashMap<String, bool>,
     pub(crate) next_cookie: u64,
     fail_next_spawn: bool,
+    /// Test hook: how long the handler waits before handling each event.
+    event_delay: Duration,
 }
 
 pub(crate) struct Shared {
@@ -114,6 +116,7 @@ impl WorkspaceWatch {
             cookies: HashMap::new(),
             next_cookie: 0,
             fail_next_spawn: false,
+            event_delay: Duration::ZERO,
         };
         let shared =
             Arc::new(Shared { root, root_path, inner: Mutex::new(inner), changed: Condvar::new() });
@@ -222,6 +225,12 @@ impl WorkspaceWatch {
     #[cfg(any(test, feature = "test-hooks"))]
     pub fn fail_next_spawn(&self) {
         self.shared.lock().fail_next_spawn = true;
+    }
+
+    /// Delays the handling of every event by `delay`, as a loaded machine may.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn delay_events_for_tests(&self, delay: Duration) {
+        self.shared.lock().event_delay = delay;
     }
 
     /// Emits `ResyncRequired` as a notify error would, without stopping the watcher.
@@ -334,12 +343,23 @@ fn finish_start(
 
 /// notify's callback: classifies the raw event and emits what it means.
 fn handle(shared: &Shared, generation: u64, raw: &notify::Result<notify::Event>) {
-    let classified = classify(&shared.root_path, raw);
+    let delay = shared.lock().event_delay;
+    if !delay.is_zero() {
+        std::thread::sleep(delay);
+    }
+    let mut classified = classify(&shared.root_path, raw);
+    // A directory renamed in gets its watch after this event, like a created one.
+    classified.new_directory |= classified.arrived.iter().any(|p| {
+        codespace_fs::WorkspacePath::parse(p)
+            .ok()
+            .and_then(|p| shared.root.metadata(&p).ok().flatten())
+            .is_some_and(|m| m.kind == codespace_fs::FileKind::Directory)
+    });
     let mut inner = shared.lock();
     if inner.generation != generation {
         return;
     }
-    let Classified { kinds, new_directory, metadata, root_gone, cookies } = classified;
+    let Classified { kinds, new_directory, metadata, root_gone, cookies, arrived: _ } = classified;
     let mut signal = false;
     for cookie in cookies {
         if let Some(seen) = inner.cookies.get_mut(&cookie) {

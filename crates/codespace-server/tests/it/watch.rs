@@ -115,7 +115,7 @@ async fn changes_across_a_command_that_creates_edits_renames_and_deletes() {
 struct Published {
     /// The last generation written to `f.txt` (by rename, same size each time).
     written: AtomicU64,
-    /// The last `c/new<n>.txt` created, and the last removed.
+    /// The last `c/new<n>.txt` created; every one below `removed` is gone.
     created: AtomicU64,
     removed: AtomicU64,
     stop: AtomicBool,
@@ -123,20 +123,25 @@ struct Published {
 
 fn writer(root: &Path, p: &Published) {
     let mut n = 0u64;
+    // Each kind of change alone, with room for calls between them, so that every kind
+    // must invalidate on its own.
+    let pause = || std::thread::sleep(Duration::from_millis(3));
     while !p.stop.load(Ordering::SeqCst) {
         n += 1;
-        std::fs::write(root.join("c/f.tmp"), format!("gen {n:08}\n")).unwrap();
-        std::fs::rename(root.join("c/f.tmp"), root.join("c/f.txt")).unwrap();
+        std::fs::write(root.join("f.tmp"), format!("gen {n:08}\n")).unwrap();
+        std::fs::rename(root.join("f.tmp"), root.join("c/f.txt")).unwrap();
         p.written.store(n, Ordering::SeqCst);
+        pause();
         std::fs::write(root.join(format!("c/new{n}.txt")), format!("needle {n}\n")).unwrap();
         p.created.store(n, Ordering::SeqCst);
+        pause();
         std::fs::remove_file(root.join(format!("c/new{}.txt", n - 1))).unwrap();
-        p.removed.store(n - 1, Ordering::SeqCst);
+        p.removed.store(n, Ordering::SeqCst);
         // Quiet spells let the caches fill, so hits are checked too.
         if n % 25 == 0 {
             std::thread::sleep(Duration::from_millis(400));
         } else {
-            std::thread::sleep(Duration::from_millis(2));
+            pause();
         }
     }
 }
@@ -153,8 +158,8 @@ fn news<'a>(paths: impl Iterator<Item = &'a str>) -> Vec<u64> {
 /// began and not removed until after it ended is missing.
 fn stale_listing(listed: &[u64], before: (u64, u64), after_removed: u64) -> bool {
     let (created0, removed0) = before;
-    listed.iter().any(|n| *n <= removed0)
-        || (created0 > after_removed && !listed.contains(&created0))
+    listed.iter().any(|n| *n < removed0)
+        || (created0 >= after_removed && !listed.contains(&created0))
 }
 
 #[tokio::test]

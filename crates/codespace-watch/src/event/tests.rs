@@ -57,7 +57,7 @@ fn renames_map_to_rename_remove_or_create() {
         kinds(ev(name(RenameMode::To), &["/ws/b"])),
         vec![EventKind::Create { path: "b".into() }]
     );
-    assert!(classify(Path::new("/ws"), &ev(name(RenameMode::To), &["/ws/b"])).new_directory);
+    assert_eq!(classify(Path::new("/ws"), &ev(name(RenameMode::To), &["/ws/b"])).arrived, ["b"]);
 }
 
 #[test]

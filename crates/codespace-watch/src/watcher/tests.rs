@@ -215,3 +215,20 @@ fn changes_since_a_cursor_are_coalesced_and_an_old_epoch_resyncs() {
     assert!(w.changes(Some(&out.cursor.encode())).unwrap().resync_required);
     assert!(w.changes(Some("junk")).is_err());
 }
+
+#[test]
+fn a_listing_waits_for_late_events_through_the_cookie() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = running(dir.path());
+    std::thread::sleep(crate::SETTLE);
+    assert!(w.listing(false, || dir_walk(dir.path())).unwrap().files.is_empty());
+    // Events now reach the handler 100 ms late: without the cookie, the cached (empty)
+    // listing would answer for a file created before the call.
+    w.delay_events_for_tests(Duration::from_millis(100));
+    for i in 0..5 {
+        let name = format!("late{i}");
+        std::fs::write(dir.path().join(&name), "").unwrap();
+        let now = w.listing(false, || dir_walk(dir.path())).unwrap();
+        assert!(now.files.contains(&name), "{name} missing from {:?}", now.files);
+    }
+}
