@@ -106,10 +106,25 @@ impl Gateway {
             let limits = walk_limits(deadline, cancel, progress);
             let include_ignored = p.include_ignored.unwrap_or(false);
             let walk = listing(&root, watch.as_deref(), &limits, include_ignored)?;
-            let found = codespace_runner::find_in(&walk, glob.as_ref());
+            let matches = || {
+                let found = codespace_runner::find_in(&walk, glob.as_ref());
+                // Over the ignore-filtered set: a rule change that hides or shows a file
+                // changes it.
+                let version = listing_version(&found.paths, found.incomplete);
+                (found, version)
+            };
+            // The matches of a glob are kept with the cached listing they came from.
+            let found_and_version = match &watch {
+                Some(watch) => {
+                    let key =
+                        p.glob.as_deref().map_or_else(|| "all".to_owned(), |g| format!("glob:{g}"));
+                    watch.derived(&walk, &key, matches)
+                }
+                None => Arc::new(matches()),
+            };
+            let (found, listing_version) = &*found_and_version;
+            let listing_version = listing_version.clone();
             let total = found.paths.len() as u64;
-            // Over the ignore-filtered set: a rule change that hides or shows a file changes it.
-            let listing_version = listing_version(&found.paths, found.incomplete);
             let start = offset.min(total) as usize;
             let end = offset.saturating_add(page).min(total) as usize;
             let truncated = (end as u64) < total;

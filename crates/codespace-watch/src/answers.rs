@@ -165,6 +165,24 @@ impl WorkspaceWatch {
         Ok(out)
     }
 
+    /// A value computed by `make` from `walk` (a glob's matches, say), memoised while
+    /// `walk` is the cached listing: it goes when the listing does.
+    pub fn derived<T: Send + Sync + 'static>(
+        &self,
+        walk: &Arc<Walk>,
+        key: &str,
+        make: impl FnOnce() -> T,
+    ) -> Arc<T> {
+        let hit = self.shared.lock().caches.derived(walk, key);
+        if let Some(v) = hit.and_then(|v| v.downcast::<T>().ok()) {
+            return v;
+        }
+        let value = Arc::new(make());
+        let erased: Arc<dyn std::any::Any + Send + Sync> = value.clone();
+        self.shared.lock().caches.keep_derived(walk, key, erased);
+        value
+    }
+
     /// What changed since `since` (a cursor an earlier call returned), or just the current
     /// cursor without one. `resync_required` whenever the watcher cannot vouch for the list:
     /// it is not running, the cursor is from another epoch or server run, events were lost,

@@ -27,6 +27,8 @@ pub const MAX_VERSION_ENTRIES: usize = 50_000;
 /// in the same timestamp tick would leave its identity unchanged (2 s covers FAT; ext4,
 /// XFS, btrfs and tmpfs tick in milliseconds).
 pub const RACY_MARGIN: Duration = Duration::from_secs(2);
+/// Values derived from the cached listings kept at once (glob matches, say).
+pub const MAX_DERIVED: usize = 16;
 /// How long after a directory appears a walk is not kept (see the module text).
 pub const SETTLE: Duration = Duration::from_millis(250);
 
@@ -86,6 +88,9 @@ pub(crate) struct Caches {
     listings: [Option<Arc<Walk>>; 2],
     /// Bumped by every event that may change a listing.
     listing_generation: u64,
+    /// Values computed from a cached listing (a glob's matches, say), each with the walk
+    /// it was computed from; dropped with the listings.
+    derived: Vec<(Arc<Walk>, String, Arc<dyn std::any::Any + Send + Sync>)>,
     /// When a directory last appeared (see [`SETTLE`]).
     last_new_directory: Option<Instant>,
     pub(crate) stats: CacheStats,
@@ -100,6 +105,7 @@ impl Caches {
 
     pub(crate) fn invalidate_listings(&mut self) {
         self.listings = [None, None];
+        self.derived.clear();
         self.listing_generation += 1;
     }
 
@@ -145,6 +151,35 @@ impl Caches {
 
     pub(crate) fn listing(&self, include_ignored: bool) -> Option<Arc<Walk>> {
         self.listings[usize::from(include_ignored)].clone()
+    }
+
+    /// The value derived from `walk` under `key`, if `walk` is still a cached listing.
+    pub(crate) fn derived(
+        &self,
+        walk: &Arc<Walk>,
+        key: &str,
+    ) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        self.derived
+            .iter()
+            .find(|(w, k, _)| Arc::ptr_eq(w, walk) && k == key)
+            .map(|(_, _, v)| Arc::clone(v))
+    }
+
+    /// Keeps a value derived from `walk` while `walk` is a cached listing; bounded.
+    pub(crate) fn keep_derived(
+        &mut self,
+        walk: &Arc<Walk>,
+        key: &str,
+        value: Arc<dyn std::any::Any + Send + Sync>,
+    ) {
+        let cached = self.listings.iter().flatten().any(|w| Arc::ptr_eq(w, walk));
+        if !cached {
+            return;
+        }
+        if self.derived.len() >= MAX_DERIVED {
+            self.derived.remove(0);
+        }
+        self.derived.push((Arc::clone(walk), key.to_owned(), value));
     }
 
     pub(crate) fn listing_generation(&self) -> u64 {
@@ -233,6 +268,13 @@ mod tests {
         let later = started + SETTLE + Duration::from_millis(1);
         assert!(c.keep_listing(true, c.listing_generation(), later, walk.clone()));
         assert!(c.listing(true).is_some() && c.listing(false).is_none());
+        // A derived value lives as long as its listing.
+        let kept = c.listing(true).unwrap();
+        c.keep_derived(&kept, "k", Arc::new(7u8));
+        c.keep_derived(&walk, "k", Arc::new(8u8));
+        assert!(c.derived(&kept, "k").is_some());
+        c.invalidate_listings();
+        assert!(c.derived(&kept, "k").is_none());
         let incomplete = Arc::new(Walk { incomplete: true, ..Walk::default() });
         assert!(!c.keep_listing(false, c.listing_generation(), later, incomplete));
     }

@@ -29,7 +29,7 @@ mod subscribe;
 mod watcher;
 
 pub use answers::{START_WAIT, SYNC_TIMEOUT, SyncFailure};
-pub use cache::{CacheStats, MAX_VERSION_ENTRIES, RACY_MARGIN, SETTLE};
+pub use cache::{CacheStats, MAX_DERIVED, MAX_VERSION_ENTRIES, RACY_MARGIN, SETTLE};
 pub use event::{COOKIE_PREFIX, EventKind, WatchEvent, is_cookie};
 pub use journal::{BadCursor, Changes, Cursor, JOURNAL_EVENTS, MAX_CHANGES};
 pub use subscribe::{RecvError, SUBSCRIBER_BUFFER, Subscription};

@@ -232,3 +232,43 @@ fn a_listing_waits_for_late_events_through_the_cookie() {
         assert!(now.files.contains(&name), "{name} missing from {:?}", now.files);
     }
 }
+
+#[test]
+#[ignore = "timing probe"]
+fn probe_costs() {
+    let dir = tempfile::tempdir().unwrap();
+    for d in 0..200 {
+        std::fs::create_dir_all(dir.path().join(format!("m/d{d}"))).unwrap();
+        for f in 0..10 {
+            std::fs::write(dir.path().join(format!("m/d{d}/f{f}.rs")), "x".repeat(2000)).unwrap();
+        }
+    }
+    settle();
+    let w = running(dir.path());
+    let t = std::time::Instant::now();
+    for _ in 0..1000 {
+        w.sync().unwrap();
+    }
+    eprintln!("sync: {:?}", t.elapsed() / 1000);
+    let paths: Vec<WorkspacePath> =
+        (0..1000).map(|i| path(&format!("m/d{}/f{}.rs", i / 10 % 200, i % 10))).collect();
+    for p in &paths {
+        w.version(p).unwrap();
+    }
+    let t = std::time::Instant::now();
+    for p in &paths {
+        w.version(p).unwrap();
+    }
+    eprintln!("cached version x1000: {:?}", t.elapsed());
+    let root = Root::open(dir.path()).unwrap();
+    let t = std::time::Instant::now();
+    for p in &paths {
+        root.metadata(p).unwrap();
+    }
+    eprintln!("metadata x1000: {:?}", t.elapsed());
+    let t = std::time::Instant::now();
+    for p in &paths {
+        root.version(p).unwrap();
+    }
+    eprintln!("uncached version x1000: {:?}", t.elapsed());
+}
