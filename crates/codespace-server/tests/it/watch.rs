@@ -138,7 +138,7 @@ fn writer(root: &Path, p: &Published) {
         std::fs::remove_file(root.join(format!("c/new{}.txt", n - 1))).unwrap();
         p.removed.store(n, Ordering::SeqCst);
         // Quiet spells let the caches fill, so hits are checked too.
-        if n % 25 == 0 {
+        if n.is_multiple_of(25) {
             std::thread::sleep(Duration::from_millis(400));
         } else {
             pause();
