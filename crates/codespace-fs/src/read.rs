@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use crate::Version;
 use crate::error::{FsError, from_errno};
-use crate::meta::require_regular;
+use crate::meta::{FileMeta, require_regular};
 use crate::path::WorkspacePath;
 use crate::root::Root;
 
@@ -108,6 +108,26 @@ impl Root {
             Err(err) => return Err(err),
         };
         stream(&mut file, p.as_str(), |_, _| {}).map(|(_, version)| version)
+    }
+
+    /// [`Root::version`], plus the identity of the inode that was hashed when it held still
+    /// while being read: the descriptor's metadata before and after the read agree (device,
+    /// inode, size, mtime, ctime) and the size is the byte count hashed. `None` when it
+    /// moved, or for [`Version::Absent`]. A cache keys the version by this identity.
+    pub fn version_stamped(
+        &self,
+        p: &WorkspacePath,
+    ) -> Result<(Version, Option<FileMeta>), FsError> {
+        let mut file = match self.open_file(p) {
+            Ok(file) => file,
+            Err(FsError::NotFound { .. }) => return Ok((Version::Absent, None)),
+            Err(err) => return Err(err),
+        };
+        let before = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
+        let (bytes, version) = stream(&mut file, p.as_str(), |_, _| {})?;
+        let after = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
+        let still = before.filter(|b| after.as_ref() == Some(b) && b.size == bytes);
+        Ok((version, still))
     }
 }
 

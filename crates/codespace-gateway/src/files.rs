@@ -11,7 +11,12 @@ use codespace_protocol::{
     MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES, PathVersion, ReadParams, ReadResult,
     VersionParams, VersionResult, WALK_TIME_BUDGET_MS,
 };
-use codespace_runner::{Cancel, GrepRequest, PathGlob, Progress, WalkLimits, WorkspacePath};
+use std::sync::Arc;
+
+use codespace_runner::{
+    Cancel, GrepRequest, PathGlob, Progress, RunnerError, Walk, WalkLimits, WorkspacePath,
+};
+use codespace_watch::WorkspaceWatch;
 use sha2::{Digest, Sha256};
 
 use crate::error::fs_body;
@@ -45,6 +50,7 @@ fn walk_limits(deadline: Instant, cancel: Cancel, progress: Progress) -> WalkLim
 impl Gateway {
     pub async fn read(&self, p: ReadParams) -> Result<ReadResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        self.watch(&p.workspace_id);
         let window = limit("limit", p.limit, DEFAULT_READ_LIMIT, DEFAULT_READ_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let path = WorkspacePath::parse(&p.path)?;
@@ -91,6 +97,7 @@ impl Gateway {
         progress: Progress,
     ) -> Result<FindResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        let watch = self.watch(&p.workspace_id);
         let page = limit("limit", p.limit, DEFAULT_FIND_LIMIT, DEFAULT_FIND_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let glob = p.glob.as_deref().map(PathGlob::new).transpose()?;
@@ -98,10 +105,26 @@ impl Gateway {
             let deadline = Instant::now() + Duration::from_millis(WALK_TIME_BUDGET_MS);
             let limits = walk_limits(deadline, cancel, progress);
             let include_ignored = p.include_ignored.unwrap_or(false);
-            let found = codespace_runner::find(&root, glob.as_ref(), &limits, include_ignored)?;
+            let walk = listing(&root, watch.as_deref(), &limits, include_ignored)?;
+            let matches = || {
+                let found = codespace_runner::find_in(&walk, glob.as_ref());
+                // Over the ignore-filtered set: a rule change that hides or shows a file
+                // changes it.
+                let version = listing_version(&found.paths, found.incomplete);
+                (found, version)
+            };
+            // The matches of a glob are kept with the cached listing they came from.
+            let found_and_version = match &watch {
+                Some(watch) => {
+                    let key =
+                        p.glob.as_deref().map_or_else(|| "all".to_owned(), |g| format!("glob:{g}"));
+                    watch.derived(&walk, &key, matches)
+                }
+                None => Arc::new(matches()),
+            };
+            let (found, listing_version) = &*found_and_version;
+            let listing_version = listing_version.clone();
             let total = found.paths.len() as u64;
-            // Over the ignore-filtered set: a rule change that hides or shows a file changes it.
-            let listing_version = listing_version(&found.paths, found.incomplete);
             let start = offset.min(total) as usize;
             let end = offset.saturating_add(page).min(total) as usize;
             let truncated = (end as u64) < total;
@@ -128,6 +151,7 @@ impl Gateway {
         progress: Progress,
     ) -> Result<GrepResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        let watch = self.watch(&p.workspace_id);
         let page = limit("limit", p.limit, DEFAULT_GREP_LIMIT, MAX_GREP_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let glob = p.glob.as_deref().map(PathGlob::new).transpose()?;
@@ -148,7 +172,9 @@ impl Gateway {
                 walk: walk_limits(deadline, cancel, progress),
                 deadline,
             };
-            let out = codespace_runner::grep(&root, &req)?;
+            let out = codespace_runner::grep_in(&root, &req, || {
+                listing(&root, watch.as_deref(), &req.walk, req.include_ignored)
+            })?;
             let next = offset + out.matches.len() as u64;
             Ok(GrepResult {
                 matches: out
@@ -175,6 +201,7 @@ impl Gateway {
 
     pub async fn version(&self, p: VersionParams) -> Result<VersionResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        let watch = self.watch(&p.workspace_id);
         if p.paths.len() > MAX_VERSION_PATHS {
             return Err(GatewayError::OutputLimit {
                 what: "paths",
@@ -187,7 +214,10 @@ impl Gateway {
                 .paths
                 .into_iter()
                 .map(|path| {
-                    let v = WorkspacePath::parse(&path).and_then(|wp| root.version(&wp));
+                    let v = WorkspacePath::parse(&path).and_then(|wp| match &watch {
+                        Some(watch) => watch.version(&wp),
+                        None => root.version(&wp),
+                    });
                     match v {
                         Ok(v) => PathVersion { path, version: Some(v), error: None },
                         Err(e) => PathVersion { path, version: None, error: Some(fs_body(&e)) },
@@ -197,6 +227,21 @@ impl Gateway {
             Ok(VersionResult { versions })
         })
         .await
+    }
+}
+
+/// The walk `find` and `grep` list from: the watcher's cached one when it can vouch for it,
+/// else a walk of the disk.
+fn listing(
+    root: &codespace_runner::Root,
+    watch: Option<&WorkspaceWatch>,
+    limits: &WalkLimits,
+    include_ignored: bool,
+) -> Result<Arc<Walk>, RunnerError> {
+    let walk = || codespace_runner::walk(root, limits, include_ignored);
+    match watch {
+        Some(watch) => watch.listing(include_ignored, walk),
+        None => walk().map(Arc::new),
     }
 }
 

@@ -5,6 +5,7 @@
 //! a protocol result or a `GatewayError`; `GatewayError::code` (in `error.rs`) is the only
 //! place that chooses an error code.
 
+mod changes;
 mod error;
 mod files;
 mod holds;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 use codespace_policy::{Action, Registry, allow};
 use codespace_runner::Root;
+use codespace_watch::WorkspaceWatch;
 
 pub use codespace_process::{DEFAULT_PATH, REAPER_ARG, Supervisor, SupervisorConfig, reaper_main};
 pub use codespace_runner::{Cancel, Progress};
@@ -77,6 +79,15 @@ impl Gateway {
         }
     }
 
+    /// The gateway with no workspace watcher: no caches, every answer from the disk, and
+    /// `changes` always `resync_required`.
+    pub fn without_watchers(mut self) -> Gateway {
+        for reg in self.workspaces.values_mut() {
+            reg.watch = None;
+        }
+        self
+    }
+
     fn lookup(&self, id: &str) -> Result<&Registered, GatewayError> {
         self.workspaces.get(id).ok_or_else(|| GatewayError::WorkspaceNotFound { id: id.to_owned() })
     }
@@ -88,6 +99,21 @@ impl Gateway {
         reg.root
             .clone()
             .ok_or_else(|| GatewayError::Internal(format!("workspace {id:?} has no opened root")))
+    }
+
+    /// The workspace's watcher, started (in the background) if it was not: every file
+    /// tool's first use starts it, best effort.
+    fn watch(&self, id: &str) -> Option<Arc<WorkspaceWatch>> {
+        let watch = self.workspaces.get(id)?.watch.clone()?;
+        watch.ensure_started();
+        Some(watch)
+    }
+
+    /// The watcher of workspace `id`, for tests that force an overflow, a resync, a
+    /// restart or a failed start.
+    #[cfg(feature = "test-hooks")]
+    pub fn workspace_watch(&self, id: &str) -> Option<Arc<WorkspaceWatch>> {
+        self.workspaces.get(id)?.watch.clone()
     }
 }
 

@@ -126,6 +126,8 @@ fn changes_of_plan(plan: &[PlannedFile]) -> Vec<FileChange> {
 impl Gateway {
     pub async fn apply_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Write)?;
+        // Started for what follows; the patch itself always hashes the disk.
+        self.watch(&p.workspace_id);
         let reg = self.lookup(&p.workspace_id)?;
         // A preview writes nothing, so it is never held.
         if reg.ws.approvals == Approvals::Confirm && !p.check_only.unwrap_or(false) {

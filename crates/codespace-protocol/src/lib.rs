@@ -5,6 +5,7 @@
 //! knows nothing about rmcp or transports.
 
 mod approval;
+mod changes;
 mod error;
 mod files;
 mod info;
@@ -13,10 +14,12 @@ mod patch;
 mod process;
 mod process_info;
 
-/// The values the wire shares with the layers below, defined once in `codespace-types`.
 pub use approval::*;
+pub use changes::*;
+/// The values the wire shares with the layers below, defined once in `codespace-types`.
 pub use codespace_types::{
-    ApprovalState, ChangeKind, Decision, EventName, HeldTool, ParseVersionError, Version,
+    ApprovalState, ChangeKind, Decision, EventName, HeldTool, ObservedChange, ParseVersionError,
+    Version,
 };
 pub use error::{ErrorBody, ErrorCode};
 pub use files::*;
@@ -47,6 +50,7 @@ pub mod tool {
     pub const OPERATION_RESUME: &str = "operation_resume";
     pub const GREP: &str = "grep";
     pub const VERSION: &str = "version";
+    pub const CHANGES: &str = "changes";
 }
 
 /// The tools this server exposes, in `tools/list` order: the reference's tools in the
@@ -70,6 +74,7 @@ pub const LIVE_TOOLS: &[&str] = &[
     tool::OPERATION_RESUME,
     tool::GREP,
     tool::VERSION,
+    tool::CHANGES,
 ];
 
 /// Version string of a missing file.

@@ -9,12 +9,13 @@
 //! match, and inside the matcher while it searches one buffer (`matcher`), so a pattern
 //! built to defeat the regex engine stops on time too.
 
+use std::borrow::Borrow;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
-use codespace_fs::{FsError, Root, WalkLimits, WorkspacePath};
+use codespace_fs::{FsError, Root, Walk, WalkLimits, WorkspacePath};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 
 use crate::{PathGlob, RunnerError};
@@ -86,6 +87,16 @@ pub struct GrepOutcome {
 const RUN_AHEAD: usize = 64;
 
 pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerError> {
+    grep_in(root, req, || crate::ignores::walk(root, &req.walk, req.include_ignored))
+}
+
+/// [`grep`] over the files of a walk the caller supplies (a cached one, say), taken only
+/// once the pattern compiled. The walk must be of `root`, with `req.include_ignored`.
+pub fn grep_in<W: Borrow<Walk>>(
+    root: &Root,
+    req: &GrepRequest<'_>,
+    walk: impl FnOnce() -> Result<W, RunnerError>,
+) -> Result<GrepOutcome, RunnerError> {
     // A literal search is the escaped pattern: the matcher below never sees the flag.
     let escaped;
     let literal;
@@ -97,7 +108,8 @@ pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerErr
         req
     };
     let matcher = build_matcher(req)?;
-    let walk = crate::ignores::walk(root, &req.walk, req.include_ignored)?;
+    let walk = walk()?;
+    let walk: &Walk = walk.borrow();
     let files: Vec<&str> = walk
         .files
         .iter()

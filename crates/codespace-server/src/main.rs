@@ -140,6 +140,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
             processes: config::processes(&process_vars, masked)?,
         },
     );
+    let gateway = if args.no_watch { gateway.without_watchers() } else { gateway };
     // Operations a crash left unfinished are classified from the disk before serving.
     let recovered =
         gateway.recover().map_err(|e| Failure::Runtime(format!("ledger recovery: {e}")))?;

@@ -133,6 +133,7 @@ impl CodeSpace {
                 run(name, args, |p| g.grep(p, cancel, progress)).await
             }
             tool::VERSION => run(name, args, |p| g.version(p)).await,
+            tool::CHANGES => run(name, args, |p| g.changes(p)).await,
             tool::APPLY_PATCH => {
                 let wait = self.elicit_wait;
                 run(name, args, |p| async move {

@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use codespace_protocol::{
     ApplyPatchParams, ApplyPatchResult, ApprovalCreateParams, ApprovalResolveParams,
-    ApprovalResult, ExecCommandParams, ExecCommandResult, FindParams, FindResult, GrepParams,
-    GrepResult, OperationResumeParams, OperationResumeResult, OperationStatusParams,
-    OperationStatusResult, ProcessAck, ProcessIdParams, ProcessResizeParams, ProcessStatusParams,
-    ProcessStatusResult, ReadParams, ReadProcessParams, ReadProcessResult, ReadResult,
-    VersionParams, VersionResult, WorkspaceInfo, WorkspaceInfoParams, WriteStdinParams, tool,
+    ApprovalResult, ChangesParams, ChangesResult, ExecCommandParams, ExecCommandResult, FindParams,
+    FindResult, GrepParams, GrepResult, OperationResumeParams, OperationResumeResult,
+    OperationStatusParams, OperationStatusResult, ProcessAck, ProcessIdParams, ProcessResizeParams,
+    ProcessStatusParams, ProcessStatusResult, ReadParams, ReadProcessParams, ReadProcessResult,
+    ReadResult, VersionParams, VersionResult, WorkspaceInfo, WorkspaceInfoParams, WriteStdinParams,
+    tool,
 };
 use rmcp::handler::server::common::{schema_for_output, schema_for_type};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -198,6 +199,12 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
             "File versions",
             Read,
             "Versions (sha256 of the whole file, or absent) of up to 1000 workspace-relative paths in one call; a refused path gets its own error.",
+        ),
+        spec::<ChangesParams, ChangesResult>(
+            tool::CHANGES,
+            "What changed",
+            Read,
+            "The paths that changed in the workspace since a cursor (from any cause: commands, patches, other programs), one entry per path (created, modified or removed), at most 1000 (truncated says more changed). Call without since to take a cursor, do the work (run a command, say), then call with since. resync_required: true means the list cannot be trusted to be complete (the server restarted, events were lost): re-read what matters. The paths are hints of what to re-read, not permissions.",
         ),
     ])
 }

@@ -23,6 +23,7 @@ const LIVE_TOOLS: &[&str] = &[
     "operation_resume",
     "grep",
     "version",
+    "changes",
 ];
 
 #[tokio::test]

@@ -32,3 +32,4 @@ mod startup;
 mod support;
 mod undo;
 mod waits;
+mod watch;
