@@ -17,6 +17,7 @@
 //! - `plans`: `record_plan` and reading a plan back.
 //! - `events`: appending and reading an operation's history.
 //! - `queries`: `get`, `get_by_key`, `unfinished`: whole records.
+//! - `works`: works and intents, read and changed in one transaction by the gateway.
 //! - `sql`: the column texts of statuses, kinds, event names and versions, both ways.
 
 mod busy;
@@ -26,6 +27,7 @@ mod operations;
 mod plans;
 mod queries;
 mod sql;
+mod works;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -33,6 +35,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use rusqlite::{Connection, TransactionBehavior};
 
 pub use busy::BUSY_TIMEOUT;
+pub use works::{IntentRow, WorkRow, Works};
 
 use crate::error::{StoreError, is_storage_failure};
 use crate::undo::UndoLog;

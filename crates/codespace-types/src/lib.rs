@@ -1,6 +1,8 @@
 //! Domain values shared by several CodeSpace layers, each defined once: a file's
 //! [`Version`], a planned file's [`ChangeKind`], an operation's [`EventName`], and the
-//! lexical normalisation of a workspace-relative path ([`normalise_relative`]).
+//! lexical normalisation of a workspace-relative path ([`normalise_relative`]), and the
+//! words of a work's instruction queue ([`WorkState`], [`IntentState`], [`Delivery`],
+//! [`IntentKind`]).
 //!
 //! The filesystem crate computes versions, the runner compares them, the ledger stores them
 //! and the wire carries them; all of them use these types, so a value that is not a version
@@ -13,8 +15,10 @@ mod change;
 mod event;
 mod path;
 mod version;
+mod work;
 
 pub use change::ChangeKind;
 pub use event::EventName;
 pub use path::{LexicalRefusal, normalise_relative};
 pub use version::{ParseVersionError, Version};
+pub use work::{Delivery, IntentKind, IntentState, WorkState};
