@@ -45,6 +45,7 @@ fn walk_limits(deadline: Instant, cancel: Cancel, progress: Progress) -> WalkLim
 impl Gateway {
     pub async fn read(&self, p: ReadParams) -> Result<ReadResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        self.check_work(&p.workspace_id, p.work_id.as_deref())?;
         let window = limit("limit", p.limit, DEFAULT_READ_LIMIT, DEFAULT_READ_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let path = WorkspacePath::parse(&p.path)?;
@@ -70,15 +71,18 @@ impl Gateway {
                 file_size: w.file_size,
                 next_offset: truncated.then_some(end),
                 content_lossy,
+                coordination: None,
             })
         };
-        if inline {
+        let mut result = if inline {
             // A small regular file is read and hashed in microseconds: doing it here saves
             // two thread hand-offs, which cost more than the read itself.
             work()
         } else {
             blocking(work).await
-        }
+        }?;
+        result.coordination = self.coordination(&p.workspace_id, p.work_id.as_deref());
+        Ok(result)
     }
 
     /// `cancel` is the caller's: raised when the client cancels the request, it stops the
@@ -91,10 +95,12 @@ impl Gateway {
         progress: Progress,
     ) -> Result<FindResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        self.check_work(&p.workspace_id, p.work_id.as_deref())?;
         let page = limit("limit", p.limit, DEFAULT_FIND_LIMIT, DEFAULT_FIND_LIMIT)?;
+        let (workspace_id, work_id) = (p.workspace_id.clone(), p.work_id.clone());
         let offset = p.offset.unwrap_or(0);
         let glob = p.glob.as_deref().map(PathGlob::new).transpose()?;
-        blocking(move || {
+        let found = blocking(move || {
             let deadline = Instant::now() + Duration::from_millis(WALK_TIME_BUDGET_MS);
             let limits = walk_limits(deadline, cancel, progress);
             let include_ignored = p.include_ignored.unwrap_or(false);
@@ -113,9 +119,14 @@ impl Gateway {
                 total,
                 incomplete: found.incomplete,
                 listing_version,
+                coordination: None,
             })
         })
-        .await
+        .await?;
+        Ok(FindResult {
+            coordination: self.coordination(&workspace_id, work_id.as_deref()),
+            ..found
+        })
     }
 
     /// `cancel` is the caller's: raised when the client cancels the request, it stops the

@@ -11,6 +11,7 @@ mod info;
 mod lease;
 mod patch;
 mod process;
+mod work;
 mod workspaces;
 
 use std::collections::BTreeMap;
@@ -27,6 +28,7 @@ pub use info::HostFacts;
 pub use lease::{Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease};
 pub use patch::{Hook, PutBack, RestoreOutcome, list_operations, show_operation};
 pub use process::{ExecSettings, Processes};
+pub use work::MAX_INTENT_BYTES;
 pub use workspaces::{StartError, Workspaces};
 
 use workspaces::Registered;
@@ -47,6 +49,8 @@ pub struct Gateway {
     store: Arc<Store>,
     leases: Arc<Leases>,
     processes: Processes,
+    /// The workspace of every live process, so a stop can kill a workspace's processes.
+    owners: Arc<std::sync::Mutex<BTreeMap<String, String>>>,
     #[cfg(feature = "test-hooks")]
     written_hook: std::sync::Mutex<Option<patch::Hook>>,
 }
@@ -67,6 +71,7 @@ impl Gateway {
             store: config.store,
             leases: Arc::new(Leases::default()),
             processes: config.processes,
+            owners: Arc::default(),
             #[cfg(feature = "test-hooks")]
             written_hook: std::sync::Mutex::new(None),
         }

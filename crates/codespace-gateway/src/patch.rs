@@ -129,7 +129,18 @@ fn changes_of_plan(plan: &[PlannedFile]) -> Vec<FileChange> {
 }
 
 impl Gateway {
+    /// Applies (or checks) a patch. A named `work_id` is checked before anything else runs;
+    /// the result (also a replayed one) carries the work's hint as it is now.
     pub async fn apply_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
+        self.lookup(&p.workspace_id)?;
+        self.check_work(&p.workspace_id, p.work_id.as_deref())?;
+        let (workspace_id, work_id) = (p.workspace_id.clone(), p.work_id.clone());
+        let mut result = self.run_patch(p).await?;
+        result.coordination = self.coordination(&workspace_id, work_id.as_deref());
+        Ok(result)
+    }
+
+    async fn run_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Write)?;
         let reg = self.lookup(&p.workspace_id)?;
         if reg.ws.approvals == Approvals::Confirm {
@@ -283,6 +294,7 @@ fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayError> {
             failure: Some("the first request with this key has not finished".to_owned()),
             work_id: None,
             preserved: vec![],
+            coordination: None,
         }),
     }
 }
@@ -307,6 +319,7 @@ fn run(
         failure: None,
         work_id: p.work_id.clone(),
         preserved: vec![],
+        coordination: None,
     };
     if p.check_only.unwrap_or(false) {
         return Ok(result);

@@ -110,6 +110,7 @@ impl Gateway {
         p: ExecCommandParams,
     ) -> Result<ExecCommandResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Exec)?;
+        self.check_work(&p.workspace_id, p.work_id.as_deref())?;
         let reg = self.lookup(&p.workspace_id)?;
         if reg.ws.approvals == Approvals::Confirm {
             return Err(GatewayError::ConfirmationUnavailable);
@@ -152,16 +153,22 @@ impl Gateway {
             self.processes.supervisor.spawn(req).await.map_err(GatewayError::Process)?;
         let probe = exited.clone();
         let held = lease.into_process(Box::new(move || !probe.has_exited()));
+        let owners = self.owners.clone();
+        lock_owners(&owners).insert(id.clone(), p.workspace_id.clone());
+        let owned = id.clone();
         tokio::spawn(async move {
             exited.wait().await;
+            lock_owners(&owners).remove(&owned);
             drop(held);
         });
+        let coordination = self.coordination(&p.workspace_id, p.work_id.as_deref());
         Ok(ExecCommandResult {
             process_id: id,
             dispatch_status: DispatchStatus::Confirmed,
             timeout_secs: granted.secs,
             timeout_clamped: granted.clamped,
             work_id: p.work_id,
+            coordination,
         })
     }
 
@@ -252,10 +259,41 @@ impl Gateway {
         })
     }
 
+    /// Kills the whole tree of every live process of a workspace and waits (a few seconds
+    /// at most) until each is gone; returns how many were running.
+    pub(crate) async fn kill_workspace(&self, workspace_id: &str) -> u32 {
+        let ids: Vec<String> = lock_owners(&self.owners)
+            .iter()
+            .filter(|(_, ws)| ws.as_str() == workspace_id)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let supervisor = &self.processes.supervisor;
+        let mut killed = 0u32;
+        for id in &ids {
+            if let Ok(Terminate::Sent) = supervisor.terminate(id) {
+                killed += 1;
+            }
+        }
+        for id in &ids {
+            let _ = supervisor.wait(id, WaitFor::Exit, STOP_WAIT).await;
+        }
+        killed
+    }
+
     /// Kills every live command's whole tree (stdio EOF, SIGTERM, SIGINT).
     pub async fn shutdown(&self) {
         self.processes.supervisor.shutdown().await;
     }
+}
+
+/// How long a stop waits for each killed tree to be gone.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+fn lock_owners(
+    owners: &std::sync::Mutex<BTreeMap<String, String>>,
+) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+    // The map is only inserted into and removed from; a panic cannot leave it half-changed.
+    owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Waits up to `wait_ms` (cut to [`MAX_WAIT_MS`]) for `what`, or until `cancelled` (the

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::is_false;
+use crate::{Coordination, is_false};
 
 /// Arguments of `exec_command`. There is deliberately no cwd, env or terminal size: the
 /// server fills them in (cwd = workspace root, a clean environment plus the workspace's
@@ -26,7 +26,9 @@ pub struct ExecCommandParams {
     /// says what applies.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
-    /// Echoed back.
+    /// An open work this command belongs to: checked first (WORK_NOT_FOUND when it is not
+    /// one of this workspace; nothing starts), echoed back, and the result carries its
+    /// `coordination` hint.
     #[serde(default)]
     pub work_id: Option<String>,
 }
@@ -47,6 +49,10 @@ pub struct ExecCommandResult {
     /// The request's `work_id`, echoed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_id: Option<String>,
+    /// Set when the call belongs to an open work (its `work_id`, or the workspace's only
+    /// open work): whether the person queued instructions since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination: Option<Coordination>,
 }
 
 /// What `exec_command` can say about dispatch.
