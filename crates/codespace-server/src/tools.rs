@@ -27,8 +27,8 @@ enum Effect {
     Adjust,
     /// Ends something; doing it again changes nothing more.
     Stop,
-    /// Changes the work's queue bookkeeping, destroys nothing; a retry may act twice (a
-    /// second work, a second claim).
+    /// Changes a work's queue, destroys nothing, but a retry acts twice (a second work, a
+    /// second claim).
     Coordinate,
 }
 
@@ -188,13 +188,13 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
         spec::<SteerCompleteParams, UserIntent>(
             tool::STEER_COMPLETE,
             "Complete instruction",
-            Coordinate,
+            Adjust,
             "Mark an instruction you claimed done (default) or blocked; the person sees it.",
         ),
         spec::<WorkIdParams, WorkFinishResult>(
             tool::WORK_FINISH,
             "Finish work",
-            Coordinate,
+            Adjust,
             "Close the work if the person has nothing pending for it. closed: false with reason pending_user_input means claim and do what is queued first (after_current_work instructions become claimable now), then call again.",
         ),
         spec::<GrepParams, GrepResult>(
