@@ -15,6 +15,7 @@ mod files;
 mod files_bounds;
 mod files_search;
 mod http;
+mod inbox;
 mod interop;
 mod kill;
 mod long_calls;
