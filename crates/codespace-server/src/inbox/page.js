@@ -165,8 +165,10 @@ function renderIntent(intent, editable, work) {
   const li = el('li', { class: 'intent', 'data-intent-id': intent.intent_id, 'data-state': intent.state });
   const label = DELIVERIES.find(([d]) => d === intent.delivery);
   li.append(
-    el('div', { class: 'meta' }, badge(intent.state), `${intent.kind.replace('_', ' ')}`, '·',
-      label ? label[1] : intent.delivery, '·', `rev ${intent.revision}`),
+    el('div', { class: 'meta' }, badge(intent.state),
+      el('span', { text: intent.kind.replace('_', ' ') }),
+      el('span', { text: label ? label[1] : intent.delivery }),
+      el('span', { text: `revision ${intent.revision}` })),
     el('p', { class: 'body', text: intent.body }));
   if (intent.state !== 'draft' && intent.state !== 'queued') return li;
   const index = editable.findIndex((i) => i.intent_id === intent.intent_id);

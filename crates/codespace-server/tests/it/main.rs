@@ -7,6 +7,8 @@
 )]
 
 mod architecture;
+mod browser;
+mod cdp;
 mod cli;
 mod commands;
 mod contract;
