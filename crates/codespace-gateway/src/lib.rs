@@ -7,6 +7,7 @@
 
 mod error;
 mod files;
+mod holds;
 mod info;
 mod lease;
 mod patch;
@@ -22,8 +23,9 @@ use codespace_runner::Root;
 
 pub use codespace_process::{DEFAULT_PATH, REAPER_ARG, Supervisor, SupervisorConfig, reaper_main};
 pub use codespace_runner::{Cancel, Progress};
-pub use codespace_store::Store;
+pub use codespace_store::{ApprovalFilter, ApprovalRecord, ApprovalState, Store};
 pub use error::GatewayError;
+pub use holds::{decide as decide_approval, list_approvals, show_approval};
 pub use info::HostFacts;
 pub use lease::{Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease};
 pub use patch::{Hook, PutBack, RestoreOutcome, list_operations, show_operation};
@@ -51,6 +53,8 @@ pub struct Gateway {
     processes: Processes,
     /// The workspace of every live process, so a stop can kill a workspace's processes.
     owners: Arc<std::sync::Mutex<BTreeMap<String, String>>>,
+    /// Holds a resume is running for in this process.
+    resumes: holds::InFlight,
     #[cfg(feature = "test-hooks")]
     written_hook: std::sync::Mutex<Option<patch::Hook>>,
 }
@@ -72,6 +76,7 @@ impl Gateway {
             leases: Arc::new(Leases::default()),
             processes: config.processes,
             owners: Arc::default(),
+            resumes: holds::InFlight::default(),
             #[cfg(feature = "test-hooks")]
             written_hook: std::sync::Mutex::new(None),
         }
@@ -98,4 +103,11 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| GatewayError::Internal(format!("file task failed: {e}")))?
+}
+
+/// Unix seconds now, as the ledger records times.
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }

@@ -26,7 +26,8 @@ use codespace_store::{Begin, OpStatus, OperationRecord, PlannedFile, Store};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{Gateway, GatewayError, blocking};
+use crate::holds::{Held, Resume};
+use crate::{Gateway, GatewayError, blocking, now};
 
 pub use hook::Hook;
 pub use operations::{PutBack, RestoreOutcome, list_operations, show_operation};
@@ -51,15 +52,9 @@ fn only_match(
     Ok(found.pop())
 }
 
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
 /// `sha256:` of the canonical request: workspace, patch, expected versions, check_only. The
 /// key and work_id are not part of it: they name the request, they do not change it.
-fn fingerprint(p: &ApplyPatchParams) -> String {
+pub(crate) fn fingerprint(p: &ApplyPatchParams) -> String {
     let canonical = serde_json::json!({
         "workspace_id": p.workspace_id,
         "patch": p.patch,
@@ -143,9 +138,22 @@ impl Gateway {
     async fn run_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Write)?;
         let reg = self.lookup(&p.workspace_id)?;
-        if reg.ws.approvals == Approvals::Confirm {
-            return Err(GatewayError::ConfirmationUnavailable);
+        // A preview writes nothing, so it is never held.
+        if reg.ws.approvals == Approvals::Confirm && !p.check_only.unwrap_or(false) {
+            return Err(self.require_approval(Held::Patch(p)).await);
         }
+        self.apply_now(root, p, None).await
+    }
+
+    /// The patch path after policy and holds: a finished key's replay, the lease, then the
+    /// transaction. A resumed hold moves to `resuming` once the lease is held, and the
+    /// operation begins under the ledger id the hold reserved.
+    pub(crate) async fn apply_now(
+        &self,
+        root: Arc<Root>,
+        p: ApplyPatchParams,
+        resume: Option<Resume>,
+    ) -> Result<ApplyPatchResult, GatewayError> {
         let store = self.store.clone();
         // A retry of a finished operation is answered from the ledger without queueing.
         if let Some(key) = p.operation_key.clone() {
@@ -163,8 +171,15 @@ impl Gateway {
         }
         // Reads never wait on this; only mutations queue here, in arrival order.
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
+        let reserved = match resume {
+            None => None,
+            Some(Resume { reserved: Some(op), .. }) => Some(op),
+            Some(Resume { approval_id, reserved: None }) => {
+                crate::holds::start(self, &approval_id, true).await?
+            }
+        };
         let hook = self.written_hook();
-        let result = blocking(move || transaction(&root, &store, hook, p)).await;
+        let result = blocking(move || transaction(&root, &store, hook, p, reserved)).await;
         drop(lease);
         result
     }
@@ -237,9 +252,15 @@ fn transaction(
     store: &Arc<Store>,
     hook: Option<Hook>,
     p: ApplyPatchParams,
+    reserved: Option<String>,
 ) -> Result<ApplyPatchResult, GatewayError> {
     let fp = fingerprint(&p);
-    let op = match store.begin(&p.workspace_id, p.operation_key.as_deref(), &fp, now())? {
+    let key = p.operation_key.as_deref();
+    let begun = match &reserved {
+        Some(op) => store.begin_reserved(op, &p.workspace_id, key, &fp, now())?,
+        None => store.begin(&p.workspace_id, key, &fp, now())?,
+    };
+    let op = match begun {
         Begin::Fresh { operation_id } => operation_id,
         Begin::Replayed(rec) => return replay(rec),
         Begin::KeyConflict(rec) => {
@@ -274,7 +295,7 @@ fn transaction(
     }
 }
 
-fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayError> {
+pub(crate) fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayError> {
     let recorded: Option<Recorded> =
         rec.result_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
     match recorded {

@@ -47,6 +47,10 @@ pub enum ErrorCode {
     IntentAlreadyClaimed,
     IntentNotEditable,
     IntentRevisionConflict,
+    ApprovalRequired,
+    ApprovalNotFound,
+    ApprovalConflict,
+    ApprovalAmbiguous,
     Internal,
 }
 
@@ -88,6 +92,10 @@ impl ErrorCode {
         ErrorCode::IntentAlreadyClaimed,
         ErrorCode::IntentNotEditable,
         ErrorCode::IntentRevisionConflict,
+        ErrorCode::ApprovalRequired,
+        ErrorCode::ApprovalNotFound,
+        ErrorCode::ApprovalConflict,
+        ErrorCode::ApprovalAmbiguous,
         ErrorCode::Internal,
     ];
 
@@ -129,6 +137,10 @@ impl ErrorCode {
             ErrorCode::IntentAlreadyClaimed => "INTENT_ALREADY_CLAIMED",
             ErrorCode::IntentNotEditable => "INTENT_NOT_EDITABLE",
             ErrorCode::IntentRevisionConflict => "INTENT_REVISION_CONFLICT",
+            ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
+            ErrorCode::ApprovalNotFound => "APPROVAL_NOT_FOUND",
+            ErrorCode::ApprovalConflict => "APPROVAL_CONFLICT",
+            ErrorCode::ApprovalAmbiguous => "APPROVAL_AMBIGUOUS",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -140,7 +152,7 @@ impl ErrorCode {
                 "The arguments do not fit the tool's input schema (a missing field, a wrong type); nothing ran."
             }
             ErrorCode::Unauthorized => {
-                "The operator's policy denies this action: a read-only profile, an unavailable environment backend, approvals=confirm (no holds yet), or sandbox=on on a host that cannot enforce it."
+                "The operator's policy denies this action: a read-only profile, an unavailable environment backend, or sandbox=on on a host that cannot enforce it."
             }
             ErrorCode::WorkspaceNotFound => "The workspace_id is not registered.",
             ErrorCode::InvalidPattern => {
@@ -218,6 +230,16 @@ impl ErrorCode {
             }
             ErrorCode::IntentRevisionConflict => {
                 "The instruction changed since the revision given (another edit, queue or claim came first)."
+            }
+            ErrorCode::ApprovalRequired => {
+                "Policy allows the patch or command, but the workspace has approvals=confirm: a hold was created (or the same request's active hold reused) and nothing ran. approval_id names it. A pause, not a grant."
+            }
+            ErrorCode::ApprovalNotFound => "No confirmation hold has that approval_id.",
+            ErrorCode::ApprovalConflict => {
+                "The hold is in the wrong state for the call: resolving one that is no longer pending, resuming one still pending or denied, or a second resume while one runs."
+            }
+            ErrorCode::ApprovalAmbiguous => {
+                "A resume was interrupted (a crash) and whether the action ran cannot be told from the ledger: an interrupted command is never started again. Carries approval_id (and operation_id for a patch)."
             }
             ErrorCode::Internal => "An invariant of the server failed; this is a bug.",
         }
@@ -301,6 +323,18 @@ impl ErrorCode {
             ErrorCode::IntentRevisionConflict => {
                 "Fetch it again and redo the change on the current revision."
             }
+            ErrorCode::ApprovalRequired => {
+                "Ask the person (or grant it yourself with approval_resolve: the hold is not a security boundary), then operation_resume. Retrying the same request returns the same approval_id."
+            }
+            ErrorCode::ApprovalNotFound => {
+                "Check the id; holds are created by approval_create or APPROVAL_REQUIRED."
+            }
+            ErrorCode::ApprovalConflict => {
+                "Read the message: resolve the hold first, create a new one if it was denied, or wait for the running resume and call operation_resume again for its result."
+            }
+            ErrorCode::ApprovalAmbiguous => {
+                "Do not run the command again blindly: inspect its effects. For a patch, check operation_status with the operation_id and read the files."
+            }
             ErrorCode::Internal => "Report it; do not treat it as busy.",
         }
     }
@@ -325,7 +359,7 @@ pub struct ErrorBody {
     /// The operation the refusal is about: the earlier one a key belongs to, or one that ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation_id: Option<String>,
-    /// The confirmation hold the refusal is about (reserved; no holds exist yet).
+    /// The confirmation hold the refusal is about (`APPROVAL_*` codes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
 }

@@ -4,6 +4,7 @@
 //! Architecture Invariant: this crate is data only (serde + schemars); it performs no I/O and
 //! knows nothing about rmcp or transports.
 
+mod approval;
 mod error;
 mod files;
 mod info;
@@ -14,7 +15,10 @@ mod process_info;
 mod work;
 
 /// The values the wire shares with the layers below, defined once in `codespace-types`.
-pub use codespace_types::{ChangeKind, EventName, ParseVersionError, Version};
+pub use approval::*;
+pub use codespace_types::{
+    ApprovalState, ChangeKind, Decision, EventName, HeldTool, ParseVersionError, Version,
+};
 pub use error::{ErrorBody, ErrorCode};
 pub use files::*;
 pub use info::*;
@@ -45,6 +49,9 @@ pub mod tool {
     pub const STEER_CLAIM_NEXT: &str = "steer_claim_next";
     pub const STEER_COMPLETE: &str = "steer_complete";
     pub const WORK_FINISH: &str = "work_finish";
+    pub const APPROVAL_CREATE: &str = "approval_create";
+    pub const APPROVAL_RESOLVE: &str = "approval_resolve";
+    pub const OPERATION_RESUME: &str = "operation_resume";
     pub const GREP: &str = "grep";
     pub const VERSION: &str = "version";
 }
@@ -70,6 +77,9 @@ pub const LIVE_TOOLS: &[&str] = &[
     tool::STEER_CLAIM_NEXT,
     tool::STEER_COMPLETE,
     tool::WORK_FINISH,
+    tool::APPROVAL_CREATE,
+    tool::APPROVAL_RESOLVE,
+    tool::OPERATION_RESUME,
     tool::GREP,
     tool::VERSION,
 ];

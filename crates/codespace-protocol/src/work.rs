@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 pub use codespace_types::{Delivery, IntentKind, IntentState, WorkState};
 
+use crate::{ApprovalState, HeldTool};
+
 /// Arguments of `work_open`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct WorkOpenParams {
@@ -233,4 +235,21 @@ pub struct StopResult {
     pub killed: u32,
     /// The `stop_notice` queued for the agent.
     pub intent: UserIntent,
+}
+
+/// A confirmation hold as the person's page lists it (`GET /inbox/holds`).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct InboxHold {
+    /// `appr-<uuid>`.
+    pub approval_id: String,
+    /// The workspace the held action targets.
+    pub workspace_id: String,
+    /// `apply_patch` or `exec_command`.
+    pub tool: HeldTool,
+    /// Always `pending` in the list: waiting for a grant or a deny.
+    pub state: ApprovalState,
+    /// What the held action does, for the person deciding.
+    pub summary: String,
+    /// Unix seconds at creation.
+    pub created_at: i64,
 }

@@ -3,9 +3,12 @@
 //! `inbox/page.rs`). Both sit behind the same Host, Origin and bearer guards as `/mcp`; only
 //! the page's three static files are served without the token, and they carry no secret.
 //!
+//! Beyond the reference, `GET /inbox/holds` lists the confirmation holds waiting for a
+//! decision and `POST /inbox/holds/{id}/grant|deny` decides one (as `approval_resolve`).
+//!
 //! Every refusal is the `ErrorBody` JSON with the reference's status mapping: 404 for a
-//! work or instruction that does not exist, 409 for a state or revision conflict, 403 for
-//! the policy, 500 for the server's own failures, 400 for everything else.
+//! work, instruction or hold that does not exist, 409 for a state or revision conflict, 403
+//! for the policy, 500 for the server's own failures, 400 for everything else.
 
 mod page;
 
@@ -17,7 +20,7 @@ use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
 use codespace_gateway::{Gateway, GatewayError};
-use codespace_protocol::ErrorCode;
+use codespace_protocol::{ApprovalResolveParams, Decision, ErrorCode};
 use http::{StatusCode, header};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -27,10 +30,15 @@ pub(crate) use page::is_public;
 /// The HTTP status of a refused `/inbox` call.
 fn status_of(code: ErrorCode) -> StatusCode {
     match code {
-        ErrorCode::WorkNotFound | ErrorCode::IntentNotFound => StatusCode::NOT_FOUND,
+        ErrorCode::WorkNotFound | ErrorCode::IntentNotFound | ErrorCode::ApprovalNotFound => {
+            StatusCode::NOT_FOUND
+        }
         ErrorCode::IntentAlreadyClaimed
         | ErrorCode::IntentRevisionConflict
-        | ErrorCode::WorkClosed => StatusCode::CONFLICT,
+        | ErrorCode::WorkClosed
+        | ErrorCode::ApprovalConflict
+        | ErrorCode::ApprovalRequired
+        | ErrorCode::ApprovalAmbiguous => StatusCode::CONFLICT,
         ErrorCode::Unauthorized => StatusCode::FORBIDDEN,
         ErrorCode::LedgerError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         ErrorCode::InvalidArguments
@@ -169,6 +177,25 @@ async fn stop(State(g): Gw, Path(id): Path<String>, body: Bytes) -> Response {
     }
 }
 
+async fn holds(State(g): Gw) -> Response {
+    answer(StatusCode::OK, g.inbox_holds().await)
+}
+
+async fn resolve(g: &Gateway, approval_id: String, decision: Decision) -> Response {
+    answer(
+        StatusCode::OK,
+        g.approval_resolve(ApprovalResolveParams { approval_id, decision }).await,
+    )
+}
+
+async fn grant(State(g): Gw, Path(id): Path<String>) -> Response {
+    resolve(&g, id, Decision::Grant).await
+}
+
+async fn deny(State(g): Gw, Path(id): Path<String>) -> Response {
+    resolve(&g, id, Decision::Deny).await
+}
+
 /// The `/inbox` routes: the JSON API and the page.
 pub(crate) fn routes(gateway: Arc<Gateway>) -> Router {
     Router::new()
@@ -180,6 +207,9 @@ pub(crate) fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/inbox/intents/{id}", patch(edit))
         .route("/inbox/intents/{id}/queue", post(queue))
         .route("/inbox/intents/{id}/cancel", post(cancel))
+        .route("/inbox/holds", get(holds))
+        .route("/inbox/holds/{id}/grant", post(grant))
+        .route("/inbox/holds/{id}/deny", post(deny))
         .with_state(gateway)
         .merge(page::routes())
 }

@@ -1,5 +1,5 @@
-//! The durable SQLite ledger of patch operations, works and their user instructions, and
-//! the undo log beside it.
+//! The durable SQLite ledger of patch operations, confirmation holds, works and their user
+//! instructions, and the undo log beside it.
 //!
 //! Every `apply_patch` is one row: minted by [`Store::begin`] (which also decides replay
 //! and key conflicts), given its plan by [`Store::record_plan`] before the first write,
@@ -49,10 +49,14 @@ mod store;
 mod undo;
 
 pub use codespace_types::{
-    ChangeKind, Delivery, EventName, IntentKind, IntentState, Version, WorkState,
+    ApprovalState, ChangeKind, Decision, Delivery, EventName, HeldTool, IntentKind, IntentState,
+    Version, WorkState,
 };
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
-pub use model::{Begin, Event, OpStatus, OperationRecord, PlannedFile};
+pub use model::{
+    ApprovalFilter, ApprovalRecord, Begin, Cas, Event, NewApproval, OpStatus, OperationRecord,
+    PlannedFile,
+};
 pub use store::{BUSY_TIMEOUT, IntentRow, Store, WorkRow, Works};
 pub use undo::UndoLog;

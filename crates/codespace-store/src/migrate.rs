@@ -28,9 +28,12 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0001_operations.sql"),
     },
     Migration { version: 2, name: "0002_undo", sql: include_str!("../migrations/0002_undo.sql") },
-    // Numbered 0004: 0003 is the approvals migration of another change. Until that one is
-    // merged, this runs as version 3; the merge puts 0003 before it and makes this 4.
-    Migration { version: 3, name: "0004_works", sql: include_str!("../migrations/0004_works.sql") },
+    Migration {
+        version: 3,
+        name: "0003_approvals",
+        sql: include_str!("../migrations/0003_approvals.sql"),
+    },
+    Migration { version: 4, name: "0004_works", sql: include_str!("../migrations/0004_works.sql") },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).

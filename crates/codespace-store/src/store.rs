@@ -12,6 +12,7 @@
 //!
 //! # Layout
 //! - `open`: opening a file or in-memory ledger, its configuration and open-time checks.
+//! - `approvals`: confirmation holds: create or reuse, read, list, state changes.
 //! - `busy`: [`BUSY_TIMEOUT`], the busy handler and the open-time retry.
 //! - `operations`: `begin`, `finish`, `recover`: minting and closing rows.
 //! - `plans`: `record_plan` and reading a plan back.
@@ -20,6 +21,7 @@
 //! - `works`: works and intents, read and changed in one transaction by the gateway.
 //! - `sql`: the column texts of statuses, kinds, event names and versions, both ways.
 
+mod approvals;
 mod busy;
 mod events;
 mod open;

@@ -4,13 +4,16 @@
 use std::collections::BTreeSet;
 
 use codespace_protocol::{
-    Delivery, EditIntent, IntentKind, IntentState, NewIntent, QueueIntent, ReorderIntents,
-    StopResult, StopWork, UserIntent, WorkSummary,
+    ApprovalState, Delivery, EditIntent, InboxHold, IntentKind, IntentState, NewIntent,
+    QueueIntent, ReorderIntents, StopResult, StopWork, UserIntent, WorkSummary,
 };
-use codespace_store::{IntentRow, Works};
+use codespace_store::{ApprovalFilter, IntentRow, Works};
 
 use super::{now, summary, swap, touched, user_intent, work};
 use crate::{Gateway, GatewayError};
+
+/// At most this many pending holds are listed, newest first.
+const MAX_LISTED_HOLDS: usize = 100;
 
 /// Longest instruction, in bytes.
 pub const MAX_INTENT_BYTES: usize = 64 * 1024;
@@ -87,6 +90,24 @@ impl Gateway {
             work(w, work_id)?;
             Ok(w.intents(work_id)?.into_iter().map(user_intent).collect())
         })
+    }
+
+    /// The confirmation holds waiting for a decision, newest first (the page's list; the
+    /// decision itself is `approval_resolve`).
+    pub async fn inbox_holds(&self) -> Result<Vec<InboxHold>, GatewayError> {
+        let filter = ApprovalFilter { workspace_id: None, state: Some(ApprovalState::Pending) };
+        let holds = crate::holds::list_approvals(&self.store, &filter, MAX_LISTED_HOLDS)?;
+        Ok(holds
+            .into_iter()
+            .map(|h| InboxHold {
+                approval_id: h.approval_id,
+                workspace_id: h.workspace_id,
+                tool: h.tool,
+                state: h.state,
+                summary: h.summary,
+                created_at: h.created_at,
+            })
+            .collect())
     }
 
     /// A new draft at the end of the work's queue; for a work that is no longer open, a

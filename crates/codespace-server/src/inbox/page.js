@@ -1,5 +1,6 @@
-// The CodeSpace inbox page: lists the works of every workspace and their instruction
-// queues, and lets the person write, queue, edit, reorder, cancel and stop. Every string
+// The CodeSpace inbox page: lists the confirmation holds waiting for a decision (grant or
+// deny), the works of every workspace and their instruction queues, and lets the person
+// write, queue, edit, reorder, cancel and stop. Every string
 // from the server is put in the page as text (textContent / append of strings), never as
 // markup. The token lives in this tab's session storage and travels only in the
 // Authorization header of requests to this server.
@@ -106,7 +107,8 @@ async function refresh(force) {
     const queues = await Promise.all(
       works.map((w) => api('GET', `/inbox/works/${encodeURIComponent(w.work_id)}/intents`)),
     );
-    snapshot = works.map((w, i) => ({ work: w, intents: queues[i] }));
+    const holds = await api('GET', '/inbox/holds');
+    snapshot = { holds, works: works.map((w, i) => ({ work: w, intents: queues[i] })) };
   } catch (e) {
     if (token) setStatus(`refresh failed: ${e.message}`, true);
     return;
@@ -123,12 +125,15 @@ async function refresh(force) {
 
 function render(snapshot) {
   const main = byId('works');
-  if (snapshot.length === 0) {
-    main.replaceChildren(el('p', { class: 'empty', text: 'No work yet: an agent opens one with work_open.' }));
+  const parts = [];
+  if (snapshot.holds.length > 0) parts.push(renderHolds(snapshot.holds));
+  if (snapshot.works.length === 0) {
+    parts.push(el('p', { class: 'empty', text: 'No work yet: an agent opens one with work_open.' }));
+    main.replaceChildren(...parts);
     return;
   }
   const groups = new Map();
-  for (const entry of snapshot) {
+  for (const entry of snapshot.works) {
     const ws = entry.work.workspace_id;
     if (!groups.has(ws)) groups.set(ws, []);
     groups.get(ws).push(entry);
@@ -139,7 +144,27 @@ function render(snapshot) {
       el('h2', { text: `Workspace ${ws}` }),
       ...entries.map(renderWork)));
   }
-  main.replaceChildren(...sections);
+  main.replaceChildren(...parts, ...sections);
+}
+
+function renderHolds(holds) {
+  return el('section', { class: 'holds', 'aria-label': 'Confirmation holds' },
+    el('h2', { text: 'Waiting for your confirmation' }),
+    ...holds.map((hold) => {
+      const path = `/inbox/holds/${encodeURIComponent(hold.approval_id)}`;
+      const deny = () => {
+        if (!window.confirm('Deny: the action will never run. Deny it?')) return;
+        act('deny', () => api('POST', `${path}/deny`));
+      };
+      return el('article', { class: 'hold', 'data-approval-id': hold.approval_id },
+        el('div', { class: 'meta' }, badge(hold.state), el('span', { text: hold.tool }),
+          el('span', { text: `workspace ${hold.workspace_id}` }),
+          el('span', { text: new Date(hold.created_at * 1000).toLocaleString() })),
+        el('pre', { class: 'summary', text: hold.summary }),
+        el('div', { class: 'actions' },
+          el('button', { type: 'button', class: 'grant', onclick: () => act('grant', () => api('POST', `${path}/grant`)) }, 'Grant'),
+          el('button', { type: 'button', class: 'danger deny', onclick: deny }, 'Deny')));
+    }));
 }
 
 function badge(text) {

@@ -25,6 +25,7 @@ async fn a_person_drives_the_inbox_page_in_a_real_browser() {
     };
     let mut env = Env::new();
     env.workspace("w", json!({"profile": "workspace-write", "sandbox": "off"}));
+    let held = env.workspace("c", json!({"profile": "workspace-write", "approvals": "confirm"}));
     let server = env.http(&["--token", TOKEN]);
     let agent = server.client(Some(TOKEN)).await;
     let work = open_work(&agent, "w").await;
@@ -111,6 +112,24 @@ async fn a_person_drives_the_inbox_page_in_a_real_browser() {
     let dialogs: Vec<&Value> =
         page.events.iter().filter(|e| e["method"] == "Page.javascriptDialogOpening").collect();
     assert!(dialogs.is_empty(), "a dialog opened: {dialogs:?}");
+    // A confirmation hold shows up with its summary; the person grants it on the page.
+    let patch = "*** Begin Patch\n*** Add File: granted.txt\n+yes\n*** End Patch\n";
+    let required = call(&agent, "apply_patch", json!({"workspace_id": "c", "patch": patch}))
+        .await
+        .unwrap_err();
+    assert_eq!(required["code"], "APPROVAL_REQUIRED");
+    let approval = required["approval_id"].as_str().unwrap().to_owned();
+    let hold = format!("document.querySelector('.hold[data-approval-id=\"{approval}\"]')");
+    page.wait_for(
+        &format!("{hold} && {hold}.querySelector('.summary').textContent.includes('granted.txt')"),
+        Duration::from_secs(5),
+    );
+    page.eval(&format!("{hold}.querySelector('button.grant').click(); true"));
+    page.wait_for(&format!("!{hold}"), Duration::from_secs(5));
+    let resumed = call(&agent, "operation_resume", json!({"approval_id": approval})).await.unwrap();
+    assert_eq!(resumed["state"], "consumed", "{resumed}");
+    assert_eq!(std::fs::read_to_string(held.join("granted.txt")).unwrap(), "yes\n");
+
     // The agent gets the text as it was written.
     let (_, intents) = person(&server, "GET", &format!("/inbox/works/{work}/intents"), None);
     let bodies: Vec<&str> =

@@ -258,6 +258,48 @@ async fn inbox_status_mapping_and_guards() {
     assert_eq!(intents[0]["body"], "two", "claimed content stays frozen");
 }
 
+/// Pending confirmation holds are listed for the person, who grants or denies them over the
+/// same guarded API.
+#[tokio::test]
+async fn holds_are_listed_and_decided_over_inbox() {
+    let mut env = Env::new();
+    env.workspace("c", json!({"profile": "workspace-write", "approvals": "confirm"}));
+    let server = env.http(&["--token", TOKEN]);
+    let agent = server.client(Some(TOKEN)).await;
+    let (status, none) = person(&server, "GET", "/inbox/holds", None);
+    assert_eq!((status, none), (200, json!([])));
+    let mut ids = Vec::new();
+    for name in ["one.txt", "two.txt"] {
+        let patch = format!("*** Begin Patch\n*** Add File: {name}\n+x\n*** End Patch\n");
+        let e = call(&agent, "apply_patch", json!({"workspace_id": "c", "patch": patch}))
+            .await
+            .unwrap_err();
+        assert_eq!(e["code"], "APPROVAL_REQUIRED");
+        ids.push(e["approval_id"].as_str().unwrap().to_owned());
+    }
+    let (_, listed) = person(&server, "GET", "/inbox/holds", None);
+    let listed: Vec<&str> =
+        listed.as_array().unwrap().iter().map(|h| h["approval_id"].as_str().unwrap()).collect();
+    assert_eq!(listed.len(), 2);
+    assert!(ids.iter().all(|id| listed.contains(&id.as_str())), "{listed:?}");
+    assert_eq!(request(&server, "GET", "/inbox/holds", None, None, None).status, 401);
+    let grant = format!("/inbox/holds/{}/grant", ids[0]);
+    let foreign = request(&server, "POST", &grant, Some(TOKEN), Some("https://evil.example"), None);
+    assert_eq!(foreign.status, 403);
+    let (status, granted) = person(&server, "POST", &grant, None);
+    assert_eq!((status, granted["state"].as_str()), (200, Some("granted")), "{granted}");
+    let (status, again) = person(&server, "POST", &grant, None);
+    assert_eq!((status, again["code"].as_str()), (409, Some("APPROVAL_CONFLICT")), "{again}");
+    let (status, denied) = person(&server, "POST", &format!("/inbox/holds/{}/deny", ids[1]), None);
+    assert_eq!((status, denied["state"].as_str()), (200, Some("denied")), "{denied}");
+    let (status, missing) = person(&server, "POST", "/inbox/holds/appr-nope/grant", None);
+    assert_eq!((status, missing["code"].as_str()), (404, Some("APPROVAL_NOT_FOUND")));
+    let (_, left) = person(&server, "GET", "/inbox/holds", None);
+    assert_eq!(left, json!([]));
+    let resumed = call(&agent, "operation_resume", json!({"approval_id": ids[0]})).await.unwrap();
+    assert_eq!(resumed["state"], "consumed");
+}
+
 /// 20 agents claim from one queue at once: each instruction is claimed exactly once.
 #[tokio::test]
 async fn twenty_concurrent_claimers_take_each_instruction_once() {

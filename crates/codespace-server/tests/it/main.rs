@@ -6,6 +6,8 @@
     reason = "tests build their fixtures and inspect results on the host filesystem"
 )]
 
+mod approvals;
+mod approvals_crash;
 mod architecture;
 mod browser;
 mod cdp;
@@ -13,6 +15,7 @@ mod cli;
 mod commands;
 mod contract;
 mod docs;
+mod elicitation;
 mod files;
 mod files_bounds;
 mod files_search;

@@ -29,6 +29,31 @@ impl Store {
         fingerprint: &str,
         now: i64,
     ) -> Result<Begin, StoreError> {
+        self.begin_as(None, workspace_id, operation_key, fingerprint, now)
+    }
+
+    /// [`Store::begin`], minting the row under `operation_id` (reserved earlier by
+    /// [`Store::start_resume`]) instead of a new id.
+    pub fn begin_reserved(
+        &self,
+        operation_id: &str,
+        workspace_id: &str,
+        operation_key: Option<&str>,
+        fingerprint: &str,
+        now: i64,
+    ) -> Result<Begin, StoreError> {
+        non_empty("operation_id", operation_id)?;
+        self.begin_as(Some(operation_id), workspace_id, operation_key, fingerprint, now)
+    }
+
+    fn begin_as(
+        &self,
+        reserved: Option<&str>,
+        workspace_id: &str,
+        operation_key: Option<&str>,
+        fingerprint: &str,
+        now: i64,
+    ) -> Result<Begin, StoreError> {
         non_empty("workspace_id", workspace_id)?;
         non_empty("fingerprint", fingerprint)?;
         if let Some(key) = operation_key {
@@ -53,7 +78,8 @@ impl Store {
             if let Some(begin) = known(conn)? {
                 return Ok(begin);
             }
-            let operation_id = format!("op-{}", Uuid::new_v4());
+            let operation_id =
+                reserved.map_or_else(|| format!("op-{}", Uuid::new_v4()), str::to_owned);
             conn.prepare_cached(
                 "INSERT INTO operations (operation_id, operation_key, workspace_id, fingerprint, \
                  status, result_json, created_at, finished_at) \
