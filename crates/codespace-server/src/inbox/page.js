@@ -18,6 +18,10 @@ let token = sessionStorage.getItem(TOKEN_KEY);
 let shown = '';
 let editing = false;
 let timer = null;
+// What the person is writing in each work's box, kept across re-renders.
+const unsent = new Map();
+// The page shows at most this many works (the newest).
+const MAX_WORKS = 30;
 
 const byId = (id) => document.getElementById(id);
 
@@ -103,7 +107,7 @@ async function refresh(force) {
   if (!token) return;
   let snapshot;
   try {
-    const works = await api('GET', '/inbox/works');
+    const works = (await api('GET', '/inbox/works')).slice(0, MAX_WORKS);
     const queues = await Promise.all(
       works.map((w) => api('GET', `/inbox/works/${encodeURIComponent(w.work_id)}/intents`)),
     );
@@ -120,7 +124,13 @@ async function refresh(force) {
   }
   if ((text === shown && !force) || (editing && !force)) return;
   shown = text;
+  const focused = document.activeElement && document.activeElement.dataset.composeFor;
   render(snapshot);
+  if (focused) {
+    const area = [...document.querySelectorAll('textarea[data-compose-for]')]
+      .find((a) => a.dataset.composeFor === focused);
+    if (area) { area.focus(); area.setSelectionRange(area.value.length, area.value.length); }
+  }
 }
 
 function render(snapshot) {
@@ -241,16 +251,24 @@ function startEdit(li, intent) {
 
 function compose(work) {
   const open = work.state === 'active' || work.state === 'closing';
-  const area = el('textarea', { 'aria-label': 'New instruction', placeholder: open ? 'Tell the agent…' : 'For the next work in this workspace…' });
-  area.addEventListener('focus', () => { editing = true; });
-  area.addEventListener('blur', () => { editing = area.value !== ''; });
-  const select = deliverySelect(open ? 'after_current_work' : 'next_work');
+  const area = el('textarea', {
+    'aria-label': 'New instruction',
+    'data-compose-for': work.work_id,
+    placeholder: open ? 'Tell the agent…' : 'For the next work in this workspace…',
+  });
+  const kept = unsent.get(work.work_id);
+  const select = deliverySelect(kept ? kept.delivery : (open ? 'after_current_work' : 'next_work'));
+  if (kept) area.value = kept.body;
+  const keep = () => unsent.set(work.work_id, { body: area.value, delivery: select.value });
+  area.addEventListener('input', keep);
+  select.addEventListener('change', keep);
   const send = (queueIt) => {
     const body = area.value;
     if (body.trim() === '') { setStatus('write an instruction first', true); return; }
     act(queueIt ? 'queue' : 'save draft', async () => {
       const draft = await api('POST', `/inbox/works/${encodeURIComponent(work.work_id)}/intents`,
         { body, delivery: select.value });
+      unsent.delete(work.work_id);
       if (queueIt) {
         await api('POST', `/inbox/intents/${encodeURIComponent(draft.intent_id)}/queue`, { revision: draft.revision });
       }

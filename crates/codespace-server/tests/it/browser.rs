@@ -89,6 +89,27 @@ async fn a_person_drives_the_inbox_page_in_a_real_browser() {
         Duration::from_secs(3),
     );
 
+    // Half-written text survives the page's refreshes while the queue changes underneath.
+    page.eval(&format!(
+        "(() => {{ const a = {card}.querySelector('.compose textarea'); a.value = 'half';
+           a.dispatchEvent(new Event('input')); return true; }})()"
+    ));
+    let (status, _) = person(
+        &server,
+        "POST",
+        &format!("/inbox/works/{work}/intents"),
+        Some(json!({"body": "from elsewhere"})),
+    );
+    assert_eq!(status, 201);
+    page.wait_for(
+        &format!("[...{card}.querySelectorAll('li.intent .body')].some(b => b.textContent === 'from elsewhere')"),
+        Duration::from_secs(5),
+    );
+    assert_eq!(
+        page.eval(&format!("{card}.querySelector('.compose textarea').value")),
+        json!("half")
+    );
+
     // A body of markup, written on the page and through the API, stays text.
     page.eval(&format!(
         "(() => {{ const c = {card}; c.querySelector('.compose textarea').value = {};
