@@ -52,7 +52,7 @@ pub struct Gateway {
     leases: Arc<Leases>,
     processes: Processes,
     /// The workspace of every live process, so a stop can kill a workspace's processes.
-    owners: Arc<std::sync::Mutex<BTreeMap<String, String>>>,
+    owners: work::Owners,
     /// Holds a resume is running for in this process.
     resumes: holds::InFlight,
     #[cfg(feature = "test-hooks")]
@@ -75,7 +75,7 @@ impl Gateway {
             store: config.store,
             leases: Arc::new(Leases::default()),
             processes: config.processes,
-            owners: Arc::default(),
+            owners: work::Owners::default(),
             resumes: holds::InFlight::default(),
             #[cfg(feature = "test-hooks")]
             written_hook: std::sync::Mutex::new(None),

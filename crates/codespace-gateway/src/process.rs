@@ -184,12 +184,9 @@ impl Gateway {
             self.processes.supervisor.spawn(req).await.map_err(GatewayError::Process)?;
         let probe = exited.clone();
         let held = lease.into_process(Box::new(move || !probe.has_exited()));
-        let owners = self.owners.clone();
-        lock_owners(&owners).insert(id.clone(), p.workspace_id.clone());
-        let owned = id.clone();
+        self.own_process(&id, &p.workspace_id);
         tokio::spawn(async move {
             exited.wait().await;
-            lock_owners(&owners).remove(&owned);
             drop(held);
         });
         let coordination = self.coordination(&p.workspace_id, p.work_id.as_deref());
@@ -209,7 +206,13 @@ impl Gateway {
             .supervisor
             .write_stdin(&p.process_id, p.data.as_bytes(), close)
             .map_err(GatewayError::Process)?;
-        Ok(ProcessAck { ok: true, already_exited: false, rows: None, cols: None })
+        Ok(ProcessAck {
+            ok: true,
+            already_exited: false,
+            rows: None,
+            cols: None,
+            coordination: self.process_hint(&p.process_id),
+        })
     }
 
     /// Reads output from the cursor; with `wait_ms`, first waits (without holding any lock)
@@ -234,6 +237,7 @@ impl Gateway {
         // `max` is at most 256 KiB, so the cast cannot truncate.
         let chunk =
             supervisor.read(&p.process_id, cursor, max as usize).map_err(GatewayError::Process)?;
+        let coordination = self.process_hint(&p.process_id);
         Ok(ReadProcessResult {
             process_id: p.process_id,
             cursor: chunk.cursor,
@@ -241,6 +245,7 @@ impl Gateway {
             eof: chunk.eof,
             output_lost: chunk.output_lost,
             retained_from: chunk.retained_from,
+            coordination,
         })
     }
 
@@ -254,6 +259,7 @@ impl Gateway {
         let supervisor = &self.processes.supervisor;
         wait_for(supervisor, &p.process_id, WaitFor::Exit, p.wait_ms, cancelled).await?;
         let st = supervisor.status(&p.process_id).map_err(GatewayError::Process)?;
+        let coordination = self.process_hint(&p.process_id);
         Ok(ProcessStatusResult {
             process_id: p.process_id,
             state: process_state(st.state),
@@ -268,6 +274,7 @@ impl Gateway {
             timeout_secs: st.timeout.as_secs(),
             started_at: st.started_at_ms,
             exited_at: st.exited_at_ms,
+            coordination,
         })
     }
 
@@ -276,7 +283,13 @@ impl Gateway {
             .supervisor
             .resize(&p.process_id, p.rows, p.cols)
             .map_err(GatewayError::Process)?;
-        Ok(ProcessAck { ok: true, already_exited: false, rows: Some(p.rows), cols: Some(p.cols) })
+        Ok(ProcessAck {
+            ok: true,
+            already_exited: false,
+            rows: Some(p.rows),
+            cols: Some(p.cols),
+            coordination: self.process_hint(&p.process_id),
+        })
     }
 
     pub async fn terminate_process(&self, p: ProcessIdParams) -> Result<ProcessAck, GatewayError> {
@@ -287,44 +300,14 @@ impl Gateway {
             already_exited: outcome == Terminate::AlreadyExited,
             rows: None,
             cols: None,
+            coordination: self.process_hint(&p.process_id),
         })
-    }
-
-    /// Kills the whole tree of every live process of a workspace and waits (a few seconds
-    /// at most) until each is gone; returns how many were running.
-    pub(crate) async fn kill_workspace(&self, workspace_id: &str) -> u32 {
-        let ids: Vec<String> = lock_owners(&self.owners)
-            .iter()
-            .filter(|(_, ws)| ws.as_str() == workspace_id)
-            .map(|(id, _)| id.clone())
-            .collect();
-        let supervisor = &self.processes.supervisor;
-        let mut killed = 0u32;
-        for id in &ids {
-            if let Ok(Terminate::Sent) = supervisor.terminate(id) {
-                killed += 1;
-            }
-        }
-        for id in &ids {
-            let _ = supervisor.wait(id, WaitFor::Exit, STOP_WAIT).await;
-        }
-        killed
     }
 
     /// Kills every live command's whole tree (stdio EOF, SIGTERM, SIGINT).
     pub async fn shutdown(&self) {
         self.processes.supervisor.shutdown().await;
     }
-}
-
-/// How long a stop waits for each killed tree to be gone.
-const STOP_WAIT: Duration = Duration::from_secs(5);
-
-fn lock_owners(
-    owners: &std::sync::Mutex<BTreeMap<String, String>>,
-) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
-    // The map is only inserted into and removed from; a panic cannot leave it half-changed.
-    owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Waits up to `wait_ms` (cut to [`MAX_WAIT_MS`]) for `what`, or until `cancelled` (the

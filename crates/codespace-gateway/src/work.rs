@@ -10,6 +10,7 @@
 
 mod hint;
 mod inbox;
+mod owners;
 mod steer;
 
 use codespace_protocol::{Delivery, IntentState, UserIntent, WorkState, WorkSummary};
@@ -18,6 +19,7 @@ use codespace_store::{IntentRow, WorkRow, Works};
 use crate::GatewayError;
 
 pub use inbox::MAX_INTENT_BYTES;
+pub(crate) use owners::Owners;
 
 /// Seconds since the epoch, as the ledger stores times.
 fn now() -> i64 {

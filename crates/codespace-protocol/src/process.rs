@@ -89,6 +89,10 @@ pub struct ProcessAck {
     /// `process_resize`: the terminal's columns now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cols: Option<u16>,
+    /// Set when the process's workspace has exactly one open work: whether the person
+    /// queued instructions for it (see `work_open`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination: Option<Coordination>,
 }
 
 /// Arguments of `read_process`.
@@ -125,6 +129,10 @@ pub struct ReadProcessResult {
     pub output_lost: bool,
     /// First byte offset still retained.
     pub retained_from: u64,
+    /// Set when the process's workspace has exactly one open work: whether the person
+    /// queued instructions for it (see `work_open`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination: Option<Coordination>,
 }
 
 /// Arguments of `terminate_process`.
@@ -210,6 +218,10 @@ pub struct ProcessStatusResult {
     /// Unix milliseconds; only when exited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exited_at: Option<u64>,
+    /// Set when the process's workspace has exactly one open work: whether the person
+    /// queued instructions for it (see `work_open`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination: Option<Coordination>,
 }
 
 /// Arguments of `process_resize`.

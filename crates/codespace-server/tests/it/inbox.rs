@@ -428,6 +428,13 @@ async fn the_coordination_hint_changes_after_a_person_queues() {
     .unwrap();
     assert_eq!(exec["coordination"], after);
     assert_eq!(exec["work_id"], work.as_str());
+    // The process tools carry it too, about the process's workspace.
+    let pid = exec["process_id"].clone();
+    let st =
+        call(&agent, "process_status", json!({"process_id": pid, "wait_ms": 5000})).await.unwrap();
+    assert_eq!(st["coordination"], after, "{st}");
+    let out = call(&agent, "read_process", json!({"process_id": pid})).await.unwrap();
+    assert_eq!(out["coordination"], after, "{out}");
     let patch = "*** Begin Patch\n*** Add File: b.txt\n+b\n*** End Patch\n";
     let deadline = Instant::now() + Duration::from_secs(10);
     let applied = loop {
