@@ -45,7 +45,7 @@ fn walk_limits(deadline: Instant, cancel: Cancel, progress: Progress) -> WalkLim
 impl Gateway {
     pub async fn read(&self, p: ReadParams) -> Result<ReadResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
-        self.check_work(&p.workspace_id, p.work_id.as_deref())?;
+        let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
         let window = limit("limit", p.limit, DEFAULT_READ_LIMIT, DEFAULT_READ_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let path = WorkspacePath::parse(&p.path)?;
@@ -81,7 +81,7 @@ impl Gateway {
         } else {
             blocking(work).await
         }?;
-        result.coordination = self.coordination(&p.workspace_id, p.work_id.as_deref());
+        result.coordination = coordination;
         Ok(result)
     }
 
@@ -95,9 +95,8 @@ impl Gateway {
         progress: Progress,
     ) -> Result<FindResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
-        self.check_work(&p.workspace_id, p.work_id.as_deref())?;
+        let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
         let page = limit("limit", p.limit, DEFAULT_FIND_LIMIT, DEFAULT_FIND_LIMIT)?;
-        let (workspace_id, work_id) = (p.workspace_id.clone(), p.work_id.clone());
         let offset = p.offset.unwrap_or(0);
         let glob = p.glob.as_deref().map(PathGlob::new).transpose()?;
         let found = blocking(move || {
@@ -123,10 +122,7 @@ impl Gateway {
             })
         })
         .await?;
-        Ok(FindResult {
-            coordination: self.coordination(&workspace_id, work_id.as_deref()),
-            ..found
-        })
+        Ok(FindResult { coordination, ..found })
     }
 
     /// `cancel` is the caller's: raised when the client cancels the request, it stops the

@@ -125,13 +125,12 @@ fn changes_of_plan(plan: &[PlannedFile]) -> Vec<FileChange> {
 
 impl Gateway {
     /// Applies (or checks) a patch. A named `work_id` is checked before anything else runs;
-    /// the result (also a replayed one) carries the work's hint as it is now.
+    /// the result (also a replayed one) carries the work's hint as it was at the call.
     pub async fn apply_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
         self.lookup(&p.workspace_id)?;
-        self.check_work(&p.workspace_id, p.work_id.as_deref())?;
-        let (workspace_id, work_id) = (p.workspace_id.clone(), p.work_id.clone());
+        let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
         let mut result = self.run_patch(p).await?;
-        result.coordination = self.coordination(&workspace_id, work_id.as_deref());
+        result.coordination = coordination;
         Ok(result)
     }
 

@@ -113,12 +113,13 @@ impl Gateway {
         p: ExecCommandParams,
     ) -> Result<ExecCommandResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Exec)?;
-        self.check_work(&p.workspace_id, p.work_id.as_deref())?;
+        let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
         self.check_command(&p)?;
         if self.lookup(&p.workspace_id)?.ws.approvals == Approvals::Confirm {
             return Err(self.require_approval(Held::Exec(p)).await);
         }
-        self.exec_now(root, p, None).await
+        let started = self.exec_now(root, p, None).await?;
+        Ok(ExecCommandResult { coordination, ..started })
     }
 
     /// What refuses a command before anything else: a sandbox the host cannot enter, an
@@ -189,14 +190,13 @@ impl Gateway {
             exited.wait().await;
             drop(held);
         });
-        let coordination = self.coordination(&p.workspace_id, p.work_id.as_deref());
         Ok(ExecCommandResult {
             process_id: id,
             dispatch_status: DispatchStatus::Confirmed,
             timeout_secs: granted.secs,
             timeout_clamped: granted.clamped,
             work_id: p.work_id,
-            coordination,
+            coordination: None,
         })
     }
 

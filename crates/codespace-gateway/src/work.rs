@@ -41,16 +41,28 @@ fn claimable(state: WorkState, delivery: Delivery) -> bool {
     }
 }
 
-/// Counts of a work's queue: (queued, claimed, claimable now).
-fn counts(work: &WorkRow, intents: &[IntentRow]) -> (u32, u32, u32) {
-    let count = |f: &dyn Fn(&IntentRow) -> bool| {
-        u32::try_from(intents.iter().filter(|i| f(i)).count()).unwrap_or(u32::MAX)
-    };
-    (
-        count(&|i| i.state == IntentState::Queued),
-        count(&|i| i.state == IntentState::Claimed),
-        count(&|i| i.state == IntentState::Queued && claimable(work.state, i.delivery)),
-    )
+/// Counts of a work's queue: (queued, claimed, claimable now), from the ledger's counts
+/// by state and delivery.
+fn counts(w: &Works<'_>, work: &WorkRow) -> Result<(u32, u32, u32), GatewayError> {
+    let (mut queued, mut claimed, mut claimable_now) = (0u64, 0u64, 0u64);
+    for (state, delivery, n) in w.pending_counts(&work.work_id)? {
+        match state {
+            IntentState::Queued => {
+                queued += n;
+                if claimable(work.state, delivery) {
+                    claimable_now += n;
+                }
+            }
+            IntentState::Claimed => claimed += n,
+            IntentState::Draft
+            | IntentState::Done
+            | IntentState::Blocked
+            | IntentState::Cancelled
+            | IntentState::Superseded => {}
+        }
+    }
+    let cap = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+    Ok((cap(queued), cap(claimed), cap(claimable_now)))
 }
 
 /// The work `work_id`, or `WORK_NOT_FOUND`.

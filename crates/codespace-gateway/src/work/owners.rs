@@ -23,7 +23,7 @@ impl Gateway {
     /// The hint of a process tool: about the only open work of the process's workspace.
     pub(crate) fn process_hint(&self, process_id: &str) -> Option<Coordination> {
         let workspace_id = lock_owners(&self.owners).get(process_id).cloned()?;
-        self.coordination(&workspace_id, None)
+        self.work_hint(&workspace_id, None).ok().flatten()
     }
 
     /// Kills the whole tree of every live process of a workspace and waits (a few seconds

@@ -48,7 +48,7 @@ impl Gateway {
     pub async fn steer_status(&self, p: WorkIdParams) -> Result<SteerStatusResult, GatewayError> {
         self.store.works_read(|w| {
             let work = work(w, &p.work_id)?;
-            let (queued, claimed, claimable_now) = counts(&work, &w.intents(&work.work_id)?);
+            let (queued, claimed, claimable_now) = counts(w, &work)?;
             Ok(SteerStatusResult {
                 work_id: work.work_id,
                 state: work.state,
@@ -136,7 +136,8 @@ impl Gateway {
             let queued = |d: Delivery| {
                 intents.iter().any(|i| i.state == IntentState::Queued && i.delivery == d)
             };
-            let (count, _, _) = counts(&work, &intents);
+            let count = intents.iter().filter(|i| i.state == IntentState::Queued).count();
+            let count = u32::try_from(count).unwrap_or(u32::MAX);
             let pending = |state| WorkFinishResult {
                 work_id: work.work_id.clone(),
                 closed: false,

@@ -230,18 +230,21 @@ async fn reorder_changes_the_claim_order_and_another_work_is_not_found() {
 async fn the_hint_follows_the_queue() {
     let dir = tempfile::tempdir().unwrap();
     let gw = gateway(dir.path());
-    assert_eq!(gw.coordination("a", None), None);
+    assert_eq!(gw.work_hint("a", None).unwrap(), None);
     let work = open(&gw, "a").await;
-    let hint = gw.coordination("a", None).unwrap();
+    let hint = gw.work_hint("a", None).unwrap().unwrap();
     assert_eq!((hint.work_id.as_str(), hint.claimable_now), (work.as_str(), 0));
     say(&gw, &work, "stop, wrong branch", Delivery::NextCheckpoint).await;
-    let after = gw.coordination("a", Some(&work)).unwrap();
+    let after = gw.work_hint("a", Some(&work)).unwrap().unwrap();
     assert_eq!((after.pending_user_items, after.claimable_now), (1, 1));
     assert!(after.queue_revision > hint.queue_revision);
     // Another workspace's work is not found, and no hint is given about it.
-    assert_eq!(code(gw.check_work("b", Some(&work)).unwrap_err()), ErrorCode::WorkNotFound);
-    assert_eq!(gw.coordination("b", Some(&work)), None);
+    assert_eq!(code(gw.work_hint("b", Some(&work)).unwrap_err()), ErrorCode::WorkNotFound);
+    // A closed work: no hint, and no refusal (the call still runs).
+    let done = open(&gw, "b").await;
+    gw.work_finish(id(&done)).await.unwrap();
+    assert_eq!(gw.work_hint("b", Some(&done)).unwrap(), None);
     // Two open works and none named: no hint.
     open(&gw, "a").await;
-    assert_eq!(gw.coordination("a", None), None);
+    assert_eq!(gw.work_hint("a", None).unwrap(), None);
 }

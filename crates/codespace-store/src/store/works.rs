@@ -243,6 +243,37 @@ impl Works<'_> {
         self.intent_rows(&sql, params![work_id])
     }
 
+    /// How many of a work's intents are queued or claimed, by state and delivery: what a
+    /// status or hint needs, without reading the texts.
+    pub fn pending_counts(
+        &self,
+        work_id: &str,
+    ) -> Result<Vec<(IntentState, Delivery, u64)>, StoreError> {
+        let raws: Vec<(String, String, i64)> = self.sql(
+            self.conn
+                .prepare_cached(
+                    "SELECT state, delivery, count(*) FROM intents \
+                     WHERE work_id = ?1 AND state IN ('queued', 'claimed') \
+                     GROUP BY state, delivery",
+                )
+                .and_then(|mut s| {
+                    s.query_map(params![work_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                        .collect()
+                }),
+        )?;
+        raws.into_iter()
+            .map(|(state, delivery, n)| {
+                let state = IntentState::parse(&state).ok_or_else(|| {
+                    corrupt(work_id, format!("intent state {state:?} is not known"))
+                })?;
+                let delivery = Delivery::parse(&delivery).ok_or_else(|| {
+                    corrupt(work_id, format!("delivery {delivery:?} is not known"))
+                })?;
+                Ok((state, delivery, from_i64("count", work_id, n)?))
+            })
+            .collect()
+    }
+
     /// The draft and queued intents of a workspace that wait for its next work.
     pub fn unattached(&self, workspace_id: &str) -> Result<Vec<IntentRow>, StoreError> {
         let sql = format!(
