@@ -171,6 +171,7 @@ pub(crate) fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationTok
     );
     Router::new()
         .route_service("/mcp", service)
+        .layer(middleware::from_fn(crate::http_json::prefer_json))
         .layer(middleware::from_fn(crate::http_body::check_message))
         .merge(crate::inbox::routes(gateway))
         .fallback(not_found)

@@ -15,6 +15,7 @@ mod fixtures;
 mod frame;
 mod http;
 mod http_body;
+mod http_json;
 mod inbox;
 mod instructions;
 mod logging;

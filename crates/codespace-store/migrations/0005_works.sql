@@ -1,4 +1,4 @@
--- 0004: works and the queue of user instructions (intents).
+-- 0005: works and the queue of user instructions (intents).
 --
 -- A work is one logical job of an agent in one workspace; its intents are what the person
 -- said to the agent while it ran. An intent with no work_id waits for the next work opened
