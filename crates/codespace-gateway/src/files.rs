@@ -51,6 +51,7 @@ impl Gateway {
     pub async fn read(&self, p: ReadParams) -> Result<ReadResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
         let watch = self.watch(&p.workspace_id);
+        let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
         let window = limit("limit", p.limit, DEFAULT_READ_LIMIT, DEFAULT_READ_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let path = WorkspacePath::parse(&p.path)?;
@@ -80,15 +81,18 @@ impl Gateway {
                 file_size: w.file_size,
                 next_offset: truncated.then_some(end),
                 content_lossy,
+                coordination: None,
             })
         };
-        if inline {
+        let mut result = if inline {
             // A small regular file is read and hashed in microseconds: doing it here saves
             // two thread hand-offs, which cost more than the read itself.
             work()
         } else {
             blocking(work).await
-        }
+        }?;
+        result.coordination = coordination;
+        Ok(result)
     }
 
     /// `cancel` is the caller's: raised when the client cancels the request, it stops the
@@ -102,10 +106,11 @@ impl Gateway {
     ) -> Result<FindResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
         let watch = self.watch(&p.workspace_id);
+        let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
         let page = limit("limit", p.limit, DEFAULT_FIND_LIMIT, DEFAULT_FIND_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let glob = p.glob.as_deref().map(PathGlob::new).transpose()?;
-        blocking(move || {
+        let found = blocking(move || {
             let deadline = Instant::now() + Duration::from_millis(WALK_TIME_BUDGET_MS);
             let limits = walk_limits(deadline, cancel, progress);
             let include_ignored = p.include_ignored.unwrap_or(false);
@@ -140,9 +145,11 @@ impl Gateway {
                 total,
                 incomplete: found.incomplete,
                 listing_version,
+                coordination: None,
             })
         })
-        .await
+        .await?;
+        Ok(FindResult { coordination, ..found })
     }
 
     /// `cancel` is the caller's: raised when the client cancels the request, it stops the

@@ -13,6 +13,7 @@ mod info;
 mod lease;
 mod patch;
 mod process;
+mod work;
 mod workspaces;
 
 use std::collections::BTreeMap;
@@ -31,6 +32,7 @@ pub use info::HostFacts;
 pub use lease::{Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease};
 pub use patch::{Hook, PutBack, RestoreOutcome, list_operations, show_operation};
 pub use process::{ExecSettings, Processes};
+pub use work::MAX_INTENT_BYTES;
 pub use workspaces::{StartError, Workspaces};
 
 use workspaces::Registered;
@@ -51,6 +53,8 @@ pub struct Gateway {
     store: Arc<Store>,
     leases: Arc<Leases>,
     processes: Processes,
+    /// The workspace of every live process, so a stop can kill a workspace's processes.
+    owners: work::Owners,
     /// Holds a resume is running for in this process.
     resumes: holds::InFlight,
     #[cfg(feature = "test-hooks")]
@@ -73,6 +77,7 @@ impl Gateway {
             store: config.store,
             leases: Arc::new(Leases::default()),
             processes: config.processes,
+            owners: work::Owners::default(),
             resumes: holds::InFlight::default(),
             #[cfg(feature = "test-hooks")]
             written_hook: std::sync::Mutex::new(None),

@@ -124,7 +124,17 @@ fn changes_of_plan(plan: &[PlannedFile]) -> Vec<FileChange> {
 }
 
 impl Gateway {
+    /// Applies (or checks) a patch. A named `work_id` is checked before anything else runs;
+    /// the result (also a replayed one) carries the work's hint as it was at the call.
     pub async fn apply_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
+        self.lookup(&p.workspace_id)?;
+        let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
+        let mut result = self.run_patch(p).await?;
+        result.coordination = coordination;
+        Ok(result)
+    }
+
+    async fn run_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Write)?;
         // Started for what follows; the patch itself always hashes the disk.
         self.watch(&p.workspace_id);
@@ -333,6 +343,7 @@ pub(crate) fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayEr
             failure: Some("the first request with this key has not finished".to_owned()),
             work_id: None,
             preserved: vec![],
+            coordination: None,
         }),
     }
 }
@@ -356,6 +367,7 @@ fn run(fs: &hook::Hooked<'_>, store: &Store, draft: &Draft, p: &ApplyPatchParams
         failure: None,
         work_id: p.work_id.clone(),
         preserved: vec![],
+        coordination: None,
     };
     if p.check_only.unwrap_or(false) {
         return Ran::Done(Ok(result));

@@ -13,6 +13,7 @@ mod limits;
 mod patch;
 mod process;
 mod process_info;
+mod work;
 
 pub use approval::*;
 pub use changes::*;
@@ -28,6 +29,7 @@ pub use limits::*;
 pub use patch::*;
 pub use process::*;
 pub use process_info::*;
+pub use work::*;
 
 /// Server name reported in `initialize` and `workspace_info`.
 pub const SERVER_NAME: &str = "codespace";
@@ -45,6 +47,11 @@ pub mod tool {
     pub const PROCESS_STATUS: &str = "process_status";
     pub const PROCESS_RESIZE: &str = "process_resize";
     pub const TERMINATE_PROCESS: &str = "terminate_process";
+    pub const WORK_OPEN: &str = "work_open";
+    pub const STEER_STATUS: &str = "steer_status";
+    pub const STEER_CLAIM_NEXT: &str = "steer_claim_next";
+    pub const STEER_COMPLETE: &str = "steer_complete";
+    pub const WORK_FINISH: &str = "work_finish";
     pub const APPROVAL_CREATE: &str = "approval_create";
     pub const APPROVAL_RESOLVE: &str = "approval_resolve";
     pub const OPERATION_RESUME: &str = "operation_resume";
@@ -69,6 +76,11 @@ pub const LIVE_TOOLS: &[&str] = &[
     tool::PROCESS_STATUS,
     tool::PROCESS_RESIZE,
     tool::TERMINATE_PROCESS,
+    tool::WORK_OPEN,
+    tool::STEER_STATUS,
+    tool::STEER_CLAIM_NEXT,
+    tool::STEER_COMPLETE,
+    tool::WORK_FINISH,
     tool::APPROVAL_CREATE,
     tool::APPROVAL_RESOLVE,
     tool::OPERATION_RESUME,

@@ -16,6 +16,7 @@ mod frame;
 mod http;
 mod http_body;
 mod http_json;
+mod inbox;
 mod instructions;
 mod logging;
 mod mcp;
@@ -300,7 +301,9 @@ async fn serve_http(
             args.host
         );
     }
-    eprintln!("listening on http://{}:{}/mcp", bracketed(&local.ip().to_string()), local.port());
+    let shown = bracketed(&local.ip().to_string());
+    eprintln!("listening on http://{shown}:{}/mcp", local.port());
+    eprintln!("inbox page for the person at http://{shown}:{}/inbox/", local.port());
     let stop = shutdown.clone();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {

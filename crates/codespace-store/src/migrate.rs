@@ -38,6 +38,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0004_undo_content",
         sql: include_str!("../migrations/0004_undo_content.sql"),
     },
+    Migration { version: 5, name: "0005_works", sql: include_str!("../migrations/0005_works.sql") },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).

@@ -20,6 +20,7 @@
 //! - `events`: appending and reading an operation's history.
 //! - `queries`: `get`, `get_by_key`, `unfinished`: whole records.
 //! - `undo_rows`: the old content the plan's transaction stored, read back or written out.
+//! - `works`: works and intents, read and changed in one transaction by the gateway.
 //! - `sql`: the column texts of statuses, kinds, event names and versions, both ways.
 
 mod approvals;
@@ -32,6 +33,7 @@ mod plans;
 mod queries;
 mod sql;
 mod undo_rows;
+mod works;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -40,6 +42,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 pub use busy::BUSY_TIMEOUT;
 pub use drafts::{Draft, Drafted};
+pub use works::{IntentRow, WorkRow, Works};
 
 use crate::error::{StoreError, is_storage_failure};
 use crate::undo::UndoLog;

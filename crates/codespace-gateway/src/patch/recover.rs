@@ -45,6 +45,7 @@ impl Gateway {
                 failure: Some(verdict.reason.clone()),
                 work_id: None,
                 preserved: verdict.preserved,
+                coordination: None,
             };
             let json = serde_json::to_string(&Recorded::Result(result.clone()))
                 .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;

@@ -224,7 +224,7 @@ fn b1_b4_bad_input_is_refused_and_the_server_survives() {
     let r = server.post("/mcp", &["MCP-Protocol-Version: 1999-01-01"], INIT);
     assert!((400..500).contains(&r.status) || r.body.contains("error"), "{r:?}");
     // Other paths are 404; the server still answers afterwards.
-    for path in ["/", "/mcp/extra", "/inbox", "/.well-known/oauth-authorization-server"] {
+    for path in ["/", "/mcp/extra", "/inbox/unknown", "/.well-known/oauth-authorization-server"] {
         let r = server.post(path, &[], INIT);
         assert_eq!(r.status, 404, "{path}");
     }

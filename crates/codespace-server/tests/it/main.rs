@@ -9,6 +9,8 @@
 mod approvals;
 mod approvals_crash;
 mod architecture;
+mod browser;
+mod cdp;
 mod cli;
 mod commands;
 mod contract;
@@ -18,6 +20,7 @@ mod files;
 mod files_bounds;
 mod files_search;
 mod http;
+mod inbox;
 mod interop;
 mod kill;
 mod long_calls;

@@ -49,7 +49,15 @@ fn an_empty_database_migrates_to_the_schema_version_once() {
         .expect("rows");
     assert_eq!(
         tables,
-        ["approvals", "operation_events", "operation_files", "operation_undo", "operations"]
+        [
+            "approvals",
+            "intents",
+            "operation_events",
+            "operation_files",
+            "operation_undo",
+            "operations",
+            "works"
+        ]
     );
 }
 
