@@ -20,6 +20,7 @@ const LIVE_TOOLS: &[&str] = &[
     "terminate_process",
     "grep",
     "version",
+    "changes",
 ];
 
 #[tokio::test]
