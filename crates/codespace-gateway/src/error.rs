@@ -10,7 +10,7 @@
 
 use codespace_policy::Denial;
 use codespace_process::ProcError;
-use codespace_protocol::{ErrorBody, ErrorCode};
+use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
 use codespace_runner::{FsError, LookupError, PlanError, PlanFailure, RunnerError, Version};
 use codespace_store::{OpStatus, StoreError};
 
@@ -25,10 +25,19 @@ pub enum GatewayError {
     WorkspaceNotFound { id: String },
     #[error("{0}")]
     Denied(Denial),
+    /// `approval_create` arguments that do not decode as the named tool's.
+    #[error("invalid {tool} arguments for a hold: {detail}")]
+    HeldArguments { tool: HeldTool, detail: String },
     #[error(
-        "this workspace has approvals=confirm, and this server has no confirmation holds yet: the change is refused rather than applied unconfirmed"
+        "this workspace has approvals=confirm: hold {approval_id} ({state}) must be granted, then run with operation_resume; nothing ran. {summary}"
     )]
-    ConfirmationUnavailable,
+    ApprovalRequired { approval_id: String, state: ApprovalState, summary: String },
+    #[error("no confirmation hold {approval_id}")]
+    ApprovalNotFound { approval_id: String },
+    #[error("hold {approval_id}: {why}")]
+    ApprovalConflict { approval_id: String, why: String },
+    #[error("hold {approval_id}: {why}")]
+    ApprovalAmbiguous { approval_id: String, operation_id: Option<String>, why: String },
     #[error(transparent)]
     Runner(#[from] RunnerError),
     #[error("{what} must be between 1 and {max}, got {value}")]
@@ -96,7 +105,37 @@ impl GatewayError {
             message: self.to_string(),
             path: self.path().map(str::to_owned),
             operation_id: self.operation_id().map(str::to_owned),
-            approval_id: None,
+            approval_id: self.approval_id().map(str::to_owned),
+        }
+    }
+
+    /// The hold a refusal is about.
+    fn approval_id(&self) -> Option<&str> {
+        match self {
+            GatewayError::ApprovalRequired { approval_id, .. }
+            | GatewayError::ApprovalNotFound { approval_id }
+            | GatewayError::ApprovalConflict { approval_id, .. }
+            | GatewayError::ApprovalAmbiguous { approval_id, .. } => Some(approval_id),
+            GatewayError::Recorded(body) => body.approval_id.as_deref(),
+            GatewayError::InvalidArguments { .. }
+            | GatewayError::WorkspaceNotFound { .. }
+            | GatewayError::Denied(..)
+            | GatewayError::HeldArguments { .. }
+            | GatewayError::Runner(..)
+            | GatewayError::OutputLimit { .. }
+            | GatewayError::Patch(..)
+            | GatewayError::BadExpectedVersion { .. }
+            | GatewayError::VersionConflict { .. }
+            | GatewayError::KeyConflict { .. }
+            | GatewayError::OperationNotFound(..)
+            | GatewayError::WorkspaceIdRequired { .. }
+            | GatewayError::Lease(..)
+            | GatewayError::Ledger(..)
+            | GatewayError::LedgerAfterRun { .. }
+            | GatewayError::SandboxUnavailable(..)
+            | GatewayError::InvalidCommand(..)
+            | GatewayError::Process(..)
+            | GatewayError::Internal(..) => None,
         }
     }
 
@@ -106,9 +145,17 @@ impl GatewayError {
             GatewayError::InvalidArguments { .. } => ErrorCode::InvalidArguments,
             GatewayError::WorkspaceNotFound { .. } => ErrorCode::WorkspaceNotFound,
             GatewayError::Denied(denial) => denial_code(denial),
-            GatewayError::ConfirmationUnavailable | GatewayError::SandboxUnavailable(..) => {
-                ErrorCode::Unauthorized
+            GatewayError::SandboxUnavailable(..) => ErrorCode::Unauthorized,
+            GatewayError::HeldArguments { tool: HeldTool::ApplyPatch, .. } => {
+                ErrorCode::InvalidPatch
             }
+            GatewayError::HeldArguments { tool: HeldTool::ExecCommand, .. } => {
+                ErrorCode::InvalidCommand
+            }
+            GatewayError::ApprovalRequired { .. } => ErrorCode::ApprovalRequired,
+            GatewayError::ApprovalNotFound { .. } => ErrorCode::ApprovalNotFound,
+            GatewayError::ApprovalConflict { .. } => ErrorCode::ApprovalConflict,
+            GatewayError::ApprovalAmbiguous { .. } => ErrorCode::ApprovalAmbiguous,
             GatewayError::Runner(e) => runner_code(e),
             GatewayError::OutputLimit { .. } => ErrorCode::OutputLimit,
             GatewayError::Patch(PlanFailure::Parse(..)) => ErrorCode::InvalidPatch,
@@ -142,7 +189,11 @@ impl GatewayError {
             GatewayError::InvalidArguments { .. }
             | GatewayError::WorkspaceNotFound { .. }
             | GatewayError::Denied(..)
-            | GatewayError::ConfirmationUnavailable
+            | GatewayError::HeldArguments { .. }
+            | GatewayError::ApprovalRequired { .. }
+            | GatewayError::ApprovalNotFound { .. }
+            | GatewayError::ApprovalConflict { .. }
+            | GatewayError::ApprovalAmbiguous { .. }
             | GatewayError::Runner(
                 RunnerError::InvalidGlob { .. }
                 | RunnerError::InvalidRegex { .. }
@@ -169,11 +220,15 @@ impl GatewayError {
         match self {
             GatewayError::KeyConflict { operation_id }
             | GatewayError::LedgerAfterRun { operation_id, .. } => Some(operation_id),
+            GatewayError::ApprovalAmbiguous { operation_id, .. } => operation_id.as_deref(),
             GatewayError::Recorded(body) => body.operation_id.as_deref(),
             GatewayError::InvalidArguments { .. }
             | GatewayError::WorkspaceNotFound { .. }
             | GatewayError::Denied(..)
-            | GatewayError::ConfirmationUnavailable
+            | GatewayError::HeldArguments { .. }
+            | GatewayError::ApprovalRequired { .. }
+            | GatewayError::ApprovalNotFound { .. }
+            | GatewayError::ApprovalConflict { .. }
             | GatewayError::Runner(..)
             | GatewayError::OutputLimit { .. }
             | GatewayError::Patch(..)

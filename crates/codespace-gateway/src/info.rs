@@ -111,6 +111,7 @@ impl Gateway {
                 note: Some(network_note(sandboxed, ws.network).to_owned()),
             },
             approvals: approvals(ws.approvals),
+            holds: holds(ws.approvals),
         }
     }
 }
@@ -144,11 +145,10 @@ fn files(ws: &Workspace, watch: Option<&codespace_watch::WorkspaceWatch>) -> Fil
         find: Availability { available: can_read },
         grep: Availability { available: can_read && tool_live(tool::GREP) },
         version: Availability { available: can_read && tool_live(tool::VERSION) },
-        // A confirm workspace refuses patches until confirmation holds exist.
+        // Under approvals=confirm a patch waits in a hold, and still applies once granted.
         patch: Availability {
             available: host_env(ws)
                 && allow(ws, Action::Write).is_ok()
-                && ws.approvals == Approvals::Off
                 && tool_live(tool::APPLY_PATCH),
         },
         capabilities: FileCapabilities {
@@ -210,6 +210,26 @@ fn profile(p: Profile) -> wire::Profile {
     match p {
         Profile::ReadOnly => wire::Profile::ReadOnly,
         Profile::WorkspaceWrite => wire::Profile::WorkspaceWrite,
+    }
+}
+
+fn holds(a: Approvals) -> wire::HoldsInfo {
+    let (required, how) = match a {
+        Approvals::Off => (
+            false,
+            "Patches and commands run at once; approval_create can still open a hold explicitly.",
+        ),
+        Approvals::Confirm => (
+            true,
+            "apply_patch (except a check_only preview) and exec_command return APPROVAL_REQUIRED with an approval_id and run nothing; the same request reuses its hold. approval_resolve grants or denies it, operation_resume runs it once and returns the tool's result. A client that supports elicitation is asked directly, and an operator can answer with `codespace approvals grant`.",
+        ),
+    };
+    wire::HoldsInfo {
+        required,
+        security_boundary: false,
+        note: format!(
+            "{how} A hold is not a security boundary: the same caller can grant it. It lets a person look before a change runs; the profile, the sandbox and the network policy are what confine it."
+        ),
     }
 }
 

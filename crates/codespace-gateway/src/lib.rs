@@ -8,6 +8,7 @@
 mod changes;
 mod error;
 mod files;
+mod holds;
 mod info;
 mod lease;
 mod patch;
@@ -23,8 +24,9 @@ use codespace_watch::WorkspaceWatch;
 
 pub use codespace_process::{DEFAULT_PATH, REAPER_ARG, Supervisor, SupervisorConfig, reaper_main};
 pub use codespace_runner::{Cancel, Progress};
-pub use codespace_store::Store;
+pub use codespace_store::{ApprovalFilter, ApprovalRecord, ApprovalState, Store};
 pub use error::GatewayError;
+pub use holds::{decide as decide_approval, list_approvals, show_approval};
 pub use info::HostFacts;
 pub use lease::{Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease};
 pub use patch::{Hook, PutBack, RestoreOutcome, list_operations, show_operation};
@@ -49,6 +51,8 @@ pub struct Gateway {
     store: Arc<Store>,
     leases: Arc<Leases>,
     processes: Processes,
+    /// Holds a resume is running for in this process.
+    resumes: holds::InFlight,
     #[cfg(feature = "test-hooks")]
     written_hook: std::sync::Mutex<Option<patch::Hook>>,
 }
@@ -69,6 +73,7 @@ impl Gateway {
             store: config.store,
             leases: Arc::new(Leases::default()),
             processes: config.processes,
+            resumes: holds::InFlight::default(),
             #[cfg(feature = "test-hooks")]
             written_hook: std::sync::Mutex::new(None),
         }
@@ -119,4 +124,11 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| GatewayError::Internal(format!("file task failed: {e}")))?
+}
+
+/// Unix seconds now, as the ledger records times.
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }

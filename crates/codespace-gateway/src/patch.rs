@@ -22,11 +22,12 @@ use codespace_protocol::{
     PatchStatus,
 };
 use codespace_runner::{ApplyOutcome, ChangeKind as PlanKind, PlannedWrite, Root, WorkspacePath};
-use codespace_store::{Begin, OpStatus, OperationRecord, PlannedFile, Store};
+use codespace_store::{Draft, Drafted, OpStatus, OperationRecord, PlannedFile, Store};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{Gateway, GatewayError, blocking};
+use crate::holds::{Held, Resume};
+use crate::{Gateway, GatewayError, blocking, now};
 
 pub use hook::Hook;
 pub use operations::{PutBack, RestoreOutcome, list_operations, show_operation};
@@ -51,15 +52,9 @@ fn only_match(
     Ok(found.pop())
 }
 
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
 /// `sha256:` of the canonical request: workspace, patch, expected versions, check_only. The
 /// key and work_id are not part of it: they name the request, they do not change it.
-fn fingerprint(p: &ApplyPatchParams) -> String {
+pub(crate) fn fingerprint(p: &ApplyPatchParams) -> String {
     let canonical = serde_json::json!({
         "workspace_id": p.workspace_id,
         "patch": p.patch,
@@ -134,30 +129,65 @@ impl Gateway {
         // Started for what follows; the patch itself always hashes the disk.
         self.watch(&p.workspace_id);
         let reg = self.lookup(&p.workspace_id)?;
-        if reg.ws.approvals == Approvals::Confirm {
-            return Err(GatewayError::ConfirmationUnavailable);
+        // A preview writes nothing, so it is never held.
+        if reg.ws.approvals == Approvals::Confirm && !p.check_only.unwrap_or(false) {
+            return Err(self.require_approval(Held::Patch(p)).await);
         }
+        self.apply_now(root, p, None).await
+    }
+
+    /// The patch path after policy and holds: a finished key's replay, the lease, then the
+    /// transaction. A resumed hold moves to `resuming` once the lease is held, and the
+    /// operation begins under the ledger id the hold reserved.
+    pub(crate) async fn apply_now(
+        &self,
+        root: Arc<Root>,
+        p: ApplyPatchParams,
+        resume: Option<Resume>,
+    ) -> Result<ApplyPatchResult, GatewayError> {
         let store = self.store.clone();
-        // A retry of a finished operation is answered from the ledger without queueing.
-        if let Some(key) = p.operation_key.clone() {
-            let (st, ws, fp) = (store.clone(), p.workspace_id.clone(), fingerprint(&p));
-            let done =
-                blocking(move || Ok(st.get_by_key(&ws, &key)?.filter(|r| r.finished_at.is_some())))
-                    .await?;
-            if let Some(rec) = done {
-                return if rec.fingerprint == fp {
-                    replay(rec)
-                } else {
-                    Err(GatewayError::KeyConflict { operation_id: rec.operation_id })
-                };
+        let lease = match self.leases.try_acquire(&p.workspace_id) {
+            // Free: the transaction's own ledger check answers a replay, in one hand-off.
+            Some(lease) => lease,
+            None => {
+                // A retry of a finished operation is answered without queueing.
+                if let Some(done) = self.finished_replay(&p).await? {
+                    return done;
+                }
+                // Reads never wait on this; only mutations queue here, in arrival order.
+                self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?
             }
-        }
-        // Reads never wait on this; only mutations queue here, in arrival order.
-        let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
+        };
+        let reserved = match resume {
+            None => None,
+            Some(Resume { reserved: Some(op), .. }) => Some(op),
+            Some(Resume { approval_id, reserved: None }) => {
+                crate::holds::start(self, &approval_id, true).await?
+            }
+        };
         let hook = self.written_hook();
-        let result = blocking(move || transaction(&root, &store, hook, p)).await;
+        let result = blocking(move || transaction(&root, &store, hook, p, reserved)).await;
         drop(lease);
         result
+    }
+
+    /// The recorded answer to a retry of a finished operation with this key, if any.
+    async fn finished_replay(
+        &self,
+        p: &ApplyPatchParams,
+    ) -> Result<Option<Result<ApplyPatchResult, GatewayError>>, GatewayError> {
+        let Some(key) = p.operation_key.clone() else { return Ok(None) };
+        let (st, ws, fp) = (self.store.clone(), p.workspace_id.clone(), fingerprint(p));
+        let done =
+            blocking(move || Ok(st.get_by_key(&ws, &key)?.filter(|r| r.finished_at.is_some())))
+                .await?;
+        Ok(done.map(|rec| {
+            if rec.fingerprint == fp {
+                replay(rec)
+            } else {
+                Err(GatewayError::KeyConflict { operation_id: rec.operation_id })
+            }
+        }))
     }
 
     pub async fn operation_status(
@@ -222,22 +252,36 @@ fn status_of(rec: OperationRecord) -> OperationStatusResult {
     }
 }
 
-/// Everything after the lease: begin, check, plan, write, verify, finish.
+/// Everything after the lease: draft, check, plan (with the old content, one commit),
+/// write, verify, finish (one commit).
 fn transaction(
     root: &Root,
     store: &Arc<Store>,
     hook: Option<Hook>,
     p: ApplyPatchParams,
+    reserved: Option<String>,
 ) -> Result<ApplyPatchResult, GatewayError> {
     let fp = fingerprint(&p);
-    let op = match store.begin(&p.workspace_id, p.operation_key.as_deref(), &fp, now())? {
-        Begin::Fresh { operation_id } => operation_id,
-        Begin::Replayed(rec) => return replay(rec),
-        Begin::KeyConflict(rec) => {
+    let key = p.operation_key.as_deref();
+    let draft = match store.draft(reserved.as_deref(), &p.workspace_id, key, &fp, now())? {
+        Drafted::Fresh(draft) => draft,
+        Drafted::Replayed(rec) => return replay(rec),
+        Drafted::KeyConflict(rec) => {
             return Err(GatewayError::KeyConflict { operation_id: rec.operation_id });
         }
     };
-    let outcome = run(&hook::Hooked { root, hook }, store, &op, &p);
+    let op = draft.operation_id.clone();
+    let outcome = match run(&hook::Hooked { root, hook }, store, &draft, &p) {
+        Ran::Done(outcome) => outcome,
+        // Another handle on the ledger recorded this key first: its record answers.
+        Ran::Raced(Drafted::Replayed(rec)) => return replay(rec),
+        Ran::Raced(Drafted::KeyConflict(rec)) => {
+            return Err(GatewayError::KeyConflict { operation_id: rec.operation_id });
+        }
+        Ran::Raced(Drafted::Fresh(_)) => {
+            return Err(GatewayError::Internal("a planned draft raced with itself".to_owned()));
+        }
+    };
     let (status, recorded, reason) = match &outcome {
         Ok(r) => (store_status(r.status), Recorded::Result(r.clone()), r.failure.as_deref()),
         Err(e) => {
@@ -248,10 +292,8 @@ fn transaction(
     };
     let json = serde_json::to_string(&recorded)
         .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
-    store.finish(&op, status, &json, reason, now()).map_err(|e| GatewayError::LedgerAfterRun {
-        operation_id: op.clone(),
-        status,
-        source: Box::new(e),
+    store.finish_draft(&draft, status, &json, reason, now()).map_err(|e| {
+        GatewayError::LedgerAfterRun { operation_id: op.clone(), status, source: Box::new(e) }
     })?;
     // Terminal and verified: only what a result names as preserved stays in the log.
     let preserved = match &recorded {
@@ -265,7 +307,13 @@ fn transaction(
     }
 }
 
-fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayError> {
+/// How a run ended: with its outcome, or because the ledger already had the key.
+enum Ran {
+    Done(Result<ApplyPatchResult, GatewayError>),
+    Raced(Drafted),
+}
+
+pub(crate) fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayError> {
     let recorded: Option<Recorded> =
         rec.result_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
     match recorded {
@@ -289,15 +337,14 @@ fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayError> {
     }
 }
 
-fn run(
-    fs: &hook::Hooked<'_>,
-    store: &Store,
-    op: &str,
-    p: &ApplyPatchParams,
-) -> Result<ApplyPatchResult, GatewayError> {
-    let root = fs.root;
-    check_expected(root, p)?;
-    let writes = codespace_runner::prepare(root, &p.patch)?;
+fn run(fs: &hook::Hooked<'_>, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> Ran {
+    let writes = match check_expected(fs.root, p)
+        .and_then(|()| codespace_runner::prepare(fs.root, &p.patch).map_err(GatewayError::from))
+    {
+        Ok(writes) => writes,
+        Err(e) => return Ran::Done(Err(e)),
+    };
+    let op = draft.operation_id.as_str();
     let changes = changes_of(&writes);
     let mut result = ApplyPatchResult {
         status: PatchStatus::Checked,
@@ -311,7 +358,7 @@ fn run(
         preserved: vec![],
     };
     if p.check_only.unwrap_or(false) {
-        return Ok(result);
+        return Ran::Done(Ok(result));
     }
     let plan: Vec<PlannedFile> = result
         .changes
@@ -327,10 +374,13 @@ fn run(
         .zip(&writes)
         .map(|(f, w)| PlannedFile { before_mode: w.before.as_ref().and(w.mode), ..f })
         .collect();
-    // Durable before the first write: the old content in the undo log, then the plan that
-    // names each entry, so a crash from here on is rolled back from the disk.
-    undo::save(store, op, &writes)?;
-    store.record_plan(op, &plan, now())?;
+    // Durable before the first write, in one commit: the plan and the old content of every
+    // file it replaces, so a crash from here on is rolled back from the disk.
+    match store.plan_draft(draft, &plan, &undo::entries(&writes), now()) {
+        Ok(None) => {}
+        Ok(Some(known)) => return Ran::Raced(known),
+        Err(e) => return Ran::Done(Err(e.into())),
+    }
     match codespace_runner::apply(fs, &writes) {
         ApplyOutcome::Applied => result.status = PatchStatus::Applied,
         ApplyOutcome::RolledBack { failure } => {
@@ -344,7 +394,7 @@ fn run(
             result.unrestored = unrestored;
         }
     }
-    Ok(result)
+    Ran::Done(Ok(result))
 }
 
 /// Refuses the patch when a file is not at the version the caller said it read.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use codespace_policy::{Action, Approvals, Network, SandboxSetting, Workspace};
+use codespace_policy::{Action, Approvals, Granted, Network, SandboxSetting, Workspace};
 use codespace_process::{
     NetworkPolicy, RunState, SandboxPolicy, SpawnRequest, Spawned, Supervisor, Terminate,
     Termination as ProcTermination, WaitFor,
@@ -18,6 +18,9 @@ use codespace_protocol::{
     SignalInfo, Termination, WriteStdinParams,
 };
 
+use codespace_runner::Root;
+
+use crate::holds::Held;
 use crate::{Gateway, GatewayError};
 
 /// How commands are started: the time limit and the clean environment they get.
@@ -110,10 +113,17 @@ impl Gateway {
         p: ExecCommandParams,
     ) -> Result<ExecCommandResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Exec)?;
-        let reg = self.lookup(&p.workspace_id)?;
-        if reg.ws.approvals == Approvals::Confirm {
-            return Err(GatewayError::ConfirmationUnavailable);
+        self.check_command(&p)?;
+        if self.lookup(&p.workspace_id)?.ws.approvals == Approvals::Confirm {
+            return Err(self.require_approval(Held::Exec(p)).await);
         }
+        self.exec_now(root, p, None).await
+    }
+
+    /// What refuses a command before anything else: a sandbox the host cannot enter, an
+    /// empty argv, a NUL byte.
+    pub(crate) fn check_command(&self, p: &ExecCommandParams) -> Result<(), GatewayError> {
+        let reg = self.lookup(&p.workspace_id)?;
         // Fail closed: without a command sandbox, only an explicit `sandbox: "off"` runs
         // commands, unconfined.
         if reg.ws.sandbox == SandboxSetting::On && !self.host.command_sandbox() {
@@ -129,15 +139,36 @@ impl Gateway {
                 "command arguments must not contain NUL".to_owned(),
             ));
         }
+        Ok(())
+    }
+
+    /// The time limit a command of this request runs under.
+    pub(crate) fn granted_timeout(&self, p: &ExecCommandParams) -> Result<Granted, GatewayError> {
+        let reg = self.lookup(&p.workspace_id)?;
+        Ok(reg.ws.timeouts(self.processes.settings.timeout.as_secs()).grant(p.timeout_secs))
+    }
+
+    /// The command path after policy, checks and holds: the lease, then the spawn. A
+    /// resumed hold (`resume`: its id) moves to `resuming` once the lease is held.
+    pub(crate) async fn exec_now(
+        &self,
+        root: Arc<Root>,
+        p: ExecCommandParams,
+        resume: Option<&str>,
+    ) -> Result<ExecCommandResult, GatewayError> {
+        let reg = self.lookup(&p.workspace_id)?;
         let tty = p.tty.unwrap_or(false);
         let settings = &self.processes.settings;
         let sandbox = settings.sandbox(&reg.ws, root.path());
-        let granted = reg.ws.timeouts(settings.timeout.as_secs()).grant(p.timeout_secs);
+        let granted = self.granted_timeout(&p)?;
         // A replaced root is reported (and logged), never followed: the command starts in
         // the directory pinned at start, through its descriptor.
         crate::info::root_status(&p.workspace_id, &root);
         let cwd_dir = Some(Arc::new(root.dir_handle()?));
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
+        if let Some(approval_id) = resume {
+            crate::holds::start(self, approval_id, false).await?;
+        }
         let req = SpawnRequest {
             argv: p.command,
             cwd: root.path().to_path_buf(),

@@ -41,6 +41,10 @@ pub enum ErrorCode {
     StdinClosed,
     ProcessIoFailed,
     Timeout,
+    ApprovalRequired,
+    ApprovalNotFound,
+    ApprovalConflict,
+    ApprovalAmbiguous,
     Internal,
 }
 
@@ -76,6 +80,10 @@ impl ErrorCode {
         ErrorCode::StdinClosed,
         ErrorCode::ProcessIoFailed,
         ErrorCode::Timeout,
+        ErrorCode::ApprovalRequired,
+        ErrorCode::ApprovalNotFound,
+        ErrorCode::ApprovalConflict,
+        ErrorCode::ApprovalAmbiguous,
         ErrorCode::Internal,
     ];
 
@@ -111,6 +119,10 @@ impl ErrorCode {
             ErrorCode::StdinClosed => "STDIN_CLOSED",
             ErrorCode::ProcessIoFailed => "PROCESS_IO_FAILED",
             ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
+            ErrorCode::ApprovalNotFound => "APPROVAL_NOT_FOUND",
+            ErrorCode::ApprovalConflict => "APPROVAL_CONFLICT",
+            ErrorCode::ApprovalAmbiguous => "APPROVAL_AMBIGUOUS",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -122,7 +134,7 @@ impl ErrorCode {
                 "The arguments do not fit the tool's input schema (a missing field, a wrong type); nothing ran."
             }
             ErrorCode::Unauthorized => {
-                "The operator's policy denies this action: a read-only profile, an unavailable environment backend, approvals=confirm (no holds yet), or sandbox=on on a host that cannot enforce it."
+                "The operator's policy denies this action: a read-only profile, an unavailable environment backend, or sandbox=on on a host that cannot enforce it."
             }
             ErrorCode::WorkspaceNotFound => "The workspace_id is not registered.",
             ErrorCode::InvalidPattern => {
@@ -184,6 +196,16 @@ impl ErrorCode {
             }
             ErrorCode::Timeout => {
                 "The command was killed at its time limit: read_process says so once, at the end of its output, instead of eof."
+            }
+            ErrorCode::ApprovalRequired => {
+                "Policy allows the patch or command, but the workspace has approvals=confirm: a hold was created (or the same request's active hold reused) and nothing ran. approval_id names it. A pause, not a grant."
+            }
+            ErrorCode::ApprovalNotFound => "No confirmation hold has that approval_id.",
+            ErrorCode::ApprovalConflict => {
+                "The hold is in the wrong state for the call: resolving one that is no longer pending, resuming one still pending or denied, or a second resume while one runs."
+            }
+            ErrorCode::ApprovalAmbiguous => {
+                "A resume was interrupted (a crash) and whether the action ran cannot be told from the ledger: an interrupted command is never started again. Carries approval_id (and operation_id for a patch)."
             }
             ErrorCode::Internal => "An invariant of the server failed; this is a bug.",
         }
@@ -249,6 +271,18 @@ impl ErrorCode {
             ErrorCode::Timeout => {
                 "Treat the work as interrupted, not finished: rerun it with a larger exec_command timeout_secs (at most the max_timeout_secs workspace_info shows), or split it."
             }
+            ErrorCode::ApprovalRequired => {
+                "Ask the person (or grant it yourself with approval_resolve: the hold is not a security boundary), then operation_resume. Retrying the same request returns the same approval_id."
+            }
+            ErrorCode::ApprovalNotFound => {
+                "Check the id; holds are created by approval_create or APPROVAL_REQUIRED."
+            }
+            ErrorCode::ApprovalConflict => {
+                "Read the message: resolve the hold first, create a new one if it was denied, or wait for the running resume and call operation_resume again for its result."
+            }
+            ErrorCode::ApprovalAmbiguous => {
+                "Do not run the command again blindly: inspect its effects. For a patch, check operation_status with the operation_id and read the files."
+            }
             ErrorCode::Internal => "Report it; do not treat it as busy.",
         }
     }
@@ -273,7 +307,7 @@ pub struct ErrorBody {
     /// The operation the refusal is about: the earlier one a key belongs to, or one that ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation_id: Option<String>,
-    /// The confirmation hold the refusal is about (reserved; no holds exist yet).
+    /// The confirmation hold the refusal is about (`APPROVAL_*` codes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
 }

@@ -70,6 +70,21 @@ pub struct WorkspaceExecutionInfo {
     pub network: NetworkInfo,
     /// `off` or `confirm` (operator setting).
     pub approvals: Approvals,
+    /// What a confirmation hold does here, and what it does not.
+    pub holds: HoldsInfo,
+}
+
+/// Confirmation holds in this workspace.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct HoldsInfo {
+    /// Whether apply_patch (not a check_only preview) and exec_command are held for a
+    /// decision before anything runs (`approvals: confirm`).
+    pub required: bool,
+    /// Always false: the caller who asked can grant its own hold; a hold lets a person look
+    /// first, it does not keep anyone out.
+    pub security_boundary: bool,
+    /// How holds work here, in one paragraph.
+    pub note: String,
 }
 
 /// Where a workspace's tools run.
@@ -216,7 +231,7 @@ pub enum Profile {
 #[serde(rename_all = "kebab-case")]
 pub enum Approvals {
     Off,
-    /// Mutations and commands wait for a confirmation (refused until holds exist).
+    /// Patches and commands wait in a confirmation hold until granted and resumed.
     Confirm,
 }
 

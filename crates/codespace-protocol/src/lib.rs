@@ -4,6 +4,7 @@
 //! Architecture Invariant: this crate is data only (serde + schemars); it performs no I/O and
 //! knows nothing about rmcp or transports.
 
+mod approval;
 mod changes;
 mod error;
 mod files;
@@ -13,9 +14,13 @@ mod patch;
 mod process;
 mod process_info;
 
-pub use changes::*;
 /// The values the wire shares with the layers below, defined once in `codespace-types`.
-pub use codespace_types::{ChangeKind, EventName, ObservedChange, ParseVersionError, Version};
+pub use approval::*;
+pub use changes::*;
+pub use codespace_types::{
+    ApprovalState, ChangeKind, Decision, EventName, HeldTool, ObservedChange, ParseVersionError,
+    Version,
+};
 pub use error::{ErrorBody, ErrorCode};
 pub use files::*;
 pub use info::*;
@@ -40,6 +45,9 @@ pub mod tool {
     pub const PROCESS_STATUS: &str = "process_status";
     pub const PROCESS_RESIZE: &str = "process_resize";
     pub const TERMINATE_PROCESS: &str = "terminate_process";
+    pub const APPROVAL_CREATE: &str = "approval_create";
+    pub const APPROVAL_RESOLVE: &str = "approval_resolve";
+    pub const OPERATION_RESUME: &str = "operation_resume";
     pub const GREP: &str = "grep";
     pub const VERSION: &str = "version";
     pub const CHANGES: &str = "changes";
@@ -61,6 +69,9 @@ pub const LIVE_TOOLS: &[&str] = &[
     tool::PROCESS_STATUS,
     tool::PROCESS_RESIZE,
     tool::TERMINATE_PROCESS,
+    tool::APPROVAL_CREATE,
+    tool::APPROVAL_RESOLVE,
+    tool::OPERATION_RESUME,
     tool::GREP,
     tool::VERSION,
     tool::CHANGES,

@@ -15,7 +15,9 @@ pub use codespace_fs::{
     Cancel, FileKind, FsError, Progress, Root, RootStatus, Version, Walk, WalkLimits, Window,
     WorkspacePath,
 };
-pub use codespace_patch::{ChangeKind, PatchError, PlanError};
+pub use codespace_patch::{
+    ChangeKind, ChunkLine, Hunk, Patch, PatchError, PlanError, parse as parse_patch,
+};
 pub use files::{FindOutcome, find, find_in};
 pub use glob::PathGlob;
 pub use ignores::walk;

@@ -134,8 +134,10 @@ pub fn grep_in<W: Borrow<Walk>>(
             results: (0..files.len()).map(|_| None).collect(),
             consumed: 0,
             stop: false,
+            held_back: 0,
         }),
-        changed: Condvar::new(),
+        ready: Condvar::new(),
+        room: Condvar::new(),
     };
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
     let failure = std::thread::scope(|scope| {
@@ -145,7 +147,7 @@ pub fn grep_in<W: Borrow<Walk>>(
         }
         let failure = consume(&shared, files.len(), req, wanted, &mut out);
         shared.lock().stop = true;
-        shared.changed.notify_all();
+        shared.room.notify_all();
         failure
     });
     match failure {
@@ -180,12 +182,18 @@ struct State {
     results: Vec<Option<FileResult>>,
     consumed: usize,
     stop: bool,
+    /// Workers waiting for room ahead of the consumer: only then does a take wake anyone.
+    held_back: usize,
 }
 
+/// The consumer waits on `ready` for exactly the next result; workers wait on `room`. A
+/// wake-up goes only to a thread that is waiting for what just happened, instead of one
+/// broadcast per file.
 struct Shared {
     next: AtomicUsize,
     state: Mutex<State>,
-    changed: Condvar,
+    ready: Condvar,
+    room: Condvar,
 }
 
 impl Shared {
@@ -196,18 +204,32 @@ impl Shared {
     /// Waits for file `i`'s result and marks it consumed, which lets workers held back by
     /// `RUN_AHEAD` go on.
     fn take(&self, i: usize) -> FileResult {
-        let result = {
+        let (result, wake) = {
             let mut st = self.lock();
             loop {
                 if let Some(r) = st.results[i].take() {
                     st.consumed = i + 1;
-                    break r;
+                    break (r, st.held_back > 0);
                 }
-                st = self.changed.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+                st = self.ready.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
             }
         };
-        self.changed.notify_all();
+        if wake {
+            self.room.notify_all();
+        }
         result
+    }
+
+    /// Stores file `i`'s result, waking the consumer only when it waits for this one.
+    fn put(&self, i: usize, result: FileResult) {
+        let wake = {
+            let mut st = self.lock();
+            st.results[i] = Some(result);
+            st.consumed == i
+        };
+        if wake {
+            self.ready.notify_one();
+        }
     }
 }
 
@@ -279,7 +301,9 @@ fn worker(
         {
             let mut st = shared.lock();
             while !st.stop && i >= st.consumed + RUN_AHEAD {
-                st = shared.changed.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+                st.held_back += 1;
+                st = shared.room.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+                st.held_back -= 1;
             }
             if st.stop {
                 return;
@@ -292,8 +316,7 @@ fn worker(
             req.walk.progress.file_searched();
             result
         };
-        shared.lock().results[i] = Some(result);
-        shared.changed.notify_all();
+        shared.put(i, result);
     }
 }
 

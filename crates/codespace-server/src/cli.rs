@@ -1,4 +1,4 @@
-//! Command-line interface: `serve`, `doctor`, `operations`, `help`, `--version`.
+//! Command-line interface: `serve`, `doctor`, `operations`, `approvals`, `help`, `--version`.
 
 use std::path::PathBuf;
 
@@ -25,6 +25,54 @@ pub(crate) enum Command {
     /// Inspect the operation ledger and put preserved content back.
     #[command(subcommand)]
     Operations(OperationsCommand),
+    /// List, show, grant and deny confirmation holds, on the ledger a server may be using.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ApprovalsCommand {
+    /// List holds, newest first (id, state, workspace, tool, created, summary).
+    List(ApprovalListArgs),
+    /// Print one hold as JSON: its state, summary, and arguments while it is active.
+    Show(ApprovalIdArgs),
+    /// Grant a pending hold; the client runs it with operation_resume (exit status 3 when it
+    /// is no longer pending).
+    Grant(ApprovalIdArgs),
+    /// Deny a pending hold for good (exit status 3 when it is no longer pending).
+    Deny(ApprovalIdArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ApprovalListArgs {
+    #[command(flatten)]
+    pub(crate) ledger: LedgerArgs,
+    /// Only holds of this workspace.
+    #[arg(long, value_name = "ID")]
+    pub(crate) workspace: Option<String>,
+    /// Only holds in this state (pending, granted, queued, resuming, denied, consumed).
+    #[arg(long, value_name = "STATE", value_parser = parse_state)]
+    pub(crate) state: Option<codespace_gateway::ApprovalState>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// How many holds to list.
+    #[arg(long, default_value_t = 50)]
+    pub(crate) limit: usize,
+}
+
+fn parse_state(text: &str) -> Result<codespace_gateway::ApprovalState, String> {
+    codespace_gateway::ApprovalState::parse(text).ok_or_else(|| {
+        "expected one of pending, granted, queued, resuming, denied, consumed".to_owned()
+    })
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ApprovalIdArgs {
+    #[command(flatten)]
+    pub(crate) ledger: LedgerArgs,
+    /// The hold id (`appr-...`).
+    pub(crate) approval_id: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -115,6 +163,16 @@ pub(crate) struct ServeArgs {
     /// Operation ledger (SQLite) path, or `:memory:`. Default: in the state directory.
     #[arg(long, env = "CODESPACE_OPERATIONS_DB", value_name = "PATH")]
     pub(crate) operations_db: Option<String>,
+    /// How long a held call waits for a person's answer when the client supports
+    /// elicitation; then the hold stays pending and the call returns APPROVAL_REQUIRED.
+    #[arg(
+        long,
+        env = "CODESPACE_ELICITATION_TIMEOUT_SECS",
+        value_name = "SECS",
+        default_value_t = 600,
+        value_parser = clap::value_parser!(u64).range(1..=86_400)
+    )]
+    pub(crate) elicitation_timeout_secs: u64,
     /// Start no workspace watcher: no caches (every answer from the disk), and `changes`
     /// always says resync_required.
     #[arg(long)]

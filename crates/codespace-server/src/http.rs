@@ -168,6 +168,7 @@ pub(crate) fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationTok
     );
     Router::new()
         .route_service("/mcp", service)
+        .layer(middleware::from_fn(crate::http_json::prefer_json))
         .layer(middleware::from_fn(crate::http_body::check_message))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(Arc::new(guard), check_request))

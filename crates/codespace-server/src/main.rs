@@ -5,14 +5,17 @@
     reason = "the server owns its state directory, token file and registry file"
 )]
 
+mod approvals;
 mod cli;
 mod config;
 mod doctor;
+mod elicit;
 #[cfg(feature = "conformance-fixtures")]
 mod fixtures;
 mod frame;
 mod http;
 mod http_body;
+mod http_json;
 mod instructions;
 mod logging;
 mod mcp;
@@ -26,6 +29,7 @@ use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Parser;
 use codespace_gateway::{Gateway, GatewayConfig, HostFacts, Store, Workspaces};
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor(args),
         Command::Serve(args) => serve(args),
         Command::Operations(command) => operations::run(command),
+        Command::Approvals(command) => approvals::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -157,7 +162,8 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
             Some(given) => given,
             None => config::generate_token(&state_dir),
         };
-        runtime.block_on(serve_http(gateway, args, token, source))
+        let wait = Duration::from_secs(args.elicitation_timeout_secs);
+        runtime.block_on(serve_http(gateway, args, token, source, wait))
     } else {
         if std::io::stdin().is_terminal() {
             // A person ran it by hand: say what it is waiting for instead of sitting silent.
@@ -165,7 +171,8 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
                 "codespace: speaking MCP on stdio and waiting for a client. An MCP client starts this command itself (README, \"Clients\"); for a URL instead, run `codespace serve --http` (http://127.0.0.1:8787/mcp). Ctrl-D or Ctrl-C stops."
             );
         }
-        runtime.block_on(serve_stdio(gateway))
+        let wait = Duration::from_secs(args.elicitation_timeout_secs);
+        runtime.block_on(serve_stdio(gateway, wait))
     }
 }
 
@@ -220,8 +227,8 @@ fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-async fn serve_stdio(gateway: Arc<Gateway>) -> Result<(), Failure> {
-    let handler = mcp::CodeSpace::new(gateway.clone());
+async fn serve_stdio(gateway: Arc<Gateway>, elicit_wait: Duration) -> Result<(), Failure> {
+    let handler = mcp::CodeSpace::new(gateway.clone(), elicit_wait);
     let (transport, writer) = stdio::transport();
     logging::serving();
     let service = handler
@@ -248,6 +255,7 @@ async fn serve_http(
     args: ServeArgs,
     token: Option<String>,
     source: TokenSource,
+    elicit_wait: Duration,
 ) -> Result<(), Failure> {
     let addr_text = format!("{}:{}", bracketed(&args.host), args.port);
     let listener = tokio::net::TcpListener::bind(&addr_text)
@@ -263,7 +271,8 @@ async fn serve_http(
         token.as_deref(),
     );
     let shutdown = CancellationToken::new();
-    let app = http::router(mcp::CodeSpace::new(gateway.clone()), guard, shutdown.clone());
+    let app =
+        http::router(mcp::CodeSpace::new(gateway.clone(), elicit_wait), guard, shutdown.clone());
     logging::serving();
     // A generated token is written only now that the port is ours, named for it.
     let written = match (&source, token.as_deref()) {

@@ -35,12 +35,15 @@ pub(crate) struct CodeSpace {
     /// Set by the session's `initialize`: a second one is refused.
     initialized: Arc<AtomicBool>,
     log_level: Arc<SessionLevel>,
+    /// How long a held call waits for a person's answer through elicitation.
+    elicit_wait: std::time::Duration,
 }
 
 impl CodeSpace {
-    pub(crate) fn new(gateway: Arc<Gateway>) -> Self {
+    pub(crate) fn new(gateway: Arc<Gateway>, elicit_wait: std::time::Duration) -> Self {
         CodeSpace {
             gateway,
+            elicit_wait,
             tools: crate::tools::catalog(),
             instructions: crate::instructions::text().into(),
             initialized: Arc::new(AtomicBool::new(false)),
@@ -131,9 +134,23 @@ impl CodeSpace {
             }
             tool::VERSION => run(name, args, |p| g.version(p)).await,
             tool::CHANGES => run(name, args, |p| g.changes(p)).await,
-            tool::APPLY_PATCH => run(name, args, |p| g.apply_patch(p)).await,
+            tool::APPLY_PATCH => {
+                let wait = self.elicit_wait;
+                run(name, args, |p| async move {
+                    let first = g.apply_patch(p).await;
+                    crate::elicit::ask(g, context, wait, first, |r| r.apply_patch).await
+                })
+                .await
+            }
             tool::OPERATION_STATUS => run(name, args, |p| g.operation_status(p)).await,
-            tool::EXEC_COMMAND => run(name, args, |p| g.exec_command(p)).await,
+            tool::EXEC_COMMAND => {
+                let wait = self.elicit_wait;
+                run(name, args, |p| async move {
+                    let first = g.exec_command(p).await;
+                    crate::elicit::ask(g, context, wait, first, |r| r.exec_command).await
+                })
+                .await
+            }
             tool::WRITE_STDIN => run(name, args, |p| g.write_stdin(p)).await,
             // A wait_ms wait ends when the client cancels the request.
             tool::READ_PROCESS => {
@@ -148,6 +165,9 @@ impl CodeSpace {
             }
             tool::PROCESS_RESIZE => run(name, args, |p| g.process_resize(p)).await,
             tool::TERMINATE_PROCESS => run(name, args, |p| g.terminate_process(p)).await,
+            tool::APPROVAL_CREATE => run(name, args, |p| g.approval_create(p)).await,
+            tool::APPROVAL_RESOLVE => run(name, args, |p| g.approval_resolve(p)).await,
+            tool::OPERATION_RESUME => run(name, args, |p| g.operation_resume(p)).await,
             _ => return None,
         })
     }

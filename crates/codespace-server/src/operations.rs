@@ -127,7 +127,7 @@ fn report(done: &[(Preserved, PutBack)]) -> (String, Vec<String>) {
 }
 
 /// The ledger `serve` would use; it must exist already (these commands never create one).
-fn open(args: &LedgerArgs, roots: &[std::path::PathBuf]) -> Result<Store, Failure> {
+pub(crate) fn open(args: &LedgerArgs, roots: &[std::path::PathBuf]) -> Result<Store, Failure> {
     let state_dir = config::state_dir_path()?;
     let ledger = config::ledger_path(
         args.operations_db.as_deref(),
@@ -151,10 +151,10 @@ fn open(args: &LedgerArgs, roots: &[std::path::PathBuf]) -> Result<Store, Failur
     Store::open(&path).map_err(|e| Failure::Usage(UsageError(format!("--operations-db: {e}"))))
 }
 
-fn print(text: &str) -> Result<(), Failure> {
+pub(crate) fn print(text: &str) -> Result<(), Failure> {
     std::io::stdout().write_all(text.as_bytes()).map_err(|e| runtime(format!("stdout: {e}")))
 }
 
-fn runtime(e: impl std::fmt::Display) -> Failure {
+pub(crate) fn runtime(e: impl std::fmt::Display) -> Failure {
     Failure::Runtime(e.to_string())
 }

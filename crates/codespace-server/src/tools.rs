@@ -4,11 +4,13 @@
 use std::sync::Arc;
 
 use codespace_protocol::{
-    ApplyPatchParams, ApplyPatchResult, ChangesParams, ChangesResult, ExecCommandParams,
-    ExecCommandResult, FindParams, FindResult, GrepParams, GrepResult, OperationStatusParams,
-    OperationStatusResult, ProcessAck, ProcessIdParams, ProcessResizeParams, ProcessStatusParams,
-    ProcessStatusResult, ReadParams, ReadProcessParams, ReadProcessResult, ReadResult,
-    VersionParams, VersionResult, WorkspaceInfo, WorkspaceInfoParams, WriteStdinParams, tool,
+    ApplyPatchParams, ApplyPatchResult, ApprovalCreateParams, ApprovalResolveParams,
+    ApprovalResult, ChangesParams, ChangesResult, ExecCommandParams, ExecCommandResult, FindParams,
+    FindResult, GrepParams, GrepResult, OperationResumeParams, OperationResumeResult,
+    OperationStatusParams, OperationStatusResult, ProcessAck, ProcessIdParams, ProcessResizeParams,
+    ProcessStatusParams, ProcessStatusResult, ReadParams, ReadProcessParams, ReadProcessResult,
+    ReadResult, VersionParams, VersionResult, WorkspaceInfo, WorkspaceInfoParams, WriteStdinParams,
+    tool,
 };
 use rmcp::handler::server::common::{schema_for_output, schema_for_type};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -26,6 +28,10 @@ enum Effect {
     Adjust,
     /// Ends something; doing it again changes nothing more.
     Stop,
+    /// Records a decision about a held action; repeating it changes nothing more.
+    Decide,
+    /// Runs a held action once; a repeat returns the stored result.
+    Resume,
 }
 
 fn spec<P: JsonSchema + 'static, R: JsonSchema + 'static>(
@@ -36,7 +42,8 @@ fn spec<P: JsonSchema + 'static, R: JsonSchema + 'static>(
 ) -> Tool {
     let mut annotations = ToolAnnotations::with_title(title);
     annotations.read_only_hint = Some(matches!(effect, Effect::Read));
-    annotations.destructive_hint = Some(matches!(effect, Effect::Mutate | Effect::Stop));
+    annotations.destructive_hint =
+        Some(matches!(effect, Effect::Mutate | Effect::Stop | Effect::Resume));
     // Only reads are idempotent: apply_patch is only with an operation_key, and a retried
     // exec_command or write_stdin starts a second process or writes twice.
     annotations.idempotent_hint = Some(!matches!(effect, Effect::Mutate));
@@ -95,7 +102,7 @@ fn strip_null(value: &mut Value) {
 
 /// Every live tool, in `LIVE_TOOLS` order.
 pub(crate) fn catalog() -> Arc<Vec<Tool>> {
-    use Effect::{Adjust, Mutate, Read, Stop};
+    use Effect::{Adjust, Decide, Mutate, Read, Resume, Stop};
     Arc::new(vec![
         spec::<WorkspaceInfoParams, WorkspaceInfo>(
             tool::WORKSPACE_INFO,
@@ -162,6 +169,24 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
             "Terminate process",
             Stop,
             "Kill a process and its whole subtree; on an exited process a no-op that says so (already_exited).",
+        ),
+        spec::<ApprovalCreateParams, ApprovalResult>(
+            tool::APPROVAL_CREATE,
+            "Create confirmation hold",
+            Decide,
+            "Open a confirmation hold in front of an apply_patch or exec_command (arguments: the tool's own argument object), checked as the tool checks it (INVALID_PATCH, INVALID_COMMAND, UNAUTHORIZED) and running nothing. The same request's active hold is returned instead of a second one. Under approvals=confirm the tools create holds themselves (APPROVAL_REQUIRED). A hold is not a security boundary: the same caller can grant it.",
+        ),
+        spec::<ApprovalResolveParams, ApprovalResult>(
+            tool::APPROVAL_RESOLVE,
+            "Grant or deny hold",
+            Decide,
+            "Grant or deny a pending confirmation hold (APPROVAL_CONFLICT when it is no longer pending). Deny is final and discards the stored arguments; grant lets operation_resume run it.",
+        ),
+        spec::<OperationResumeParams, OperationResumeResult>(
+            tool::OPERATION_RESUME,
+            "Run granted hold",
+            Resume,
+            "Run a granted hold once, re-checking the policy as it is now, and return the tool's own result (apply_patch or exec_command). A repeat returns the same stored result (same operation_id or process_id, or the same error); WORKSPACE_BUSY leaves the hold queued to retry. A command interrupted by a crash is never started again (APPROVAL_AMBIGUOUS).",
         ),
         spec::<GrepParams, GrepResult>(
             tool::GREP,

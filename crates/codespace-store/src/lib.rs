@@ -1,4 +1,5 @@
-//! The durable SQLite ledger of patch operations, and the undo log beside it.
+//! The durable SQLite ledger of patch operations and confirmation holds, and the undo log
+//! beside it.
 //!
 //! Every `apply_patch` is one row: minted by [`Store::begin`] (which also decides replay
 //! and key conflicts), given its plan by [`Store::record_plan`] before the first write,
@@ -45,9 +46,12 @@ mod model;
 mod store;
 mod undo;
 
-pub use codespace_types::{ChangeKind, EventName, Version};
+pub use codespace_types::{ApprovalState, ChangeKind, Decision, EventName, HeldTool, Version};
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
-pub use model::{Begin, Event, OpStatus, OperationRecord, PlannedFile};
-pub use store::{BUSY_TIMEOUT, Store};
+pub use model::{
+    ApprovalFilter, ApprovalRecord, Begin, Cas, Event, NewApproval, OpStatus, OperationRecord,
+    PlannedFile,
+};
+pub use store::{BUSY_TIMEOUT, Draft, Drafted, Store};
 pub use undo::UndoLog;

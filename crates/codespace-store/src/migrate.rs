@@ -28,6 +28,16 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0001_operations.sql"),
     },
     Migration { version: 2, name: "0002_undo", sql: include_str!("../migrations/0002_undo.sql") },
+    Migration {
+        version: 3,
+        name: "0003_approvals",
+        sql: include_str!("../migrations/0003_approvals.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "0004_undo_content",
+        sql: include_str!("../migrations/0004_undo_content.sql"),
+    },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use codespace_types::{ChangeKind, EventName, Version};
+use codespace_types::{ApprovalState, ChangeKind, EventName, HeldTool, Version};
 
 /// The lifecycle state of one patch operation.
 ///
@@ -201,3 +201,58 @@ pub enum Begin {
 
 #[cfg(test)]
 mod tests;
+
+/// A confirmation hold as the ledger keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRecord {
+    /// `appr-<uuid v4>`.
+    pub approval_id: String,
+    /// The workspace the held action targets.
+    pub workspace_id: String,
+    /// The tool the hold stands in front of.
+    pub tool: HeldTool,
+    /// The canonical request hash: one active hold per workspace and fingerprint.
+    pub fingerprint: String,
+    /// What the action does, for a person deciding on it.
+    pub summary: String,
+    /// The tool's arguments (opaque JSON); `None` once scrubbed (denied or consumed).
+    pub params_json: Option<String>,
+    /// Where the hold is.
+    pub state: ApprovalState,
+    /// Unix seconds at creation.
+    pub created_at: i64,
+    /// Unix seconds of the grant or deny.
+    pub resolved_at: Option<i64>,
+    /// The ledger id a patch resume reserved when it started.
+    pub operation_id: Option<String>,
+    /// The terminal outcome (opaque JSON), exactly when consumed.
+    pub result_json: Option<String>,
+}
+
+/// A hold to create.
+#[derive(Debug, Clone, Copy)]
+pub struct NewApproval<'a> {
+    pub workspace_id: &'a str,
+    pub tool: HeldTool,
+    pub fingerprint: &'a str,
+    pub summary: &'a str,
+    pub params_json: &'a str,
+}
+
+/// Which holds an operator lists.
+#[derive(Debug, Clone, Default)]
+pub struct ApprovalFilter {
+    pub workspace_id: Option<String>,
+    pub state: Option<ApprovalState>,
+}
+
+/// What a compare-and-swap on a hold's state found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cas {
+    /// The hold was in the expected state and moved; the record after the move.
+    Moved(ApprovalRecord),
+    /// The hold was in another state and was left alone; the record as it is.
+    Stale(ApprovalRecord),
+    /// No hold has this id.
+    Missing,
+}

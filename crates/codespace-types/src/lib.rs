@@ -1,6 +1,7 @@
 //! Domain values shared by several CodeSpace layers, each defined once: a file's
-//! [`Version`], a planned file's [`ChangeKind`], an operation's [`EventName`], what the watcher saw
-//! happen to a path ([`ObservedChange`]), and the
+//! [`Version`], a planned file's [`ChangeKind`], an operation's [`EventName`], a
+//! confirmation hold's [`ApprovalState`], [`HeldTool`] and [`Decision`], what the watcher
+//! saw happen to a path ([`ObservedChange`]), and the
 //! lexical normalisation of a workspace-relative path ([`normalise_relative`]).
 //!
 //! The filesystem crate computes versions, the runner compares them, the ledger stores them
@@ -10,12 +11,14 @@
 //!
 //! Architecture Invariant: pure values; no I/O.
 
+mod approval;
 mod change;
 mod event;
 mod observed;
 mod path;
 mod version;
 
+pub use approval::{ApprovalState, Decision, HeldTool};
 pub use change::ChangeKind;
 pub use event::EventName;
 pub use observed::ObservedChange;

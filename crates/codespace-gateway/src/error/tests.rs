@@ -9,7 +9,7 @@ use codespace_fs::{FileKind, PathEscapeReason};
 use codespace_patch::Operation;
 use codespace_policy::{Action, Denial, EnvironmentKind, Profile};
 use codespace_process::ProcError;
-use codespace_protocol::{ErrorBody, ErrorCode};
+use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
 use codespace_runner::{
     FsError, LookupError, PatchError, PlanError, PlanFailure, RunnerError, Version,
 };
@@ -167,7 +167,41 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
             }),
             ErrorCode::Unauthorized,
         ),
-        (GatewayError::ConfirmationUnavailable, ErrorCode::Unauthorized),
+        (
+            GatewayError::HeldArguments { tool: HeldTool::ApplyPatch, detail: "x".to_owned() },
+            ErrorCode::InvalidPatch,
+        ),
+        (
+            GatewayError::HeldArguments { tool: HeldTool::ExecCommand, detail: "x".to_owned() },
+            ErrorCode::InvalidCommand,
+        ),
+        (
+            GatewayError::ApprovalRequired {
+                approval_id: "appr-1".to_owned(),
+                state: ApprovalState::Pending,
+                summary: "run".to_owned(),
+            },
+            ErrorCode::ApprovalRequired,
+        ),
+        (
+            GatewayError::ApprovalNotFound { approval_id: "appr-1".to_owned() },
+            ErrorCode::ApprovalNotFound,
+        ),
+        (
+            GatewayError::ApprovalConflict {
+                approval_id: "appr-1".to_owned(),
+                why: "w".to_owned(),
+            },
+            ErrorCode::ApprovalConflict,
+        ),
+        (
+            GatewayError::ApprovalAmbiguous {
+                approval_id: "appr-1".to_owned(),
+                operation_id: Some("op-1".to_owned()),
+                why: "w".to_owned(),
+            },
+            ErrorCode::ApprovalAmbiguous,
+        ),
         (
             GatewayError::Runner(RunnerError::InvalidGlob {
                 glob: "[".to_owned(),
@@ -264,7 +298,11 @@ fn variant(e: &GatewayError) -> &'static str {
         GatewayError::InvalidArguments { .. } => "InvalidArguments",
         GatewayError::WorkspaceNotFound { .. } => "WorkspaceNotFound",
         GatewayError::Denied(..) => "Denied",
-        GatewayError::ConfirmationUnavailable => "ConfirmationUnavailable",
+        GatewayError::HeldArguments { .. } => "HeldArguments",
+        GatewayError::ApprovalRequired { .. } => "ApprovalRequired",
+        GatewayError::ApprovalNotFound { .. } => "ApprovalNotFound",
+        GatewayError::ApprovalConflict { .. } => "ApprovalConflict",
+        GatewayError::ApprovalAmbiguous { .. } => "ApprovalAmbiguous",
         GatewayError::Runner(..) => "Runner",
         GatewayError::OutputLimit { .. } => "OutputLimit",
         GatewayError::Patch(..) => "Patch",
@@ -296,9 +334,9 @@ fn every_internal_error_has_its_wire_code() {
     let mut seen: Vec<&str> = table.iter().map(|(e, _)| variant(e)).collect();
     seen.sort_unstable();
     seen.dedup();
-    assert_eq!(seen.len(), 20, "every GatewayError variant has a row: {seen:?}");
-    // 23 direct rows, then 8 fs, 11 + 8 plan, 9 process and 2 x 12 ledger rows.
-    assert_eq!(table.len(), 23 + 8 + 19 + 9 + 24);
+    assert_eq!(seen.len(), 24, "every GatewayError variant has a row: {seen:?}");
+    // 28 direct rows, then 8 fs, 11 + 8 plan, 9 process and 2 x 12 ledger rows.
+    assert_eq!(table.len(), 28 + 8 + 19 + 9 + 24);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The process and serialization blocks of `workspace_info`: what the process tools can
 //! do, the limits this workspace's commands run under, and how its work is serialized.
 
-use codespace_policy::{Action, Approvals, SandboxSetting, Workspace, allow};
+use codespace_policy::{Action, SandboxSetting, Workspace, allow};
 use codespace_protocol::{
     DisconnectEffect, ErrorCode, MAX_READ_PROCESS_BYTES, MAX_WAIT_MS, ProcessCapabilities,
     ProcessConflict, ProcessInfo, ProcessLifetime, ProcessLimits, ProcessOwner, RequestConflict,
@@ -12,12 +12,12 @@ use super::{host_env, tool_live};
 use crate::{Gateway, MAX_WAITERS};
 
 impl Gateway {
-    /// Commands run only where policy, approvals and the sandbox setting all allow it: with
-    /// sandbox=on and no sandbox built, they are refused, not run unconfined.
+    /// Commands run only where policy and the sandbox setting allow it: with sandbox=on and
+    /// no sandbox built, they are refused, not run unconfined. Under approvals=confirm they
+    /// wait in a hold, and still run once granted.
     pub(super) fn process_info(&self, ws: &Workspace, sandboxed: bool) -> ProcessInfo {
         let available = host_env(ws)
             && allow(ws, Action::Exec).is_ok()
-            && ws.approvals == Approvals::Off
             && (self.host.command_sandbox() || ws.sandbox == SandboxSetting::Off)
             && tool_live(tool::EXEC_COMMAND);
         ProcessInfo {

@@ -148,7 +148,7 @@ fn interrupted_files(store: &Store, rec: &OperationRecord) -> Vec<InterruptedFil
             path: f.path.clone(),
             before: f.before_version,
             after: f.after_version,
-            undo: store.undo().load(&rec.operation_id, i).ok().flatten(),
+            undo: store.undo_content(&rec.operation_id, i).ok().flatten(),
             mode: f.before_mode,
         })
         .collect()

@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 EXPECTED_TOOLS = [
     "workspace_info", "read", "find", "apply_patch", "operation_status", "exec_command",
     "write_stdin", "read_process", "process_status", "process_resize", "terminate_process",
-    "grep", "version", "changes",
+    "approval_create", "approval_resolve", "operation_resume", "grep", "version", "changes",
 ]
 
 

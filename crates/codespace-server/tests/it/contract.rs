@@ -18,6 +18,9 @@ const LIVE_TOOLS: &[&str] = &[
     "process_status",
     "process_resize",
     "terminate_process",
+    "approval_create",
+    "approval_resolve",
+    "operation_resume",
     "grep",
     "version",
     "changes",
@@ -138,9 +141,11 @@ async fn workspace_info_tells_the_truth() {
     let ww = call(&client, "workspace_info", json!({"workspace_id": "ww"})).await.unwrap();
     let ex = &ww["execution"];
     assert_eq!(ex["permissions"], json!({"read": true, "write": true, "exec": true}));
-    // approvals=confirm: patches are refused until confirmation holds exist, and it says so.
-    assert_eq!(ex["files"]["patch"]["available"], false);
-    assert_eq!(ex["process"]["available"], false);
+    // approvals=confirm: patches and commands wait in holds, and still run once granted.
+    assert_eq!(ex["files"]["patch"]["available"], true);
+    assert_eq!(ex["process"]["available"], true);
+    assert_eq!(ex["holds"]["required"], true);
+    assert_eq!(ex["holds"]["security_boundary"], false);
     assert_eq!(ex["network"]["policy"], "enabled");
     assert_eq!(ex["network"]["enforcement"], "enforced");
     assert_eq!(ex["approvals"], "confirm");

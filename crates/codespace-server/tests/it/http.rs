@@ -299,3 +299,30 @@ fn generated_tokens_are_per_port_and_written_after_the_bind() {
     let auth = format!("Authorization: Bearer {}", second_token.trim());
     assert_eq!(second.post("/mcp", &[&auth], INIT).status, 200);
 }
+
+/// A request whose whole answer is one response is answered `application/json`, session
+/// header and all; the same call through a real client still works, and a 1 MiB window
+/// arrives as one plain JSON body.
+#[test]
+fn a_single_response_is_plain_json() {
+    let mut env = Env::new();
+    let root = env.workspace("ro", json!({}));
+    std::fs::write(root.join("big.txt"), "x".repeat(1 << 20)).unwrap();
+    let server = env.http(&["--no-auth"]);
+    let init = server.post("/mcp", &[], INIT);
+    assert_eq!(init.status, 200, "{init:?}");
+    assert_eq!(init.header("content-type"), Some("application/json"), "{init:?}");
+    let v: serde_json::Value = serde_json::from_str(&init.body).unwrap();
+    assert_eq!(v["result"]["serverInfo"]["name"], "codespace");
+    let session = init.header("mcp-session-id").expect("a session").to_owned();
+    let session_header = format!("Mcp-Session-Id: {session}");
+    let version = "MCP-Protocol-Version: 2025-06-18";
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    server.post("/mcp", &[&session_header, version], initialized);
+    let read = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"workspace_id":"ro","path":"big.txt"}}}"#;
+    let reply = server.post("/mcp", &[&session_header, version], read);
+    assert_eq!(reply.header("content-type"), Some("application/json"), "{:?}", reply.headers);
+    let v: serde_json::Value = serde_json::from_str(&reply.body).unwrap();
+    assert_eq!(v["id"], 2);
+    assert_eq!(v["result"]["structuredContent"]["byte_count"], 1 << 20);
+}

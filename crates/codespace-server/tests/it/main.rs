@@ -6,11 +6,14 @@
     reason = "tests build their fixtures and inspect results on the host filesystem"
 )]
 
+mod approvals;
+mod approvals_crash;
 mod architecture;
 mod cli;
 mod commands;
 mod contract;
 mod docs;
+mod elicitation;
 mod files;
 mod files_bounds;
 mod files_search;

@@ -165,7 +165,7 @@ async fn version_guard_and_refusals_write_nothing() {
     let outside = std::fs::read_to_string(env.path().join("outside/secret.txt")).unwrap();
     let cases = [
         ("ro", patch("*** Add File: x\n+x\n"), "UNAUTHORIZED"),
-        ("confirm", patch("*** Add File: x\n+x\n"), "UNAUTHORIZED"),
+        ("confirm", patch("*** Add File: x\n+x\n"), "APPROVAL_REQUIRED"),
         ("w", patch("*** Add File: b.txt\n+x\n"), "ADD_FILE_EXISTS"),
         (
             "w",

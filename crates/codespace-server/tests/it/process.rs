@@ -185,7 +185,7 @@ async fn policy_and_argument_refusals() {
         &client,
         "exec_command",
         json!({"workspace_id": "confirm", "command": ["true"]}),
-        "UNAUTHORIZED",
+        "APPROVAL_REQUIRED",
     )
     .await;
     refused(

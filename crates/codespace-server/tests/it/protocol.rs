@@ -191,8 +191,14 @@ fn tool_metadata_is_honest_and_schemas_are_plain() {
         // operation_key) applies again.
         let idempotent = !matches!(name, "exec_command" | "write_stdin" | "apply_patch");
         assert_eq!(a["idempotentHint"], idempotent, "{name}");
-        let destructive =
-            matches!(name, "exec_command" | "write_stdin" | "apply_patch" | "terminate_process");
+        let destructive = matches!(
+            name,
+            "exec_command"
+                | "write_stdin"
+                | "apply_patch"
+                | "terminate_process"
+                | "operation_resume"
+        );
         assert_eq!(a["destructiveHint"], destructive, "{name}");
         let mut all = Vec::new();
         nodes(&tool["inputSchema"], format!("{name}.in"), &mut all);

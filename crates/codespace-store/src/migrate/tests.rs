@@ -47,7 +47,10 @@ fn an_empty_database_migrates_to_the_schema_version_once() {
         .expect("query")
         .collect::<Result<_, _>>()
         .expect("rows");
-    assert_eq!(tables, ["operation_events", "operation_files", "operations"]);
+    assert_eq!(
+        tables,
+        ["approvals", "operation_events", "operation_files", "operation_undo", "operations"]
+    );
 }
 
 fn refusal(conn: &mut Connection) -> String {

@@ -29,6 +29,17 @@ impl Store {
         fingerprint: &str,
         now: i64,
     ) -> Result<Begin, StoreError> {
+        self.begin_as(None, workspace_id, operation_key, fingerprint, now)
+    }
+
+    fn begin_as(
+        &self,
+        reserved: Option<&str>,
+        workspace_id: &str,
+        operation_key: Option<&str>,
+        fingerprint: &str,
+        now: i64,
+    ) -> Result<Begin, StoreError> {
         non_empty("workspace_id", workspace_id)?;
         non_empty("fingerprint", fingerprint)?;
         if let Some(key) = operation_key {
@@ -53,7 +64,8 @@ impl Store {
             if let Some(begin) = known(conn)? {
                 return Ok(begin);
             }
-            let operation_id = format!("op-{}", Uuid::new_v4());
+            let operation_id =
+                reserved.map_or_else(|| format!("op-{}", Uuid::new_v4()), str::to_owned);
             conn.prepare_cached(
                 "INSERT INTO operations (operation_id, operation_key, workspace_id, fingerprint, \
                  status, result_json, created_at, finished_at) \
@@ -155,6 +167,10 @@ impl Store {
                 now
             ])?;
             insert_event(conn, operation_id, now, event, Some(status), reason)?;
+            // Terminal: the old content kept for a rollback is no longer needed (what a
+            // result preserves was written out to the undo directory first).
+            conn.prepare_cached("DELETE FROM operation_undo WHERE operation_id = ?1")?
+                .execute(params![operation_id])?;
             Ok(())
         })
     }

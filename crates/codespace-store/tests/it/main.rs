@@ -8,8 +8,10 @@
 // Helpers outside #[test] fns panic on setup failure by design, like the tests themselves.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod approvals;
 mod contention;
 mod crash;
+mod drafts;
 mod hygiene;
 mod ledger;
 mod reopen;

@@ -1,0 +1,287 @@
+//! Confirmation holds: `approval_create`, `approval_resolve`, `operation_resume`, and the
+//! implicit hold of a policy-allowed `apply_patch` or `exec_command` under
+//! `approvals: "confirm"`.
+//!
+//! A hold is a durable ledger row in front of one request (its arguments and fingerprint),
+//! moved only by compare-and-swap: `pending → granted → queued → resuming → consumed`, or
+//! `pending → denied`. A resume re-checks the policy against the registry as it is now and
+//! runs the tool's own inner path; the terminal outcome is stored with the hold, so a later
+//! resume returns it again. A hold is not a security boundary: the caller who asked can
+//! grant.
+//!
+//! # Layout
+//! - `summary`: what the held action does, for a person.
+//! - `resume`: claiming a granted hold, running it once, reconciling an interrupted one.
+
+mod resume;
+mod summary;
+
+pub(crate) use resume::{Resume, start};
+
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+
+use codespace_policy::Action;
+use codespace_protocol::Decision;
+use codespace_protocol::{
+    ApplyPatchParams, ApprovalCreateParams, ApprovalResolveParams, ApprovalResult, ErrorBody,
+    ExecCommandParams, HeldTool, OperationResumeResult,
+};
+use codespace_store::{ApprovalFilter, ApprovalRecord, Cas, NewApproval, Store};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::{Gateway, GatewayError, blocking, patch};
+
+/// The request a hold stands in front of, decoded as its tool decodes it.
+#[derive(Debug, Clone)]
+pub(crate) enum Held {
+    Patch(ApplyPatchParams),
+    Exec(ExecCommandParams),
+}
+
+impl Held {
+    /// Decodes `arguments` as `tool` does: a failure is `INVALID_PATCH` or
+    /// `INVALID_COMMAND`, as the reference has it.
+    fn decode(
+        tool: HeldTool,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Held, GatewayError> {
+        let value = serde_json::Value::Object(arguments);
+        let refused =
+            |e: serde_json::Error| GatewayError::HeldArguments { tool, detail: e.to_string() };
+        match tool {
+            HeldTool::ApplyPatch => serde_json::from_value(value).map(Held::Patch).map_err(refused),
+            HeldTool::ExecCommand => serde_json::from_value(value).map(Held::Exec).map_err(refused),
+        }
+    }
+
+    fn tool(&self) -> HeldTool {
+        match self {
+            Held::Patch(_) => HeldTool::ApplyPatch,
+            Held::Exec(_) => HeldTool::ExecCommand,
+        }
+    }
+
+    fn workspace_id(&self) -> &str {
+        match self {
+            Held::Patch(p) => &p.workspace_id,
+            Held::Exec(p) => &p.workspace_id,
+        }
+    }
+
+    /// The canonical request hash: the patch ledger's for a patch; `{workspace_id,
+    /// command, tty}` for a command. `operation_key` and `work_id` are not part of either.
+    fn fingerprint(&self) -> String {
+        match self {
+            Held::Patch(p) => patch::fingerprint(p),
+            Held::Exec(p) => {
+                let canonical = serde_json::json!({
+                    "workspace_id": p.workspace_id,
+                    "command": p.command,
+                    "tty": p.tty.unwrap_or(false),
+                });
+                let digest = Sha256::digest(canonical.to_string().as_bytes());
+                format!("sha256:{}", hex::encode(digest))
+            }
+        }
+    }
+
+    fn to_json(&self) -> Result<String, GatewayError> {
+        let text = match self {
+            Held::Patch(p) => serde_json::to_string(p),
+            Held::Exec(p) => serde_json::to_string(p),
+        };
+        text.map_err(|e| GatewayError::Internal(format!("hold arguments serialization: {e}")))
+    }
+}
+
+/// The terminal outcome stored with a consumed hold: `{"outcome": "success", ...}` or
+/// `{"outcome": "failed", ...ErrorBody}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+enum Outcome {
+    Success(OperationResumeResult),
+    Failed(ErrorBody),
+}
+
+/// The holds a resume is running for in this process: a second resume of the same hold is
+/// refused instead of racing the first.
+#[derive(Debug, Default)]
+pub(crate) struct InFlight(Mutex<HashSet<String>>);
+
+/// Membership of one hold in [`InFlight`], released on drop.
+struct Claim<'a> {
+    set: &'a InFlight,
+    id: String,
+}
+
+impl InFlight {
+    fn claim(&self, id: &str) -> Option<Claim<'_>> {
+        let mut set = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        set.insert(id.to_owned()).then(|| Claim { set: self, id: id.to_owned() })
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.set.0.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
+    }
+}
+
+impl Gateway {
+    pub async fn approval_create(
+        &self,
+        p: ApprovalCreateParams,
+    ) -> Result<ApprovalResult, GatewayError> {
+        let held = Held::decode(p.tool, p.arguments)?;
+        self.admit(&held)?;
+        let (hold, _created) = self.hold(held).await?;
+        Ok(hold)
+    }
+
+    pub async fn approval_resolve(
+        &self,
+        p: ApprovalResolveParams,
+    ) -> Result<ApprovalResult, GatewayError> {
+        let store = self.store.clone();
+        let hold = blocking(move || decide(&store, &p.approval_id, p.decision)).await?;
+        Ok(ApprovalResult {
+            approval_id: hold.approval_id,
+            state: hold.state,
+            summary: hold.summary,
+        })
+    }
+
+    /// Under `approvals: "confirm"`: the hold of this request (created, or the active one
+    /// reused), returned as the `APPROVAL_REQUIRED` refusal. Nothing has run.
+    pub(crate) async fn require_approval(&self, held: Held) -> GatewayError {
+        match self.hold(held).await {
+            Ok((hold, created)) => {
+                if created {
+                    tracing::info!(approval_id = %hold.approval_id, "confirmation hold created");
+                }
+                GatewayError::ApprovalRequired {
+                    approval_id: hold.approval_id,
+                    state: hold.state,
+                    summary: hold.summary,
+                }
+            }
+            Err(e) => e,
+        }
+    }
+
+    /// What the tool would refuse before its lease, checked before a hold is created:
+    /// the policy, and for a patch its parse, for a command its argv and the sandbox.
+    fn admit(&self, held: &Held) -> Result<(), GatewayError> {
+        match held {
+            Held::Patch(p) => {
+                self.authorized_root(&p.workspace_id, Action::Write)?;
+                codespace_runner::parse_patch(&p.patch)
+                    .map_err(|e| GatewayError::Patch(e.into()))?;
+            }
+            Held::Exec(p) => {
+                self.authorized_root(&p.workspace_id, Action::Exec)?;
+                self.check_command(p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates the hold of an admitted request, or returns its active one.
+    async fn hold(&self, held: Held) -> Result<(ApprovalResult, bool), GatewayError> {
+        let summary = self.summarise(&held)?;
+        let (fingerprint, params_json) = (held.fingerprint(), held.to_json()?);
+        let (store, workspace_id, tool) =
+            (self.store.clone(), held.workspace_id().to_owned(), held.tool());
+        let (hold, created) = blocking(move || {
+            let new = NewApproval {
+                workspace_id: &workspace_id,
+                tool,
+                fingerprint: &fingerprint,
+                summary: &summary,
+                params_json: &params_json,
+            };
+            Ok(store.create_approval(&new, crate::now())?)
+        })
+        .await?;
+        let result = ApprovalResult {
+            approval_id: hold.approval_id,
+            state: hold.state,
+            summary: hold.summary,
+        };
+        Ok((result, created))
+    }
+
+    fn summarise(&self, held: &Held) -> Result<String, GatewayError> {
+        Ok(match held {
+            Held::Patch(p) => {
+                let parsed = codespace_runner::parse_patch(&p.patch)
+                    .map_err(|e| GatewayError::Patch(e.into()))?;
+                summary::patch(&p.workspace_id, &parsed, p.check_only.unwrap_or(false))
+            }
+            Held::Exec(p) => summary::command(p, self.granted_timeout(p)?.secs),
+        })
+    }
+
+    pub async fn operation_resume(
+        &self,
+        p: codespace_protocol::OperationResumeParams,
+    ) -> Result<OperationResumeResult, GatewayError> {
+        resume::resume(self, &p.approval_id).await
+    }
+}
+
+/// A consumed hold's stored outcome, returned again: a success as it was, a failure as the
+/// same error.
+fn replay(
+    approval_id: &str,
+    result_json: Option<&str>,
+) -> Result<OperationResumeResult, GatewayError> {
+    let outcome: Option<Outcome> = result_json.and_then(|j| serde_json::from_str(j).ok());
+    match outcome {
+        Some(Outcome::Success(result)) => Ok(result),
+        Some(Outcome::Failed(body)) => Err(GatewayError::Recorded(Box::new(body))),
+        None => Err(GatewayError::ApprovalAmbiguous {
+            approval_id: approval_id.to_owned(),
+            operation_id: None,
+            why: "the hold is consumed but its stored result cannot be read".to_owned(),
+        }),
+    }
+}
+
+/// Grants or denies a pending hold in `store`: what `approval_resolve` does, and what an
+/// operator's `codespace approvals grant|deny` does from another process on the same ledger.
+pub fn decide(
+    store: &Store,
+    approval_id: &str,
+    decision: Decision,
+) -> Result<ApprovalRecord, GatewayError> {
+    match store.resolve_approval(approval_id, decision, crate::now())? {
+        Cas::Moved(hold) => {
+            tracing::info!(approval_id = %hold.approval_id, state = %hold.state, "hold resolved");
+            Ok(hold)
+        }
+        Cas::Stale(hold) => Err(GatewayError::ApprovalConflict {
+            approval_id: hold.approval_id,
+            why: format!("the hold is no longer pending (it is {})", hold.state),
+        }),
+        Cas::Missing => Err(GatewayError::ApprovalNotFound { approval_id: approval_id.to_owned() }),
+    }
+}
+
+/// The newest `limit` holds matching `filter`, newest first: what an operator lists.
+pub fn list_approvals(
+    store: &Store,
+    filter: &ApprovalFilter,
+    limit: usize,
+) -> Result<Vec<ApprovalRecord>, GatewayError> {
+    Ok(store.approvals(filter, limit)?)
+}
+
+/// One hold, or `APPROVAL_NOT_FOUND`.
+pub fn show_approval(store: &Store, approval_id: &str) -> Result<ApprovalRecord, GatewayError> {
+    store
+        .approval(approval_id)?
+        .ok_or_else(|| GatewayError::ApprovalNotFound { approval_id: approval_id.to_owned() })
+}

@@ -1,0 +1,277 @@
+//! `operation_resume`: claim a granted hold (`granted → queued`), run it once through the
+//! tool's own inner path (`queued → resuming` once the lease is held), and store the
+//! terminal outcome with the hold (`→ consumed`). A hold found `resuming` was interrupted:
+//! a patch is reconciled from the ledger by the id it reserved; a command is never
+//! started again.
+
+use codespace_policy::Action;
+use codespace_process::ProcError;
+use codespace_protocol::{ApprovalState, OperationResumeResult};
+use codespace_store::{ApprovalRecord, Cas, EventName, OpStatus, OperationRecord};
+
+use super::{Held, Outcome, replay};
+use crate::{Gateway, GatewayError, blocking};
+
+/// How a patch resume finds its ledger id.
+pub(crate) struct Resume {
+    pub(crate) approval_id: String,
+    /// The id reserved before an interruption (the hold is already `resuming`); `None`:
+    /// move the hold to `resuming` and reserve one once the lease is held.
+    pub(crate) reserved: Option<String>,
+}
+
+pub(super) async fn resume(gw: &Gateway, id: &str) -> Result<OperationResumeResult, GatewayError> {
+    let hold = load(gw, id).await?;
+    if let Some(answer) = settled(&hold) {
+        return answer;
+    }
+    let _claim = gw.resumes.claim(id).ok_or_else(|| {
+        conflict(
+            id,
+            "a resume of this hold is already running; call operation_resume again for its result when it ends",
+        )
+    })?;
+    let mut hold = load(gw, id).await?;
+    loop {
+        if let Some(answer) = settled(&hold) {
+            return answer;
+        }
+        match hold.state {
+            ApprovalState::Granted => {
+                let store = gw.store.clone();
+                let owned = id.to_owned();
+                hold = match blocking(move || Ok(store.queue_approval(&owned)?)).await? {
+                    Cas::Moved(h) | Cas::Stale(h) => h,
+                    Cas::Missing => return Err(not_found(id)),
+                };
+            }
+            ApprovalState::Queued => return execute(gw, hold, None).await,
+            ApprovalState::Resuming => return reconcile(gw, hold).await,
+            ApprovalState::Pending | ApprovalState::Denied | ApprovalState::Consumed => {
+                return Err(GatewayError::Internal(format!("hold {id} settled in the loop")));
+            }
+        }
+    }
+}
+
+/// The answer of a hold that cannot run: consumed (its stored outcome), pending or denied.
+fn settled(hold: &ApprovalRecord) -> Option<Result<OperationResumeResult, GatewayError>> {
+    let id = hold.approval_id.as_str();
+    match hold.state {
+        ApprovalState::Consumed => Some(replay(id, hold.result_json.as_deref())),
+        ApprovalState::Pending => Some(Err(conflict(
+            id,
+            "the hold is still pending: grant it with approval_resolve first",
+        ))),
+        ApprovalState::Denied => Some(Err(conflict(
+            id,
+            "the hold was denied; a new request needs a new hold and a new decision",
+        ))),
+        ApprovalState::Granted | ApprovalState::Queued | ApprovalState::Resuming => None,
+    }
+}
+
+/// Runs the held request through its tool's inner path, policy first (against the
+/// registry as it is now).
+async fn execute(
+    gw: &Gateway,
+    hold: ApprovalRecord,
+    reserved: Option<String>,
+) -> Result<OperationResumeResult, GatewayError> {
+    let id = hold.approval_id.clone();
+    let held = snapshot(&hold)?;
+    let outcome = match held {
+        Held::Patch(p) => match gw.authorized_root(&p.workspace_id, Action::Write) {
+            Ok(root) => {
+                let resume = Resume { approval_id: id.clone(), reserved };
+                gw.apply_now(root, p, Some(resume)).await.map(|r| OperationResumeResult {
+                    approval_id: id.clone(),
+                    state: ApprovalState::Consumed,
+                    apply_patch: Some(r),
+                    exec_command: None,
+                })
+            }
+            Err(e) => Err(e),
+        },
+        Held::Exec(p) => {
+            let admitted = gw
+                .authorized_root(&p.workspace_id, Action::Exec)
+                .and_then(|root| gw.check_command(&p).map(|()| root));
+            match admitted {
+                Ok(root) => gw.exec_now(root, p, Some(&id)).await.map(|r| OperationResumeResult {
+                    approval_id: id.clone(),
+                    state: ApprovalState::Consumed,
+                    apply_patch: None,
+                    exec_command: Some(r),
+                }),
+                Err(e) => Err(e),
+            }
+        }
+    };
+    match &outcome {
+        // Refused before anything ran: the hold stays queued, and a later resume retries.
+        Err(GatewayError::Lease(_)) => outcome,
+        Err(GatewayError::Process(ProcError::LimitReached)) => {
+            let store = gw.store.clone();
+            let owned = id.clone();
+            blocking(move || Ok(store.requeue_approval(&owned)?)).await?;
+            outcome
+        }
+        Ok(_) | Err(_) => finish(gw, &id, outcome).await,
+    }
+}
+
+/// A hold found `resuming`: its action may have started before an interruption.
+async fn reconcile(
+    gw: &Gateway,
+    hold: ApprovalRecord,
+) -> Result<OperationResumeResult, GatewayError> {
+    let id = hold.approval_id.clone();
+    match (hold.tool, hold.operation_id.clone()) {
+        (codespace_protocol::HeldTool::ApplyPatch, Some(op)) => {
+            let (store, key) = (gw.store.clone(), op.clone());
+            match blocking(move || Ok(store.get(&key)?)).await? {
+                // Recovery proved nothing of it is on disk: it runs again, once, under a
+                // new id (with an operation_key, the key's recorded outcome answers).
+                Some(record) if rolled_back_by_recovery(&record) => {
+                    let (store, owned) = (gw.store.clone(), id.clone());
+                    match blocking(move || Ok(store.reserve_again(&owned)?)).await? {
+                        Cas::Moved(h) => {
+                            tracing::info!(approval_id = %id, interrupted = %op, "interrupted resume rolled back by recovery: running it again");
+                            execute(gw, h.clone(), h.operation_id).await
+                        }
+                        Cas::Stale(h) => {
+                            Err(conflict(&id, &format!("the hold moved to {} meanwhile", h.state)))
+                        }
+                        Cas::Missing => Err(not_found(&id)),
+                    }
+                }
+                // The ledger knows what happened (startup recovery classified it).
+                Some(record) => {
+                    tracing::info!(approval_id = %id, operation_id = %op, "interrupted resume reconciled from the ledger");
+                    let outcome = crate::patch::replay(record).map(|r| OperationResumeResult {
+                        approval_id: id.clone(),
+                        state: ApprovalState::Consumed,
+                        apply_patch: Some(r),
+                        exec_command: None,
+                    });
+                    finish(gw, &id, outcome).await
+                }
+                // The ledger proves it never began: run it now, under the reserved id.
+                None => execute(gw, hold, Some(op)).await,
+            }
+        }
+        (codespace_protocol::HeldTool::ApplyPatch, None) => {
+            let e = ambiguous(
+                &id,
+                None,
+                "a patch resume was interrupted before it reserved a ledger id",
+            );
+            finish(gw, &id, Err(e)).await
+        }
+        (codespace_protocol::HeldTool::ExecCommand, _) => {
+            let e = ambiguous(
+                &id,
+                None,
+                "a command resume was interrupted, so whether it started is unknown: the process was not started again",
+            );
+            finish(gw, &id, Err(e)).await
+        }
+    }
+}
+
+/// An operation a crash interrupted and start-up recovery closed with the disk as before it.
+fn rolled_back_by_recovery(record: &OperationRecord) -> bool {
+    let recovered = record.events.iter().any(|e| e.name == EventName::Recovered);
+    recovered && matches!(record.status, OpStatus::Rejected | OpStatus::FailedRolledBack)
+}
+
+/// Stores the terminal outcome with the hold (`→ consumed`) and answers as a later resume
+/// will: a failure as the recorded error, naming the hold.
+async fn finish(
+    gw: &Gateway,
+    id: &str,
+    outcome: Result<OperationResumeResult, GatewayError>,
+) -> Result<OperationResumeResult, GatewayError> {
+    let stored = match &outcome {
+        Ok(result) => Outcome::Success(result.clone()),
+        Err(e) => {
+            let mut body = e.to_body();
+            body.approval_id = Some(id.to_owned());
+            Outcome::Failed(body)
+        }
+    };
+    let json = serde_json::to_string(&stored)
+        .map_err(|e| GatewayError::Internal(format!("hold outcome serialization: {e}")))?;
+    let (store, owned) = (gw.store.clone(), id.to_owned());
+    let cas = blocking(move || Ok(store.consume_approval(&owned, &json)?)).await;
+    match (cas, outcome) {
+        (Ok(Cas::Moved(_)), Ok(result)) => {
+            tracing::info!(approval_id = %id, "hold consumed");
+            Ok(result)
+        }
+        (Ok(Cas::Moved(_)), Err(_)) => match stored {
+            Outcome::Failed(body) => Err(GatewayError::Recorded(Box::new(body))),
+            Outcome::Success(result) => Ok(result),
+        },
+        (Ok(Cas::Stale(_) | Cas::Missing) | Err(_), Ok(result)) => {
+            let op = result.apply_patch.map(|r| r.operation_id);
+            Err(ambiguous(
+                id,
+                op,
+                "the action ran, but its result could not be stored with the hold",
+            ))
+        }
+        (Ok(Cas::Stale(_) | Cas::Missing) | Err(_), Err(e)) => Err(e),
+    }
+}
+
+/// The hold's stored arguments, decoded as at creation.
+fn snapshot(hold: &ApprovalRecord) -> Result<Held, GatewayError> {
+    let id = hold.approval_id.as_str();
+    let Some(json) = hold.params_json.as_deref() else {
+        return Err(ambiguous(id, hold.operation_id.clone(), "the hold's arguments were scrubbed"));
+    };
+    let arguments = serde_json::from_str(json).map_err(|e| {
+        GatewayError::Internal(format!("hold {id} holds unreadable arguments: {e}"))
+    })?;
+    Held::decode(hold.tool, arguments)
+}
+
+/// Moves a queued hold to `resuming` once its lease is held; with `reserve`, returns the
+/// ledger id its patch begins under.
+pub(crate) async fn start(
+    gw: &Gateway,
+    id: &str,
+    reserve: bool,
+) -> Result<Option<String>, GatewayError> {
+    let (store, owned) = (gw.store.clone(), id.to_owned());
+    match blocking(move || Ok(store.start_resume(&owned, reserve)?)).await? {
+        Cas::Moved(hold) => Ok(hold.operation_id),
+        Cas::Stale(hold) => {
+            Err(conflict(id, &format!("the hold moved to {} meanwhile", hold.state)))
+        }
+        Cas::Missing => Err(not_found(id)),
+    }
+}
+
+async fn load(gw: &Gateway, id: &str) -> Result<ApprovalRecord, GatewayError> {
+    let (store, owned) = (gw.store.clone(), id.to_owned());
+    blocking(move || Ok(store.approval(&owned)?)).await?.ok_or_else(|| not_found(id))
+}
+
+fn not_found(id: &str) -> GatewayError {
+    GatewayError::ApprovalNotFound { approval_id: id.to_owned() }
+}
+
+fn conflict(id: &str, why: &str) -> GatewayError {
+    GatewayError::ApprovalConflict { approval_id: id.to_owned(), why: why.to_owned() }
+}
+
+fn ambiguous(id: &str, operation_id: Option<String>, why: &str) -> GatewayError {
+    GatewayError::ApprovalAmbiguous {
+        approval_id: id.to_owned(),
+        operation_id,
+        why: why.to_owned(),
+    }
+}

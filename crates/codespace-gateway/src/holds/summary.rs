@@ -1,0 +1,80 @@
+//! What a held action does, in words a person can decide on: a patch's files with their
+//! change kinds and line counts, a command's argv, terminal and time limit.
+
+use codespace_protocol::ExecCommandParams;
+use codespace_runner::{ChunkLine, Hunk, Patch};
+
+/// One line per file: `update src/a.rs (+3 -1)`, `add b.txt (+10)`, `delete c.txt`,
+/// `move x -> y (+1 -1)`.
+pub(crate) fn patch(workspace_id: &str, patch: &Patch, check_only: bool) -> String {
+    let verb = if check_only { "preview a patch" } else { "apply a patch" };
+    let mut out = format!("{verb} in workspace {workspace_id} ({} file(s)):", patch.hunks.len());
+    for hunk in &patch.hunks {
+        out.push_str("\n  ");
+        out.push_str(&file_line(hunk));
+    }
+    out
+}
+
+fn file_line(hunk: &Hunk) -> String {
+    match hunk {
+        Hunk::Add { path, contents, .. } => format!("add {path} (+{})", contents.lines().count()),
+        Hunk::Delete { path, .. } => format!("delete {path}"),
+        Hunk::Update { path, move_to, chunks, .. } => {
+            let (mut added, mut removed) = (0, 0);
+            for line in chunks.iter().flat_map(|c| &c.lines) {
+                match line {
+                    ChunkLine::Add(_) => added += 1,
+                    ChunkLine::Delete(_) => removed += 1,
+                    ChunkLine::Context(_) => {}
+                }
+            }
+            match move_to {
+                Some(to) => format!("move {path} -> {to} (+{added} -{removed})"),
+                None => format!("update {path} (+{added} -{removed})"),
+            }
+        }
+    }
+}
+
+/// `run ["cargo", "test"] in workspace ws (pipes, time limit 600 s)`: the argv as JSON, so
+/// spaces and quotes inside arguments stay visible.
+pub(crate) fn command(p: &ExecCommandParams, timeout_secs: u64) -> String {
+    let argv = serde_json::to_string(&p.command).unwrap_or_else(|_| format!("{:?}", p.command));
+    let io = if p.tty.unwrap_or(false) { "terminal" } else { "pipes" };
+    format!("run {argv} in workspace {} ({io}, time limit {timeout_secs} s)", p.workspace_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_summary_names_each_file_with_its_kind_and_line_counts() {
+        let text = "*** Begin Patch\n*** Add File: new.txt\n+a\n+b\n*** Delete File: old.txt\n\
+                    *** Update File: src/x.rs\n*** Move to: src/y.rs\n@@\n keep\n-gone\n+here\n+too\n\
+                    *** End Patch";
+        let parsed = codespace_runner::parse_patch(text).unwrap();
+        let s = patch("ws", &parsed, false);
+        assert_eq!(
+            s,
+            "apply a patch in workspace ws (3 file(s)):\n  add new.txt (+2)\n  delete old.txt\n  \
+             move src/x.rs -> src/y.rs (+2 -1)"
+        );
+    }
+
+    #[test]
+    fn a_command_summary_shows_the_argv_exactly() {
+        let p = ExecCommandParams {
+            workspace_id: "ws".into(),
+            command: vec!["sh".into(), "-c".into(), "echo \"hi there\"".into()],
+            tty: Some(true),
+            timeout_secs: None,
+            work_id: None,
+        };
+        assert_eq!(
+            command(&p, 30),
+            r#"run ["sh","-c","echo \"hi there\""] in workspace ws (terminal, time limit 30 s)"#
+        );
+    }
+}

@@ -1,0 +1,99 @@
+//! Asking a person through the client: a held `apply_patch` or `exec_command` on a client
+//! that declared the `elicitation` capability sends `elicitation/create` with the hold's
+//! summary and a grant choice, and waits (bounded; cancelling the call ends the wait).
+//! Accept with grant: the hold is granted and resumed in the same call, which returns the
+//! tool's normal result. Decline (or grant unticked): denied, and the call returns
+//! `APPROVAL_REQUIRED` with the hold's final state. Cancel, timeout or a failed request:
+//! the hold stays pending, and the call returns `APPROVAL_REQUIRED` as without elicitation.
+//! The hold's row moves exactly as `approval_resolve` and `operation_resume` move it.
+
+use std::time::Duration;
+
+use codespace_gateway::{Gateway, GatewayError};
+use codespace_protocol::{
+    ApprovalResolveParams, ApprovalState, Decision, OperationResumeParams, OperationResumeResult,
+};
+use rmcp::RoleServer;
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::service::{ElicitationError, RequestContext};
+use serde::Deserialize;
+
+/// The form the person fills in.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Answer {
+    /// Let this change run now.
+    #[schemars(title = "Allow it")]
+    grant: bool,
+}
+
+rmcp::elicit_safe!(Answer);
+
+/// What the person decided, if anything.
+enum Reply {
+    Decided(Decision),
+    /// No decision: cancelled, timed out, cancelled call, or the request failed.
+    Undecided,
+}
+
+/// `first` is the tool's answer; a fresh `APPROVAL_REQUIRED` on an eliciting client is
+/// turned into a question, and `pick` takes the tool's result out of the resumed hold.
+pub(crate) async fn ask<R>(
+    gateway: &Gateway,
+    context: &RequestContext<RoleServer>,
+    wait: Duration,
+    first: Result<R, GatewayError>,
+    pick: impl FnOnce(OperationResumeResult) -> Option<R>,
+) -> Result<R, GatewayError> {
+    let (approval_id, summary) = match &first {
+        Err(GatewayError::ApprovalRequired {
+            approval_id,
+            state: ApprovalState::Pending,
+            summary,
+        }) => (approval_id.clone(), summary.clone()),
+        Ok(_) | Err(_) => return first,
+    };
+    if !context.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Form) {
+        return first;
+    }
+    let message = format!(
+        "CodeSpace holds this change for your decision (hold {approval_id}):\n{summary}\n\nAllow it to run?"
+    );
+    let reply = tokio::select! {
+        answer = context.peer.elicit_with_timeout::<Answer>(message, Some(wait)) => reply(answer),
+        () = context.ct.cancelled() => Reply::Undecided,
+    };
+    let decision = match reply {
+        Reply::Decided(d) => d,
+        Reply::Undecided => {
+            tracing::info!(%approval_id, "no decision from the person: the hold stays pending");
+            return first;
+        }
+    };
+    let resolved = gateway
+        .approval_resolve(ApprovalResolveParams { approval_id: approval_id.clone(), decision })
+        .await;
+    match (decision, resolved) {
+        (Decision::Grant, Ok(_)) => {
+            let resumed = gateway.operation_resume(OperationResumeParams { approval_id }).await?;
+            pick(resumed).ok_or_else(|| {
+                GatewayError::Internal("the resumed hold holds another tool's result".to_owned())
+            })
+        }
+        (Decision::Deny, Ok(hold)) => Err(GatewayError::ApprovalRequired {
+            approval_id: hold.approval_id,
+            state: hold.state,
+            summary: hold.summary,
+        }),
+        (Decision::Grant | Decision::Deny, Err(e)) => Err(e),
+    }
+}
+
+fn reply(answer: Result<Option<Answer>, ElicitationError>) -> Reply {
+    match answer {
+        Ok(Some(Answer { grant: true })) => Reply::Decided(Decision::Grant),
+        Ok(Some(Answer { grant: false })) | Err(ElicitationError::UserDeclined) => {
+            Reply::Decided(Decision::Deny)
+        }
+        Ok(None) | Err(_) => Reply::Undecided,
+    }
+}

@@ -1,0 +1,105 @@
+//! A held call asks the person through the client's elicitation (the official Python SDK's
+//! callback): accept grants and runs it in the same call; decline (or an unticked grant)
+//! denies it; cancel, a late answer and an abandoned call leave it pending. The hold moves
+//! exactly as `approval_resolve` and `operation_resume` move it.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::approvals::Holds;
+use crate::support::{bin, codespace_vars};
+
+/// Runs `python_elicit.py` in `mode` against workspace `c` (approvals=confirm).
+fn elicit(h: &Holds, mode: &str) -> Value {
+    let python = crate::interop::tool("CODESPACE_PYTHON", "target/test-tools/venv/bin/python");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/python_elicit.py");
+    let mut cmd = Command::new(&python);
+    for name in codespace_vars() {
+        cmd.env_remove(name);
+    }
+    let out = cmd
+        .arg(script)
+        .args([bin(), h.env.config().to_str().unwrap(), "c", mode])
+        .env("XDG_STATE_HOME", h.env.state())
+        .env("RUST_LOG", "warn")
+        .env("CODESPACE_OPERATIONS_DB", &h.db)
+        .env("CODESPACE_ELICITATION_TIMEOUT_SECS", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{mode}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(stdout.trim()).unwrap()
+}
+
+/// The one hold's state, from the operator CLI.
+fn only_hold(h: &Holds) -> Value {
+    let listed = h.cli(&["list", "--json"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 1, "{rows}");
+    rows[0].clone()
+}
+
+fn error_body(seen: &Value) -> Value {
+    assert_eq!(seen["is_error"], true, "{seen}");
+    serde_json::from_str(seen["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn accepting_grants_and_runs_the_change_in_the_same_call() {
+    let h = Holds::new();
+    let seen = elicit(&h, "accept");
+    assert_eq!(seen["is_error"], false, "{seen}");
+    assert_eq!(seen["result"]["status"], "applied", "the tool's own result: {seen}");
+    assert_eq!(h.file("c"), "top\nelicited\n");
+    let asked = &seen["seen"][0];
+    let message = asked["message"].as_str().unwrap();
+    assert!(
+        message.contains("update a.txt (+1 -0)") && message.contains("workspace c"),
+        "{message}"
+    );
+    assert_eq!(asked["schema"]["properties"]["grant"]["type"], "boolean", "{asked}");
+    let hold = only_hold(&h);
+    assert_eq!(hold["state"], "consumed");
+    assert_eq!(hold["operation_id"], seen["result"]["operation_id"], "{hold}");
+}
+
+#[test]
+fn declining_denies_the_hold() {
+    for mode in ["decline", "untick"] {
+        let h = Holds::new();
+        let seen = elicit(&h, mode);
+        let body = error_body(&seen);
+        assert_eq!(body["code"], "APPROVAL_REQUIRED", "{mode}: {body}");
+        assert!(body["message"].as_str().unwrap().contains("(denied)"), "{mode}: {body}");
+        assert_eq!(only_hold(&h)["state"], "denied", "{mode}");
+        assert_eq!(h.file("c"), "top\n", "{mode}");
+    }
+}
+
+#[test]
+fn cancel_timeout_and_an_abandoned_call_leave_the_hold_pending() {
+    for mode in ["cancel", "late"] {
+        let h = Holds::new();
+        let seen = elicit(&h, mode);
+        assert_eq!(seen["seen"].as_array().unwrap().len(), 1, "{mode}: asked once: {seen}");
+        let body = error_body(&seen);
+        assert_eq!(body["code"], "APPROVAL_REQUIRED", "{mode}: {body}");
+        assert!(body["message"].as_str().unwrap().contains("(pending)"), "{mode}: {body}");
+        let hold = only_hold(&h);
+        assert_eq!(hold["state"], "pending", "{mode}: {hold}");
+        assert_eq!(body["approval_id"], hold["approval_id"]);
+        assert_eq!(h.file("c"), "top\n", "{mode}");
+    }
+    let h = Holds::new();
+    let seen = elicit(&h, "abandon");
+    assert_eq!(
+        (seen["abandoned"].clone(), seen["after"].clone()),
+        (Value::Bool(true), Value::Bool(true)),
+        "{seen}"
+    );
+    assert_eq!(only_hold(&h)["state"], "pending");
+    assert_eq!(h.file("c"), "top\n");
+}
