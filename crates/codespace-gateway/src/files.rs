@@ -50,14 +50,18 @@ fn walk_limits(deadline: Instant, cancel: Cancel, progress: Progress) -> WalkLim
 impl Gateway {
     pub async fn read(&self, p: ReadParams) -> Result<ReadResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
-        self.watch(&p.workspace_id);
+        let watch = self.watch(&p.workspace_id);
         let window = limit("limit", p.limit, DEFAULT_READ_LIMIT, DEFAULT_READ_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let path = WorkspacePath::parse(&p.path)?;
         let inline = small_file(&root, &path);
         let work = move || {
             // `window` is at most 1 MiB, so the cast cannot truncate.
-            let w = root.read_window(&path, offset, window as usize)?;
+            // With the watcher running, a file whose version is known reads only the window.
+            let w = match &watch {
+                Some(watch) => watch.read_window(&path, offset, window as usize)?,
+                None => root.read_window(&path, offset, window as usize)?,
+            };
             let byte_count = w.data.len() as u64;
             let end = offset.saturating_add(byte_count);
             let truncated = end < w.file_size;

@@ -14,9 +14,9 @@ mod patch;
 mod process;
 mod process_info;
 
-/// The values the wire shares with the layers below, defined once in `codespace-types`.
 pub use approval::*;
 pub use changes::*;
+/// The values the wire shares with the layers below, defined once in `codespace-types`.
 pub use codespace_types::{
     ApprovalState, ChangeKind, Decision, EventName, HeldTool, ObservedChange, ParseVersionError,
     Version,

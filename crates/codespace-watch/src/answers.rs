@@ -7,7 +7,7 @@
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use codespace_fs::{FsError, Version, Walk, WorkspacePath};
+use codespace_fs::{FsError, Version, Walk, Window, WorkspacePath};
 
 use crate::cache::Identity;
 use crate::event::{COOKIE_PREFIX, is_cookie};
@@ -126,6 +126,46 @@ impl WorkspaceWatch {
             inner.caches.keep_version(p.as_str(), epoch, identity, version);
         }
         Ok(version)
+    }
+
+    /// A window of `p` with the whole file's version: when the cache knows the version of
+    /// the opened file's identity (same epoch, same device, inode, size, mtime and ctime),
+    /// only the window is read; otherwise the whole file is hashed as it is read, and its
+    /// version kept when it may be, as [`WorkspaceWatch::version`] keeps one.
+    pub fn read_window(
+        &self,
+        p: &WorkspacePath,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Window, FsError> {
+        let epoch = self.running_epoch();
+        let started = SystemTime::now();
+        let hit = std::cell::Cell::new(false);
+        let (window, still) = self.shared.root.read_window_known(p, offset, limit, |meta| {
+            let (epoch, identity) = (epoch?, Identity::of(meta)?);
+            let inner = self.shared.lock();
+            let (cached, version) = inner.caches.version(p.as_str(), epoch)?;
+            let valid = cached == identity
+                && matches!(inner.status, Status::Running)
+                && inner.epoch == epoch;
+            hit.set(valid);
+            valid.then_some(*version)
+        })?;
+        let mut inner = self.shared.lock();
+        if hit.get() && still.is_none() {
+            inner.caches.stats.version_hits += 1;
+            return Ok(window);
+        }
+        inner.caches.stats.version_misses += 1;
+        let identity =
+            still.as_ref().and_then(Identity::of).filter(|id| id.settled_before(started));
+        if let (Some(epoch), Some(identity)) = (epoch, identity)
+            && matches!(inner.status, Status::Running)
+            && inner.epoch == epoch
+        {
+            inner.caches.keep_version(p.as_str(), epoch, identity, window.version);
+        }
+        Ok(window)
     }
 
     /// The workspace's walk (`include_ignored` or not): the cached one when the watcher

@@ -396,3 +396,35 @@ async fn a_watcher_stopped_by_the_inotify_watch_limit_falls_back_to_correct_answ
 }
 
 mod hooks;
+
+/// With the version known, a `read` window reads only the window: the second read of an
+/// unchanged file is a cache hit with the same version and the right bytes; a write in
+/// place (same inode) is seen at once.
+#[tokio::test]
+async fn a_known_version_makes_a_window_cost_a_window() {
+    let mut env = Env::new();
+    let root = env.workspace("w", json!({"profile": "workspace-write", "sandbox": "off"}));
+    let body: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(root.join("big.txt"), &body).unwrap();
+    let client = env.stdio().await;
+    let read = |offset: u64| json!({"workspace_id": "w", "path": "big.txt", "offset": offset, "limit": 100});
+    call(&client, "read", read(0)).await.unwrap();
+    running(&client, "w").await;
+    age_files();
+    let first = call(&client, "read", read(1000)).await.unwrap();
+    let hits = watch_info(&client, "w").await["version_cache_hits"].as_u64().unwrap();
+    let second = call(&client, "read", read(5000)).await.unwrap();
+    let now_hits = watch_info(&client, "w").await["version_cache_hits"].as_u64().unwrap();
+    assert_eq!(now_hits, hits + 1, "the window was not served with the cached version");
+    assert_eq!(second["version"], first["version"]);
+    assert_eq!(second["version"], sha(body.as_bytes()));
+    assert_eq!(second["content"], &body[5000..5100]);
+    assert_eq!(second["file_size"], body.len() as u64);
+    assert_eq!(second["truncated"], true);
+    // Rewritten in place, same size: the next window sees the new bytes and version.
+    let changed = body.replacen("line 600", "LINE 600", 1);
+    std::fs::write(root.join("big.txt"), &changed).unwrap();
+    let third = call(&client, "read", read(5000)).await.unwrap();
+    assert_eq!(third["version"], sha(changed.as_bytes()));
+    assert_eq!(third["content"], &changed[5000..5100]);
+}
