@@ -69,3 +69,23 @@ pub(crate) fn watch_info(watch: &WorkspaceWatch) -> WatchInfo {
         sync_timeouts: s.sync_timeouts,
     }
 }
+
+/// The cache counters in the debug log after a cached tool, for an operator watching
+/// them without `workspace_info` (`RUST_LOG=codespace_gateway=debug`).
+pub(crate) fn log_counters(tool: &str, watch: Option<&WorkspaceWatch>) {
+    if let Some(watch) = watch
+        && tracing::enabled!(tracing::Level::DEBUG)
+    {
+        let s = watch.report().stats;
+        tracing::debug!(
+            tool,
+            version_hits = s.version_hits,
+            version_misses = s.version_misses,
+            version_entries = s.version_entries,
+            listing_hits = s.listing_hits,
+            listing_misses = s.listing_misses,
+            sync_timeouts = s.sync_timeouts,
+            "workspace caches"
+        );
+    }
+}

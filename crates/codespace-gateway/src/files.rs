@@ -131,6 +131,7 @@ impl Gateway {
                 }
                 None => Arc::new(matches()),
             };
+            crate::changes::log_counters("find", watch.as_deref());
             let (found, listing_version) = &*found_and_version;
             let listing_version = listing_version.clone();
             let total = found.paths.len() as u64;
@@ -186,6 +187,7 @@ impl Gateway {
             let out = codespace_runner::grep_in(&root, &req, || {
                 listing(&root, watch.as_deref(), &req.walk, req.include_ignored)
             })?;
+            crate::changes::log_counters("grep", watch.as_deref());
             let next = offset + out.matches.len() as u64;
             Ok(GrepResult {
                 matches: out
@@ -235,6 +237,7 @@ impl Gateway {
                     }
                 })
                 .collect();
+            crate::changes::log_counters("version", watch.as_deref());
             Ok(VersionResult { versions })
         })
         .await

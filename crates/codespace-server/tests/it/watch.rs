@@ -329,6 +329,72 @@ async fn without_a_watcher_changes_always_asks_for_a_resync() {
     assert!(watch_info(&client, "w").await.is_null());
 }
 
+/// The real inotify limit: the server runs in a user namespace of its own whose
+/// `max_inotify_watches` is 3, on a tree of more directories.
+#[tokio::test]
+async fn a_watcher_stopped_by_the_inotify_watch_limit_falls_back_to_correct_answers() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let probe = std::process::Command::new("unshare")
+        .args(["-U", "-r", "sh", "-c", "echo 3 > /proc/sys/user/max_inotify_watches"])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        assert!(
+            std::env::var_os("CODESPACE_REQUIRE_SANDBOX").is_none(),
+            "unshare -U cannot lower max_inotify_watches on this host"
+        );
+        eprintln!("skipped: unshare -U cannot lower max_inotify_watches here");
+        return;
+    }
+    let mut env = Env::new();
+    let root = env.workspace("w", json!({}));
+    for d in ["a", "a/b", "c", "c/d", "e"] {
+        std::fs::create_dir(root.join(d)).unwrap();
+    }
+    std::fs::write(root.join("a/b/x.txt"), "one\n").unwrap();
+    let bin = crate::support::bin();
+    let transport =
+        TokioChildProcess::new(tokio::process::Command::new("unshare").configure(|c| {
+            for name in crate::support::codespace_vars() {
+                c.env_remove(name);
+            }
+            c.args(["-U", "-r", "sh", "-c"])
+                .arg("echo 3 > /proc/sys/user/max_inotify_watches && exec \"$0\" serve --config \"$1\"")
+                .arg(bin)
+                .arg(env.config())
+                .env("XDG_STATE_HOME", env.state())
+                .env("RUST_LOG", "warn");
+        }))
+        .unwrap();
+    let client: Client = ().serve(transport).await.unwrap();
+    call(&client, "version", json!({"workspace_id": "w", "paths": ["a/b/x.txt"]})).await.unwrap();
+    let end = Instant::now() + Duration::from_secs(10);
+    let w = loop {
+        let w = watch_info(&client, "w").await;
+        if w["state"] != "starting" && w["state"] != "not_started" {
+            break w;
+        }
+        assert!(Instant::now() < end, "{w}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(w["state"], "failed", "{w}");
+    assert_eq!(w["caches_enabled"], false);
+    assert!(w["reason"].as_str().unwrap().contains("limit"), "{w}");
+    for round in 0..3 {
+        let body = format!("round {round}\n");
+        std::fs::write(root.join("a/b/x.txt"), &body).unwrap();
+        std::fs::write(root.join(format!("c/d/n{round}.txt")), "n\n").unwrap();
+        let v = call(&client, "version", json!({"workspace_id": "w", "paths": ["a/b/x.txt"]}))
+            .await
+            .unwrap();
+        assert_eq!(v["versions"][0]["version"], sha(body.as_bytes()));
+        let f = call(&client, "find", json!({"workspace_id": "w"})).await.unwrap();
+        assert!(f["paths"].as_array().unwrap().contains(&json!(format!("c/d/n{round}.txt"))));
+    }
+    let c = call(&client, "changes", json!({"workspace_id": "w"})).await.unwrap();
+    assert_eq!(c["resync_required"], true);
+}
+
 mod hooks;
 
 /// With the version known, a `read` window reads only the window: the second read of an

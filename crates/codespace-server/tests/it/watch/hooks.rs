@@ -80,8 +80,11 @@ async fn a_watcher_that_cannot_start_leaves_answers_uncached_and_correct() {
     std::thread::sleep(codespace_watch::RACY_MARGIN + Duration::from_millis(200));
     let gw = gateway(&env);
     // What a lowered max_user_watches does: the recursive watch cannot be set up.
-    gw.workspace_watch("w").unwrap().fail_next_spawn();
+    let hook = gw.workspace_watch("w").unwrap();
+    hook.fail_next_spawn();
     assert_eq!(find(&gw).await, ["a.txt"]);
+    // The start runs in the background: wait for it to end (in failure).
+    assert!(!hook.wait_running(Duration::from_secs(10)));
     let w = watch(&gw).await;
     assert_eq!(w.state, WatchState::Failed, "{w:?}");
     assert!(!w.caches_enabled);
