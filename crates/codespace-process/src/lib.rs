@@ -9,8 +9,10 @@
 //! process exits, and when the server dies, even by SIGKILL. The shim protocol (arguments,
 //! descriptors, reports) is documented in [`protocol`].
 //!
-//! The [`Supervisor`] (tokio) holds the handles: one combined output ring per process
-//! (stdout and stderr on one pipe, or the PTY's single stream) with absolute cursors, the
+//! The [`Supervisor`] (tokio) holds the handles: one combined output per process (stdout
+//! and stderr on one pipe, or the PTY's single stream) with absolute cursors, its newest
+//! bytes in a ring in memory and, given a spill directory, older ones in a bounded spill
+//! file (so a reader that keeps up loses nothing, and the pipe never blocks), the
 //! live limit with slot reservation before any fork, stdin with close, PTY resize,
 //! termination intents, and lazy retention of completed handles (TTL and count, injectable
 //! [`Clock`]).
@@ -41,7 +43,9 @@
 //!   `reap`.
 //! - `protocol`: the shim's arguments (clap) and report lines.
 //! - `tree`: descendants through `/proc`.
+//! - `output`: a process's output, the ring plus its spill file.
 //! - `ring`: the bounded output ring.
+//! - `spill`: spill directories (one per supervisor, locked; swept at start) and files.
 //! - `types`, `error`: the public request, report and error types.
 #![expect(
     clippy::disallowed_methods,
@@ -49,10 +53,12 @@
 )]
 
 mod error;
+mod output;
 pub mod protocol;
 mod reaper;
 mod ring;
 mod spawn;
+mod spill;
 mod supervisor;
 mod tree;
 mod types;
@@ -64,7 +70,7 @@ pub use reaper::reaper_main;
 pub use spawn::DEFAULT_PATH;
 pub use supervisor::{
     Clock, DEFAULT_COMPLETED_TTL, DEFAULT_MAX_COMPLETED, DEFAULT_MAX_LIVE, DEFAULT_RING_BYTES,
-    REAPER_ARG, Supervisor, SupervisorConfig, TTY_COLS, TTY_ROWS,
+    DEFAULT_SPILL_BYTES, REAPER_ARG, Supervisor, SupervisorConfig, TTY_COLS, TTY_ROWS,
 };
 pub use types::{
     ExitWatch, ProcStatus, ReadChunk, RunState, SignalInfo, SpawnRequest, Spawned, Terminate,

@@ -59,8 +59,7 @@ impl Supervisor {
             CommandIo::Pty { control, .. } => control.take(),
             CommandIo::Pipes { .. } => None,
         };
-        let (proc, stdin, exit_rx) =
-            Proc::start(req.tty, req.timeout, self.config.ring_bytes, control);
+        let (proc, stdin, exit_rx) = Proc::start(req.tty, req.timeout, self.new_output(), control);
         let id = format!("proc-{}", uuid::Uuid::new_v4());
         if !self.commit(reservation, &id, &proc) {
             stop_shim(&mut shim).await;

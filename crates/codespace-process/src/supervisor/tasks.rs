@@ -76,7 +76,7 @@ async fn pump_task<R: AsyncRead + Unpin>(mut reader: R, proc: Arc<Proc>) {
         match reader.read(&mut buf).await {
             Ok(0) => break,
             Ok(n) => {
-                proc.state().ring.push(&buf[..n]);
+                proc.state().output.push(&buf[..n]);
                 proc.progress.send_replace(());
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}

@@ -13,5 +13,6 @@ mod lifecycle;
 mod namespaces;
 mod pty;
 mod sandbox;
+mod spill;
 mod stdin;
 mod support;
