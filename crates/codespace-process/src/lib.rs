@@ -62,6 +62,7 @@ mod spill;
 mod supervisor;
 mod tree;
 mod types;
+mod wire;
 
 /// The sandbox policy a [`SpawnRequest`] may carry (re-exported from `codespace-sandbox`).
 pub use codespace_sandbox::{NetworkPolicy, SandboxPolicy};

@@ -81,6 +81,9 @@ pub struct SupervisorConfig {
     pub max_completed: usize,
     /// Time source of retention.
     pub clock: Clock,
+    /// Start shims through the pre-started spawn helper (forked, not exec'd: one exec per
+    /// command). Off, or when the helper cannot be used, each shim is exec'd directly.
+    pub spawn_helper: bool,
 }
 
 impl SupervisorConfig {
@@ -96,6 +99,7 @@ impl SupervisorConfig {
             completed_ttl: DEFAULT_COMPLETED_TTL,
             max_completed: DEFAULT_MAX_COMPLETED,
             clock: Clock::system(),
+            spawn_helper: true,
         }
     }
 }

@@ -40,6 +40,7 @@ impl Supervisor {
         let spec = LaunchSpec {
             reaper_exe: &self.config.reaper_exe,
             reaper_arg: &self.config.reaper_arg,
+            helper: self.config.spawn_helper,
             search_path: spawn::search_path(&req.env),
             argv: &req.argv,
             env: &req.env,

@@ -9,6 +9,7 @@
 
 mod basics;
 mod flood;
+mod helper;
 mod lifecycle;
 mod namespaces;
 mod pty;
