@@ -1,8 +1,11 @@
 //! The CodeSpace process supervisor: the engine under `exec_command`, `write_stdin`,
 //! `read_process`, `process_status`, `process_resize` and `terminate_process`.
 //!
-//! Every command runs under its own **reaper shim**, the `codespace` binary re-executed in a
-//! hidden role ([`reaper_main`], selected by [`REAPER_ARG`]). The shim is a child
+//! Every command runs under its own **reaper shim** ([`reaper_main`], selected by
+//! [`REAPER_ARG`], in the `codespace-reaper` binary or the `codespace` binary's hidden
+//! role). Shims are forked by a **spawn helper**, one per supervisor, started once from
+//! the same binary (`reaper/helper.rs`), so a command costs one exec, its own; without it
+//! each shim is exec'd directly. The shim is a child
 //! subreaper with a parent-death signal: it owns the command's whole tree (daemonized,
 //! double-forked and `setsid` escapees included, since orphans are reparented to it), and
 //! kills all of it with SIGKILL on request, at the time limit, when the command's main
@@ -37,8 +40,10 @@
 //! - `supervisor`: [`Supervisor`] (its API in `mod.rs`), with `config` ([`SupervisorConfig`],
 //!   [`Clock`]), `start` (spawn and handshake), `table` (handles, slots, retention),
 //!   `handle` (one process's state) and `tasks` (pump, stdin writer, supervision).
-//! - `spawn`: the spawner thread, starting shims (posix_spawn for pipes).
-//! - `reaper`: [`reaper_main`], the shim, with `program` (`argv[0]` lookup in the command's
+//! - `spawn`: the spawner thread, starting shims through the spawn helper (pidfds watch
+//!   them), else with posix_spawn for pipes.
+//! - `wire`: messages with descriptors to and from the spawn helper.
+//! - `reaper`: [`reaper_main`], the shim, with `helper` (the spawn helper), `program` (`argv[0]` lookup in the command's
 //!   working directory, unconfined commands only), `command` (starting it, plain or sandboxed), `signals`, `fds` and
 //!   `reap`.
 //! - `protocol`: the shim's arguments (clap) and report lines.
