@@ -81,9 +81,12 @@ fn serve(socket: &OwnedFd, msg: &[u8], fds: Vec<OwnedFd>) -> Result<(u32, OwnedF
     let request = Request::decode(msg).ok_or(libc::EINVAL)?;
     let [stdin, stdout, stderr, report, cwd]: [OwnedFd; 5] =
         fds.try_into().map_err(|_| libc::EINVAL)?;
+    // The shim checks its parent against this pid once its parent-death signal is armed, so
+    // a helper that died meanwhile (with the supervisor) cannot leave a command running.
+    let helper = rustix::process::getpid().as_raw_nonzero().get() as u32;
     match fork().map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))? {
         None => {
-            let code = shim(socket, request, [stdin, stdout, stderr], report, cwd);
+            let code = shim(socket, request, helper, [stdin, stdout, stderr], report, cwd);
             std::process::exit(code)
         }
         Some(pid) => {
@@ -99,6 +102,7 @@ fn serve(socket: &OwnedFd, msg: &[u8], fds: Vec<OwnedFd>) -> Result<(u32, OwnedF
 fn shim(
     socket: &OwnedFd,
     request: Request,
+    helper: u32,
     stdio: [OwnedFd; 3],
     report: OwnedFd,
     cwd: OwnedFd,
@@ -130,7 +134,7 @@ fn shim(
         // SAFETY: as above.
         unsafe { std::env::set_var(name, value) };
     }
-    args.ppid = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get() as u32);
+    args.ppid = helper;
     // The shim takes both over by number (it moves the report pipe to fd 3 and closes the
     // rest above 2).
     args.report_fd = report.into_raw_fd();
