@@ -25,17 +25,20 @@
 //! - `path`: [`WorkspacePath`], the lexical validation.
 //! - `error`: [`FsError`] and the errno mapping.
 //! - `root`: [`Root`], descriptor pinning and the beneath-root resolver.
-//! - `read`: [`Root::open_file`], [`Root::read_window`], [`Root::version`].
+//! - `read`: [`Root::open_file`], [`Root::read_window`], [`Root::version`],
+//!   [`Root::version_stamped`].
 //! - `walk`: [`Root::walk`], the bounded no-follow listing, and [`Root::walk_filtered`] with
 //!   its [`WalkFilter`] hook (rule files read through [`DirFiles`]).
 //! - `cancel`: [`Cancel`], the stop flag a walk (and the runner's search) polls.
 //! - `progress`: [`Progress`], the counters a walk (and the runner's search) advances.
 //! - `write`: [`Root::create_dirs`], [`Root::write_atomic`], [`Root::remove_file`].
 //! - `meta`: [`Root::metadata`], [`FileMeta`], [`FileKind`].
+//! - `marker`: [`Root::create_marker`] and [`Root::remove_marker`], the watcher's cookies.
 //! - `pinned`: [`Root::status`] ([`RootStatus`]) and [`Root::dir_handle`], for commands.
 
 mod cancel;
 mod error;
+mod marker;
 mod meta;
 mod path;
 mod pinned;

@@ -1,7 +1,7 @@
 //! Reading: [`Root::open_file`], [`Root::read_window`] and [`Root::version`].
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 use std::os::fd::OwnedFd;
 
 use rustix::fs::{Mode, OFlags, Stat};
@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use crate::Version;
 use crate::error::{FsError, from_errno};
-use crate::meta::require_regular;
+use crate::meta::{FileMeta, require_regular};
 use crate::path::WorkspacePath;
 use crate::root::Root;
 
@@ -77,11 +77,22 @@ impl Root {
         limit: usize,
     ) -> Result<Window, FsError> {
         let mut file = self.open_file(p)?;
+        self.window_of(&mut file, p, offset, limit)
+    }
+
+    /// Streams the opened `file`: keeps the window, hashes everything.
+    fn window_of(
+        &self,
+        file: &mut File,
+        p: &WorkspacePath,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Window, FsError> {
         let size_hint = file.metadata().map_or(0, |m| m.len());
         let expected = usize::try_from(size_hint.saturating_sub(offset)).unwrap_or(usize::MAX);
         let mut data = Vec::with_capacity(limit.min(expected).min(MAX_PREALLOC));
         let end = offset.saturating_add(u64::try_from(limit).unwrap_or(u64::MAX));
-        let (file_size, version) = stream(&mut file, p.as_str(), |pos, chunk| {
+        let (file_size, version) = stream(file, p.as_str(), |pos, chunk| {
             // Keep the part of this chunk that overlaps the window.
             let chunk_end = pos + chunk.len() as u64;
             let start = pos.max(offset);
@@ -96,6 +107,56 @@ impl Root {
         Ok(Window { data, file_size, version })
     }
 
+    /// [`Root::read_window`] that hashes only when it must: `known` is asked for the version
+    /// of the opened file's identity (its descriptor's metadata, before reading). When it
+    /// answers, only the window is read (one positioned read) and the descriptor's metadata
+    /// is checked again afterwards: unchanged, the window belongs to that version. Otherwise
+    /// the whole file is streamed and hashed as `read_window` does, and the second value is
+    /// the identity that held still while it was read (what a cache may keep), if it did.
+    pub fn read_window_known(
+        &self,
+        p: &WorkspacePath,
+        offset: u64,
+        limit: usize,
+        known: impl FnOnce(&FileMeta) -> Option<Version>,
+    ) -> Result<(Window, Option<FileMeta>), FsError> {
+        let mut file = self.open_file(p)?;
+        let before = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
+        if let Some(meta) = &before
+            && let Some(version) = known(meta)
+        {
+            let size = meta.size;
+            let want =
+                usize::try_from(size.saturating_sub(offset)).unwrap_or(usize::MAX).min(limit);
+            let mut data = vec![0u8; want];
+            let mut got = 0;
+            while got < want {
+                match std::os::unix::fs::FileExt::read_at(
+                    &file,
+                    &mut data[got..],
+                    offset + got as u64,
+                ) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                    Err(err) => return Err(FsError::io(p.as_str(), "read", err)),
+                }
+            }
+            data.truncate(got);
+            let after = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
+            if after.as_ref() == Some(meta) && got == want {
+                return Ok((Window { data, file_size: size, version }, None));
+            }
+            // It changed while the window was read: read and hash it all instead.
+            file.rewind().map_err(|err| FsError::io(p.as_str(), "seek", err))?;
+        }
+        let before = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
+        let window = self.window_of(&mut file, p, offset, limit)?;
+        let after = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
+        let still = before.filter(|b| after.as_ref() == Some(b) && b.size == window.file_size);
+        Ok((window, still))
+    }
+
     /// The version of the whole file `p`.
     ///
     /// [`Version::Absent`] when the leaf or an ancestor does not exist (`ENOENT`); every
@@ -108,6 +169,26 @@ impl Root {
             Err(err) => return Err(err),
         };
         stream(&mut file, p.as_str(), |_, _| {}).map(|(_, version)| version)
+    }
+
+    /// [`Root::version`], plus the identity of the inode that was hashed when it held still
+    /// while being read: the descriptor's metadata before and after the read agree (device,
+    /// inode, size, mtime, ctime) and the size is the byte count hashed. `None` when it
+    /// moved, or for [`Version::Absent`]. A cache keys the version by this identity.
+    pub fn version_stamped(
+        &self,
+        p: &WorkspacePath,
+    ) -> Result<(Version, Option<FileMeta>), FsError> {
+        let mut file = match self.open_file(p) {
+            Ok(file) => file,
+            Err(FsError::NotFound { .. }) => return Ok((Version::Absent, None)),
+            Err(err) => return Err(err),
+        };
+        let before = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
+        let (bytes, version) = stream(&mut file, p.as_str(), |_, _| {})?;
+        let after = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
+        let still = before.filter(|b| after.as_ref() == Some(b) && b.size == bytes);
+        Ok((version, still))
     }
 }
 

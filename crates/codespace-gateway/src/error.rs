@@ -12,7 +12,7 @@ use codespace_policy::Denial;
 use codespace_process::ProcError;
 use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
 use codespace_runner::{FsError, LookupError, PlanError, PlanFailure, RunnerError, Version};
-use codespace_store::{OpStatus, StoreError};
+use codespace_store::{IntentState, OpStatus, StoreError, WorkState};
 
 use crate::lease::LeaseError;
 
@@ -77,6 +77,18 @@ pub enum GatewayError {
     InvalidCommand(String),
     #[error(transparent)]
     Process(ProcError),
+    #[error("no work {work_id:?} in this workspace")]
+    WorkNotFound { work_id: String },
+    #[error("work {work_id:?} is {state}: open a new work")]
+    WorkClosed { work_id: String, state: WorkState },
+    #[error("no instruction {intent_id:?} in this work")]
+    IntentNotFound { intent_id: String },
+    #[error("instruction {intent_id:?} was already claimed by the agent: its content is frozen")]
+    IntentAlreadyClaimed { intent_id: String },
+    #[error("instruction {intent_id:?} is {state} and cannot be {action}")]
+    IntentNotEditable { intent_id: String, state: IntentState, action: &'static str },
+    #[error("instruction {intent_id:?} is no longer at revision {given}: fetch it again")]
+    IntentRevisionConflict { intent_id: String, given: u64 },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -135,6 +147,12 @@ impl GatewayError {
             | GatewayError::SandboxUnavailable(..)
             | GatewayError::InvalidCommand(..)
             | GatewayError::Process(..)
+            | GatewayError::WorkNotFound { .. }
+            | GatewayError::WorkClosed { .. }
+            | GatewayError::IntentNotFound { .. }
+            | GatewayError::IntentAlreadyClaimed { .. }
+            | GatewayError::IntentNotEditable { .. }
+            | GatewayError::IntentRevisionConflict { .. }
             | GatewayError::Internal(..) => None,
         }
     }
@@ -172,6 +190,12 @@ impl GatewayError {
             GatewayError::Recorded(body) => body.code,
             GatewayError::InvalidCommand(..) => ErrorCode::InvalidCommand,
             GatewayError::Process(e) => process_code(e),
+            GatewayError::WorkNotFound { .. } => ErrorCode::WorkNotFound,
+            GatewayError::WorkClosed { .. } => ErrorCode::WorkClosed,
+            GatewayError::IntentNotFound { .. } => ErrorCode::IntentNotFound,
+            GatewayError::IntentAlreadyClaimed { .. } => ErrorCode::IntentAlreadyClaimed,
+            GatewayError::IntentNotEditable { .. } => ErrorCode::IntentNotEditable,
+            GatewayError::IntentRevisionConflict { .. } => ErrorCode::IntentRevisionConflict,
             GatewayError::Internal(..) => ErrorCode::Internal,
         }
     }
@@ -210,6 +234,12 @@ impl GatewayError {
             | GatewayError::SandboxUnavailable(..)
             | GatewayError::InvalidCommand(..)
             | GatewayError::Process(..)
+            | GatewayError::WorkNotFound { .. }
+            | GatewayError::WorkClosed { .. }
+            | GatewayError::IntentNotFound { .. }
+            | GatewayError::IntentAlreadyClaimed { .. }
+            | GatewayError::IntentNotEditable { .. }
+            | GatewayError::IntentRevisionConflict { .. }
             | GatewayError::Internal(..) => None,
         }
     }
@@ -241,6 +271,12 @@ impl GatewayError {
             | GatewayError::SandboxUnavailable(..)
             | GatewayError::InvalidCommand(..)
             | GatewayError::Process(..)
+            | GatewayError::WorkNotFound { .. }
+            | GatewayError::WorkClosed { .. }
+            | GatewayError::IntentNotFound { .. }
+            | GatewayError::IntentAlreadyClaimed { .. }
+            | GatewayError::IntentNotEditable { .. }
+            | GatewayError::IntentRevisionConflict { .. }
             | GatewayError::Internal(..) => None,
         }
     }

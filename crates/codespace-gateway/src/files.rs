@@ -11,7 +11,12 @@ use codespace_protocol::{
     MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES, PathVersion, ReadParams, ReadResult,
     VersionParams, VersionResult, WALK_TIME_BUDGET_MS,
 };
-use codespace_runner::{Cancel, GrepRequest, PathGlob, Progress, WalkLimits, WorkspacePath};
+use std::sync::Arc;
+
+use codespace_runner::{
+    Cancel, GrepRequest, PathGlob, Progress, RunnerError, Walk, WalkLimits, WorkspacePath,
+};
+use codespace_watch::WorkspaceWatch;
 use sha2::{Digest, Sha256};
 
 use crate::error::fs_body;
@@ -45,13 +50,19 @@ fn walk_limits(deadline: Instant, cancel: Cancel, progress: Progress) -> WalkLim
 impl Gateway {
     pub async fn read(&self, p: ReadParams) -> Result<ReadResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        let watch = self.watch(&p.workspace_id);
+        let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
         let window = limit("limit", p.limit, DEFAULT_READ_LIMIT, DEFAULT_READ_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let path = WorkspacePath::parse(&p.path)?;
         let inline = small_file(&root, &path);
         let work = move || {
             // `window` is at most 1 MiB, so the cast cannot truncate.
-            let w = root.read_window(&path, offset, window as usize)?;
+            // With the watcher running, a file whose version is known reads only the window.
+            let w = match &watch {
+                Some(watch) => watch.read_window(&path, offset, window as usize)?,
+                None => root.read_window(&path, offset, window as usize)?,
+            };
             let byte_count = w.data.len() as u64;
             let end = offset.saturating_add(byte_count);
             let truncated = end < w.file_size;
@@ -70,15 +81,18 @@ impl Gateway {
                 file_size: w.file_size,
                 next_offset: truncated.then_some(end),
                 content_lossy,
+                coordination: None,
             })
         };
-        if inline {
+        let mut result = if inline {
             // A small regular file is read and hashed in microseconds: doing it here saves
             // two thread hand-offs, which cost more than the read itself.
             work()
         } else {
             blocking(work).await
-        }
+        }?;
+        result.coordination = coordination;
+        Ok(result)
     }
 
     /// `cancel` is the caller's: raised when the client cancels the request, it stops the
@@ -91,17 +105,36 @@ impl Gateway {
         progress: Progress,
     ) -> Result<FindResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        let watch = self.watch(&p.workspace_id);
+        let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
         let page = limit("limit", p.limit, DEFAULT_FIND_LIMIT, DEFAULT_FIND_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let glob = p.glob.as_deref().map(PathGlob::new).transpose()?;
-        blocking(move || {
+        let found = blocking(move || {
             let deadline = Instant::now() + Duration::from_millis(WALK_TIME_BUDGET_MS);
             let limits = walk_limits(deadline, cancel, progress);
             let include_ignored = p.include_ignored.unwrap_or(false);
-            let found = codespace_runner::find(&root, glob.as_ref(), &limits, include_ignored)?;
+            let walk = listing(&root, watch.as_deref(), &limits, include_ignored)?;
+            let matches = || {
+                let found = codespace_runner::find_in(&walk, glob.as_ref());
+                // Over the ignore-filtered set: a rule change that hides or shows a file
+                // changes it.
+                let version = listing_version(&found.paths, found.incomplete);
+                (found, version)
+            };
+            // The matches of a glob are kept with the cached listing they came from.
+            let found_and_version = match &watch {
+                Some(watch) => {
+                    let key =
+                        p.glob.as_deref().map_or_else(|| "all".to_owned(), |g| format!("glob:{g}"));
+                    watch.derived(&walk, &key, matches)
+                }
+                None => Arc::new(matches()),
+            };
+            crate::changes::log_counters("find", watch.as_deref());
+            let (found, listing_version) = &*found_and_version;
+            let listing_version = listing_version.clone();
             let total = found.paths.len() as u64;
-            // Over the ignore-filtered set: a rule change that hides or shows a file changes it.
-            let listing_version = listing_version(&found.paths, found.incomplete);
             let start = offset.min(total) as usize;
             let end = offset.saturating_add(page).min(total) as usize;
             let truncated = (end as u64) < total;
@@ -113,9 +146,11 @@ impl Gateway {
                 total,
                 incomplete: found.incomplete,
                 listing_version,
+                coordination: None,
             })
         })
-        .await
+        .await?;
+        Ok(FindResult { coordination, ..found })
     }
 
     /// `cancel` is the caller's: raised when the client cancels the request, it stops the
@@ -128,6 +163,7 @@ impl Gateway {
         progress: Progress,
     ) -> Result<GrepResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        let watch = self.watch(&p.workspace_id);
         let page = limit("limit", p.limit, DEFAULT_GREP_LIMIT, MAX_GREP_LIMIT)?;
         let offset = p.offset.unwrap_or(0);
         let glob = p.glob.as_deref().map(PathGlob::new).transpose()?;
@@ -148,7 +184,10 @@ impl Gateway {
                 walk: walk_limits(deadline, cancel, progress),
                 deadline,
             };
-            let out = codespace_runner::grep(&root, &req)?;
+            let out = codespace_runner::grep_in(&root, &req, || {
+                listing(&root, watch.as_deref(), &req.walk, req.include_ignored)
+            })?;
+            crate::changes::log_counters("grep", watch.as_deref());
             let next = offset + out.matches.len() as u64;
             Ok(GrepResult {
                 matches: out
@@ -175,6 +214,7 @@ impl Gateway {
 
     pub async fn version(&self, p: VersionParams) -> Result<VersionResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Read)?;
+        let watch = self.watch(&p.workspace_id);
         if p.paths.len() > MAX_VERSION_PATHS {
             return Err(GatewayError::OutputLimit {
                 what: "paths",
@@ -187,16 +227,35 @@ impl Gateway {
                 .paths
                 .into_iter()
                 .map(|path| {
-                    let v = WorkspacePath::parse(&path).and_then(|wp| root.version(&wp));
+                    let v = WorkspacePath::parse(&path).and_then(|wp| match &watch {
+                        Some(watch) => watch.version(&wp),
+                        None => root.version(&wp),
+                    });
                     match v {
                         Ok(v) => PathVersion { path, version: Some(v), error: None },
                         Err(e) => PathVersion { path, version: None, error: Some(fs_body(&e)) },
                     }
                 })
                 .collect();
+            crate::changes::log_counters("version", watch.as_deref());
             Ok(VersionResult { versions })
         })
         .await
+    }
+}
+
+/// The walk `find` and `grep` list from: the watcher's cached one when it can vouch for it,
+/// else a walk of the disk.
+fn listing(
+    root: &codespace_runner::Root,
+    watch: Option<&WorkspaceWatch>,
+    limits: &WalkLimits,
+    include_ignored: bool,
+) -> Result<Arc<Walk>, RunnerError> {
+    let walk = || codespace_runner::walk(root, limits, include_ignored);
+    match watch {
+        Some(watch) => watch.listing(include_ignored, walk),
+        None => walk().map(Arc::new),
     }
 }
 

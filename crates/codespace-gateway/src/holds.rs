@@ -101,7 +101,8 @@ impl Held {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 enum Outcome {
-    Success(OperationResumeResult),
+    // Boxed: a result is several times the size of a refusal.
+    Success(Box<OperationResumeResult>),
     Failed(ErrorBody),
 }
 
@@ -240,7 +241,7 @@ fn replay(
 ) -> Result<OperationResumeResult, GatewayError> {
     let outcome: Option<Outcome> = result_json.and_then(|j| serde_json::from_str(j).ok());
     match outcome {
-        Some(Outcome::Success(result)) => Ok(result),
+        Some(Outcome::Success(result)) => Ok(*result),
         Some(Outcome::Failed(body)) => Err(GatewayError::Recorded(Box::new(body))),
         None => Err(GatewayError::ApprovalAmbiguous {
             approval_id: approval_id.to_owned(),

@@ -92,7 +92,7 @@ impl Gateway {
                 write: ws.profile.can_write(),
                 exec: ws.profile.can_exec(),
             },
-            files: files(ws),
+            files: files(ws, self.workspaces.get(&ws.id).and_then(|r| r.watch.as_deref())),
             process: self.process_info(ws, sandboxed),
             serialization: commands::serialization(),
             isolation: IsolationInfo {
@@ -138,7 +138,7 @@ fn environment(ws: &Workspace) -> EnvironmentInfo {
     }
 }
 
-fn files(ws: &Workspace) -> FilesInfo {
+fn files(ws: &Workspace, watch: Option<&codespace_watch::WorkspaceWatch>) -> FilesInfo {
     let can_read = host_env(ws) && allow(ws, Action::Read).is_ok();
     FilesInfo {
         read: Availability { available: can_read },
@@ -163,6 +163,8 @@ fn files(ws: &Workspace) -> FilesInfo {
             walk_max_entries: MAX_WALK_ENTRIES as u64,
             symlinks_followed: false,
         },
+        changes: Availability { available: can_read && tool_live(tool::CHANGES) },
+        watch: watch.map(crate::changes::watch_info),
     }
 }
 

@@ -93,6 +93,29 @@ impl Leases {
         waiting.wait().await
     }
 
+    /// The workspace's lease when it is free now and nobody waits for it; `None` otherwise
+    /// (a caller then does what it can without the lease before it queues).
+    pub fn try_acquire(self: &Arc<Self>, workspace: &str) -> Option<Lease> {
+        let mut slots = self.slots();
+        let slot = slots.entry(workspace.to_owned()).or_default();
+        if let Some((Holder::Process(live), _)) = &slot.held
+            && !live()
+        {
+            slot.held = None;
+        }
+        if slot.held.is_some() || !slot.waiters.is_empty() {
+            return None;
+        }
+        let generation = self.mint();
+        slot.held = Some((Holder::Request, generation));
+        Some(Lease {
+            leases: self.clone(),
+            workspace: workspace.to_owned(),
+            generation,
+            active: true,
+        })
+    }
+
     /// Waiters currently queued for `workspace`.
     pub fn waiting(&self, workspace: &str) -> usize {
         self.slots().get(workspace).map_or(0, |s| s.waiters.len())

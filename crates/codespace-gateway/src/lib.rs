@@ -5,6 +5,7 @@
 //! a protocol result or a `GatewayError`; `GatewayError::code` (in `error.rs`) is the only
 //! place that chooses an error code.
 
+mod changes;
 mod error;
 mod files;
 mod holds;
@@ -12,6 +13,7 @@ mod info;
 mod lease;
 mod patch;
 mod process;
+mod work;
 mod workspaces;
 
 use std::collections::BTreeMap;
@@ -19,6 +21,7 @@ use std::sync::Arc;
 
 use codespace_policy::{Action, Registry, allow};
 use codespace_runner::Root;
+use codespace_watch::WorkspaceWatch;
 
 pub use codespace_process::{
     DEFAULT_PATH, DEFAULT_SPILL_BYTES, REAPER_ARG, Supervisor, SupervisorConfig, reaper_main,
@@ -31,6 +34,7 @@ pub use info::HostFacts;
 pub use lease::{Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease};
 pub use patch::{Hook, PutBack, RestoreOutcome, list_operations, show_operation};
 pub use process::{ExecSettings, Processes};
+pub use work::MAX_INTENT_BYTES;
 pub use workspaces::{StartError, Workspaces};
 
 use workspaces::Registered;
@@ -51,6 +55,8 @@ pub struct Gateway {
     store: Arc<Store>,
     leases: Arc<Leases>,
     processes: Processes,
+    /// The workspace of every live process, so a stop can kill a workspace's processes.
+    owners: work::Owners,
     /// Holds a resume is running for in this process.
     resumes: holds::InFlight,
     #[cfg(feature = "test-hooks")]
@@ -73,10 +79,20 @@ impl Gateway {
             store: config.store,
             leases: Arc::new(Leases::default()),
             processes: config.processes,
+            owners: work::Owners::default(),
             resumes: holds::InFlight::default(),
             #[cfg(feature = "test-hooks")]
             written_hook: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The gateway with no workspace watcher: no caches, every answer from the disk, and
+    /// `changes` always `resync_required`.
+    pub fn without_watchers(mut self) -> Gateway {
+        for reg in self.workspaces.values_mut() {
+            reg.watch = None;
+        }
+        self
     }
 
     fn lookup(&self, id: &str) -> Result<&Registered, GatewayError> {
@@ -90,6 +106,21 @@ impl Gateway {
         reg.root
             .clone()
             .ok_or_else(|| GatewayError::Internal(format!("workspace {id:?} has no opened root")))
+    }
+
+    /// The workspace's watcher, started (in the background) if it was not: every file
+    /// tool's first use starts it, best effort.
+    fn watch(&self, id: &str) -> Option<Arc<WorkspaceWatch>> {
+        let watch = self.workspaces.get(id)?.watch.clone()?;
+        watch.ensure_started();
+        Some(watch)
+    }
+
+    /// The watcher of workspace `id`, for tests that force an overflow, a resync, a
+    /// restart or a failed start.
+    #[cfg(feature = "test-hooks")]
+    pub fn workspace_watch(&self, id: &str) -> Option<Arc<WorkspaceWatch>> {
+        self.workspaces.get(id)?.watch.clone()
     }
 }
 

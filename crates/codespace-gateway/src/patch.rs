@@ -22,7 +22,7 @@ use codespace_protocol::{
     PatchStatus,
 };
 use codespace_runner::{ApplyOutcome, ChangeKind as PlanKind, PlannedWrite, Root, WorkspacePath};
-use codespace_store::{Begin, OpStatus, OperationRecord, PlannedFile, Store};
+use codespace_store::{Draft, Drafted, OpStatus, OperationRecord, PlannedFile, Store};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -124,8 +124,20 @@ fn changes_of_plan(plan: &[PlannedFile]) -> Vec<FileChange> {
 }
 
 impl Gateway {
+    /// Applies (or checks) a patch. A named `work_id` is checked before anything else runs;
+    /// the result (also a replayed one) carries the work's hint as it was at the call.
     pub async fn apply_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
+        self.lookup(&p.workspace_id)?;
+        let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
+        let mut result = self.run_patch(p).await?;
+        result.coordination = coordination;
+        Ok(result)
+    }
+
+    async fn run_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Write)?;
+        // Started for what follows; the patch itself always hashes the disk.
+        self.watch(&p.workspace_id);
         let reg = self.lookup(&p.workspace_id)?;
         // A preview writes nothing, so it is never held.
         if reg.ws.approvals == Approvals::Confirm && !p.check_only.unwrap_or(false) {
@@ -144,22 +156,18 @@ impl Gateway {
         resume: Option<Resume>,
     ) -> Result<ApplyPatchResult, GatewayError> {
         let store = self.store.clone();
-        // A retry of a finished operation is answered from the ledger without queueing.
-        if let Some(key) = p.operation_key.clone() {
-            let (st, ws, fp) = (store.clone(), p.workspace_id.clone(), fingerprint(&p));
-            let done =
-                blocking(move || Ok(st.get_by_key(&ws, &key)?.filter(|r| r.finished_at.is_some())))
-                    .await?;
-            if let Some(rec) = done {
-                return if rec.fingerprint == fp {
-                    replay(rec)
-                } else {
-                    Err(GatewayError::KeyConflict { operation_id: rec.operation_id })
-                };
+        let lease = match self.leases.try_acquire(&p.workspace_id) {
+            // Free: the transaction's own ledger check answers a replay, in one hand-off.
+            Some(lease) => lease,
+            None => {
+                // A retry of a finished operation is answered without queueing.
+                if let Some(done) = self.finished_replay(&p).await? {
+                    return done;
+                }
+                // Reads never wait on this; only mutations queue here, in arrival order.
+                self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?
             }
-        }
-        // Reads never wait on this; only mutations queue here, in arrival order.
-        let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
+        };
         let reserved = match resume {
             None => None,
             Some(Resume { reserved: Some(op), .. }) => Some(op),
@@ -171,6 +179,25 @@ impl Gateway {
         let result = blocking(move || transaction(&root, &store, hook, p, reserved)).await;
         drop(lease);
         result
+    }
+
+    /// The recorded answer to a retry of a finished operation with this key, if any.
+    async fn finished_replay(
+        &self,
+        p: &ApplyPatchParams,
+    ) -> Result<Option<Result<ApplyPatchResult, GatewayError>>, GatewayError> {
+        let Some(key) = p.operation_key.clone() else { return Ok(None) };
+        let (st, ws, fp) = (self.store.clone(), p.workspace_id.clone(), fingerprint(p));
+        let done =
+            blocking(move || Ok(st.get_by_key(&ws, &key)?.filter(|r| r.finished_at.is_some())))
+                .await?;
+        Ok(done.map(|rec| {
+            if rec.fingerprint == fp {
+                replay(rec)
+            } else {
+                Err(GatewayError::KeyConflict { operation_id: rec.operation_id })
+            }
+        }))
     }
 
     pub async fn operation_status(
@@ -235,7 +262,8 @@ fn status_of(rec: OperationRecord) -> OperationStatusResult {
     }
 }
 
-/// Everything after the lease: begin, check, plan, write, verify, finish.
+/// Everything after the lease: draft, check, plan (with the old content, one commit),
+/// write, verify, finish (one commit).
 fn transaction(
     root: &Root,
     store: &Arc<Store>,
@@ -245,18 +273,25 @@ fn transaction(
 ) -> Result<ApplyPatchResult, GatewayError> {
     let fp = fingerprint(&p);
     let key = p.operation_key.as_deref();
-    let begun = match &reserved {
-        Some(op) => store.begin_reserved(op, &p.workspace_id, key, &fp, now())?,
-        None => store.begin(&p.workspace_id, key, &fp, now())?,
-    };
-    let op = match begun {
-        Begin::Fresh { operation_id } => operation_id,
-        Begin::Replayed(rec) => return replay(rec),
-        Begin::KeyConflict(rec) => {
+    let draft = match store.draft(reserved.as_deref(), &p.workspace_id, key, &fp, now())? {
+        Drafted::Fresh(draft) => draft,
+        Drafted::Replayed(rec) => return replay(rec),
+        Drafted::KeyConflict(rec) => {
             return Err(GatewayError::KeyConflict { operation_id: rec.operation_id });
         }
     };
-    let outcome = run(&hook::Hooked { root, hook }, store, &op, &p);
+    let op = draft.operation_id.clone();
+    let outcome = match run(&hook::Hooked { root, hook }, store, &draft, &p) {
+        Ran::Done(outcome) => outcome,
+        // Another handle on the ledger recorded this key first: its record answers.
+        Ran::Raced(Drafted::Replayed(rec)) => return replay(rec),
+        Ran::Raced(Drafted::KeyConflict(rec)) => {
+            return Err(GatewayError::KeyConflict { operation_id: rec.operation_id });
+        }
+        Ran::Raced(Drafted::Fresh(_)) => {
+            return Err(GatewayError::Internal("a planned draft raced with itself".to_owned()));
+        }
+    };
     let (status, recorded, reason) = match &outcome {
         Ok(r) => (store_status(r.status), Recorded::Result(r.clone()), r.failure.as_deref()),
         Err(e) => {
@@ -267,10 +302,8 @@ fn transaction(
     };
     let json = serde_json::to_string(&recorded)
         .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
-    store.finish(&op, status, &json, reason, now()).map_err(|e| GatewayError::LedgerAfterRun {
-        operation_id: op.clone(),
-        status,
-        source: Box::new(e),
+    store.finish_draft(&draft, status, &json, reason, now()).map_err(|e| {
+        GatewayError::LedgerAfterRun { operation_id: op.clone(), status, source: Box::new(e) }
     })?;
     // Terminal and verified: only what a result names as preserved stays in the log.
     let preserved = match &recorded {
@@ -282,6 +315,12 @@ fn transaction(
         Recorded::Result(r) => Ok(r),
         Recorded::Error(body) => Err(GatewayError::Recorded(Box::new(body))),
     }
+}
+
+/// How a run ended: with its outcome, or because the ledger already had the key.
+enum Ran {
+    Done(Result<ApplyPatchResult, GatewayError>),
+    Raced(Drafted),
 }
 
 pub(crate) fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayError> {
@@ -304,19 +343,19 @@ pub(crate) fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayEr
             failure: Some("the first request with this key has not finished".to_owned()),
             work_id: None,
             preserved: vec![],
+            coordination: None,
         }),
     }
 }
 
-fn run(
-    fs: &hook::Hooked<'_>,
-    store: &Store,
-    op: &str,
-    p: &ApplyPatchParams,
-) -> Result<ApplyPatchResult, GatewayError> {
-    let root = fs.root;
-    check_expected(root, p)?;
-    let writes = codespace_runner::prepare(root, &p.patch)?;
+fn run(fs: &hook::Hooked<'_>, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> Ran {
+    let writes = match check_expected(fs.root, p)
+        .and_then(|()| codespace_runner::prepare(fs.root, &p.patch).map_err(GatewayError::from))
+    {
+        Ok(writes) => writes,
+        Err(e) => return Ran::Done(Err(e)),
+    };
+    let op = draft.operation_id.as_str();
     let changes = changes_of(&writes);
     let mut result = ApplyPatchResult {
         status: PatchStatus::Checked,
@@ -328,9 +367,10 @@ fn run(
         failure: None,
         work_id: p.work_id.clone(),
         preserved: vec![],
+        coordination: None,
     };
     if p.check_only.unwrap_or(false) {
-        return Ok(result);
+        return Ran::Done(Ok(result));
     }
     let plan: Vec<PlannedFile> = result
         .changes
@@ -346,10 +386,13 @@ fn run(
         .zip(&writes)
         .map(|(f, w)| PlannedFile { before_mode: w.before.as_ref().and(w.mode), ..f })
         .collect();
-    // Durable before the first write: the old content in the undo log, then the plan that
-    // names each entry, so a crash from here on is rolled back from the disk.
-    undo::save(store, op, &writes)?;
-    store.record_plan(op, &plan, now())?;
+    // Durable before the first write, in one commit: the plan and the old content of every
+    // file it replaces, so a crash from here on is rolled back from the disk.
+    match store.plan_draft(draft, &plan, &undo::entries(&writes), now()) {
+        Ok(None) => {}
+        Ok(Some(known)) => return Ran::Raced(known),
+        Err(e) => return Ran::Done(Err(e.into())),
+    }
     match codespace_runner::apply(fs, &writes) {
         ApplyOutcome::Applied => result.status = PatchStatus::Applied,
         ApplyOutcome::RolledBack { failure } => {
@@ -363,7 +406,7 @@ fn run(
             result.unrestored = unrestored;
         }
     }
-    Ok(result)
+    Ran::Done(Ok(result))
 }
 
 /// Refuses the patch when a file is not at the version the caller said it read.

@@ -113,11 +113,13 @@ impl Gateway {
         p: ExecCommandParams,
     ) -> Result<ExecCommandResult, GatewayError> {
         let root = self.authorized_root(&p.workspace_id, Action::Exec)?;
+        let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
         self.check_command(&p)?;
         if self.lookup(&p.workspace_id)?.ws.approvals == Approvals::Confirm {
             return Err(self.require_approval(Held::Exec(p)).await);
         }
-        self.exec_now(root, p, None).await
+        let started = self.exec_now(root, p, None).await?;
+        Ok(ExecCommandResult { coordination, ..started })
     }
 
     /// What refuses a command before anything else: a sandbox the host cannot enter, an
@@ -183,6 +185,7 @@ impl Gateway {
             self.processes.supervisor.spawn(req).await.map_err(GatewayError::Process)?;
         let probe = exited.clone();
         let held = lease.into_process(Box::new(move || !probe.has_exited()));
+        self.own_process(&id, &p.workspace_id);
         tokio::spawn(async move {
             exited.wait().await;
             drop(held);
@@ -193,6 +196,7 @@ impl Gateway {
             timeout_secs: granted.secs,
             timeout_clamped: granted.clamped,
             work_id: p.work_id,
+            coordination: None,
         })
     }
 
@@ -202,7 +206,13 @@ impl Gateway {
             .supervisor
             .write_stdin(&p.process_id, p.data.as_bytes(), close)
             .map_err(GatewayError::Process)?;
-        Ok(ProcessAck { ok: true, already_exited: false, rows: None, cols: None })
+        Ok(ProcessAck {
+            ok: true,
+            already_exited: false,
+            rows: None,
+            cols: None,
+            coordination: self.process_hint(&p.process_id),
+        })
     }
 
     /// Reads output from the cursor; with `wait_ms`, first waits (without holding any lock)
@@ -227,6 +237,7 @@ impl Gateway {
         // `max` is at most 256 KiB, so the cast cannot truncate.
         let chunk =
             supervisor.read(&p.process_id, cursor, max as usize).map_err(GatewayError::Process)?;
+        let coordination = self.process_hint(&p.process_id);
         Ok(ReadProcessResult {
             process_id: p.process_id,
             cursor: chunk.cursor,
@@ -234,6 +245,7 @@ impl Gateway {
             eof: chunk.eof,
             output_lost: chunk.output_lost,
             retained_from: chunk.retained_from,
+            coordination,
         })
     }
 
@@ -247,6 +259,7 @@ impl Gateway {
         let supervisor = &self.processes.supervisor;
         wait_for(supervisor, &p.process_id, WaitFor::Exit, p.wait_ms, cancelled).await?;
         let st = supervisor.status(&p.process_id).map_err(GatewayError::Process)?;
+        let coordination = self.process_hint(&p.process_id);
         Ok(ProcessStatusResult {
             process_id: p.process_id,
             state: process_state(st.state),
@@ -261,6 +274,7 @@ impl Gateway {
             timeout_secs: st.timeout.as_secs(),
             started_at: st.started_at_ms,
             exited_at: st.exited_at_ms,
+            coordination,
         })
     }
 
@@ -269,7 +283,13 @@ impl Gateway {
             .supervisor
             .resize(&p.process_id, p.rows, p.cols)
             .map_err(GatewayError::Process)?;
-        Ok(ProcessAck { ok: true, already_exited: false, rows: Some(p.rows), cols: Some(p.cols) })
+        Ok(ProcessAck {
+            ok: true,
+            already_exited: false,
+            rows: Some(p.rows),
+            cols: Some(p.cols),
+            coordination: self.process_hint(&p.process_id),
+        })
     }
 
     pub async fn terminate_process(&self, p: ProcessIdParams) -> Result<ProcessAck, GatewayError> {
@@ -280,6 +300,7 @@ impl Gateway {
             already_exited: outcome == Terminate::AlreadyExited,
             rows: None,
             cols: None,
+            coordination: self.process_hint(&p.process_id),
         })
     }
 

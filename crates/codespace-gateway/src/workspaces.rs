@@ -6,12 +6,15 @@ use std::sync::Arc;
 
 use codespace_policy::{EnvironmentKind, Registry, Workspace};
 use codespace_runner::Root;
+use codespace_watch::WorkspaceWatch;
 
 /// A registered workspace with its opened root (host environments only).
 #[derive(Debug)]
 pub(crate) struct Registered {
     pub(crate) ws: Workspace,
     pub(crate) root: Option<Arc<Root>>,
+    /// The root's watcher (not started until a file tool uses the workspace).
+    pub(crate) watch: Option<Arc<WorkspaceWatch>>,
 }
 
 /// A workspace that failed to open at start, with the registry key at fault.
@@ -54,7 +57,8 @@ impl Workspaces {
                     });
                 }
             }
-            workspaces.insert(ws.id.clone(), Registered { ws: ws.clone(), root });
+            let watch = root.as_ref().map(|r| Arc::new(WorkspaceWatch::new(Arc::clone(r))));
+            workspaces.insert(ws.id.clone(), Registered { ws: ws.clone(), root, watch });
         }
         // Canonical roots may nest even when the registered strings did not (a symlinked root).
         let canonical: Vec<(String, std::path::PathBuf)> = workspaces

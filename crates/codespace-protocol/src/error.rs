@@ -41,6 +41,12 @@ pub enum ErrorCode {
     StdinClosed,
     ProcessIoFailed,
     Timeout,
+    WorkNotFound,
+    WorkClosed,
+    IntentNotFound,
+    IntentAlreadyClaimed,
+    IntentNotEditable,
+    IntentRevisionConflict,
     ApprovalRequired,
     ApprovalNotFound,
     ApprovalConflict,
@@ -80,6 +86,12 @@ impl ErrorCode {
         ErrorCode::StdinClosed,
         ErrorCode::ProcessIoFailed,
         ErrorCode::Timeout,
+        ErrorCode::WorkNotFound,
+        ErrorCode::WorkClosed,
+        ErrorCode::IntentNotFound,
+        ErrorCode::IntentAlreadyClaimed,
+        ErrorCode::IntentNotEditable,
+        ErrorCode::IntentRevisionConflict,
         ErrorCode::ApprovalRequired,
         ErrorCode::ApprovalNotFound,
         ErrorCode::ApprovalConflict,
@@ -119,6 +131,12 @@ impl ErrorCode {
             ErrorCode::StdinClosed => "STDIN_CLOSED",
             ErrorCode::ProcessIoFailed => "PROCESS_IO_FAILED",
             ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::WorkNotFound => "WORK_NOT_FOUND",
+            ErrorCode::WorkClosed => "WORK_CLOSED",
+            ErrorCode::IntentNotFound => "INTENT_NOT_FOUND",
+            ErrorCode::IntentAlreadyClaimed => "INTENT_ALREADY_CLAIMED",
+            ErrorCode::IntentNotEditable => "INTENT_NOT_EDITABLE",
+            ErrorCode::IntentRevisionConflict => "INTENT_REVISION_CONFLICT",
             ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
             ErrorCode::ApprovalNotFound => "APPROVAL_NOT_FOUND",
             ErrorCode::ApprovalConflict => "APPROVAL_CONFLICT",
@@ -197,6 +215,22 @@ impl ErrorCode {
             ErrorCode::Timeout => {
                 "The command was killed at its time limit: read_process says so once, at the end of its output, instead of eof."
             }
+            ErrorCode::WorkNotFound => {
+                "No work with that work_id in this workspace (never opened here, or the id is of another workspace)."
+            }
+            ErrorCode::WorkClosed => {
+                "The work is closed: nothing more can be claimed from it or finished."
+            }
+            ErrorCode::IntentNotFound => "No instruction with that intent_id in this work.",
+            ErrorCode::IntentAlreadyClaimed => {
+                "The agent already claimed this instruction: its content is frozen."
+            }
+            ErrorCode::IntentNotEditable => {
+                "The instruction's state does not allow this: only draft or queued ones can be edited, queued or cancelled, only claimed ones completed."
+            }
+            ErrorCode::IntentRevisionConflict => {
+                "The instruction changed since the revision given (another edit, queue or claim came first)."
+            }
             ErrorCode::ApprovalRequired => {
                 "Policy allows the patch or command, but the workspace has approvals=confirm: a hold was created (or the same request's active hold reused) and nothing ran. approval_id names it. A pause, not a grant."
             }
@@ -270,6 +304,24 @@ impl ErrorCode {
             }
             ErrorCode::Timeout => {
                 "Treat the work as interrupted, not finished: rerun it with a larger exec_command timeout_secs (at most the max_timeout_secs workspace_info shows), or split it."
+            }
+            ErrorCode::WorkNotFound => {
+                "Use the work_id work_open returned for this workspace, or open a new work."
+            }
+            ErrorCode::WorkClosed => {
+                "Open a new work (work_open); instructions left for later attach to it."
+            }
+            ErrorCode::IntentNotFound => {
+                "Use the intent_id steer_claim_next returned, with the same work_id."
+            }
+            ErrorCode::IntentAlreadyClaimed => {
+                "Write a new instruction instead of changing this one."
+            }
+            ErrorCode::IntentNotEditable => {
+                "Read the instruction's state again; complete only what you claimed."
+            }
+            ErrorCode::IntentRevisionConflict => {
+                "Fetch it again and redo the change on the current revision."
             }
             ErrorCode::ApprovalRequired => {
                 "Ask the person (or grant it yourself with approval_resolve: the hold is not a security boundary), then operation_resume. Retrying the same request returns the same approval_id."

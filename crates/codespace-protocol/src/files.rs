@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{ErrorBody, Version, is_false, is_zero};
+use crate::{Coordination, ErrorBody, Version, is_false, is_zero};
 
 /// Arguments of `read`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -19,6 +19,10 @@ pub struct ReadParams {
     #[serde(default)]
     #[schemars(range(min = 1, max = 1_048_576))]
     pub limit: Option<u64>,
+    /// An open work this call belongs to: checked (WORK_NOT_FOUND when it is not one of
+    /// this workspace), and the result then carries its `coordination` hint.
+    #[serde(default)]
+    pub work_id: Option<String>,
 }
 
 /// Result of `read`: one byte window of a file plus the version of the whole file.
@@ -44,6 +48,10 @@ pub struct ReadResult {
     pub next_offset: Option<u64>,
     /// Replacement characters were produced: do not use `content` to reconstruct the bytes.
     pub content_lossy: bool,
+    /// Set when the call belongs to an open work (its `work_id`, or the workspace's only
+    /// open work): whether the person queued instructions since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination: Option<Coordination>,
 }
 
 /// Arguments of `find`.
@@ -69,6 +77,10 @@ pub struct FindParams {
     #[serde(default)]
     #[schemars(range(min = 1, max = 10_000))]
     pub limit: Option<u64>,
+    /// An open work this call belongs to: checked (WORK_NOT_FOUND when it is not one of
+    /// this workspace), and the result then carries its `coordination` hint.
+    #[serde(default)]
+    pub work_id: Option<String>,
 }
 
 /// Result of `find`: one page of the sorted list of matching regular files.
@@ -90,6 +102,10 @@ pub struct FindResult {
     pub incomplete: bool,
     /// Opaque id of the observed sorted set; if it changes between pages, restart at offset 0.
     pub listing_version: String,
+    /// Set when the call belongs to an open work (its `work_id`, or the workspace's only
+    /// open work): whether the person queued instructions since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination: Option<Coordination>,
 }
 
 /// Arguments of `grep`.

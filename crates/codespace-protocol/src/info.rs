@@ -138,6 +138,11 @@ pub struct FilesInfo {
     pub patch: Availability,
     /// Windows, pages and caps of the file tools.
     pub capabilities: FileCapabilities,
+    /// `changes`.
+    pub changes: Availability,
+    /// The workspace watcher and its caches; absent where no root is opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<crate::WatchInfo>,
 }
 
 /// Windows, pages and caps of the file tools.

@@ -5,6 +5,7 @@
 //! knows nothing about rmcp or transports.
 
 mod approval;
+mod changes;
 mod error;
 mod files;
 mod info;
@@ -12,11 +13,14 @@ mod limits;
 mod patch;
 mod process;
 mod process_info;
+mod work;
 
-/// The values the wire shares with the layers below, defined once in `codespace-types`.
 pub use approval::*;
+pub use changes::*;
+/// The values the wire shares with the layers below, defined once in `codespace-types`.
 pub use codespace_types::{
-    ApprovalState, ChangeKind, Decision, EventName, HeldTool, ParseVersionError, Version,
+    ApprovalState, ChangeKind, Decision, EventName, HeldTool, ObservedChange, ParseVersionError,
+    Version,
 };
 pub use error::{ErrorBody, ErrorCode};
 pub use files::*;
@@ -25,6 +29,7 @@ pub use limits::*;
 pub use patch::*;
 pub use process::*;
 pub use process_info::*;
+pub use work::*;
 
 /// Server name reported in `initialize` and `workspace_info`.
 pub const SERVER_NAME: &str = "codespace";
@@ -42,11 +47,17 @@ pub mod tool {
     pub const PROCESS_STATUS: &str = "process_status";
     pub const PROCESS_RESIZE: &str = "process_resize";
     pub const TERMINATE_PROCESS: &str = "terminate_process";
+    pub const WORK_OPEN: &str = "work_open";
+    pub const STEER_STATUS: &str = "steer_status";
+    pub const STEER_CLAIM_NEXT: &str = "steer_claim_next";
+    pub const STEER_COMPLETE: &str = "steer_complete";
+    pub const WORK_FINISH: &str = "work_finish";
     pub const APPROVAL_CREATE: &str = "approval_create";
     pub const APPROVAL_RESOLVE: &str = "approval_resolve";
     pub const OPERATION_RESUME: &str = "operation_resume";
     pub const GREP: &str = "grep";
     pub const VERSION: &str = "version";
+    pub const CHANGES: &str = "changes";
 }
 
 /// The tools this server exposes, in `tools/list` order: the reference's tools in the
@@ -65,11 +76,17 @@ pub const LIVE_TOOLS: &[&str] = &[
     tool::PROCESS_STATUS,
     tool::PROCESS_RESIZE,
     tool::TERMINATE_PROCESS,
+    tool::WORK_OPEN,
+    tool::STEER_STATUS,
+    tool::STEER_CLAIM_NEXT,
+    tool::STEER_COMPLETE,
+    tool::WORK_FINISH,
     tool::APPROVAL_CREATE,
     tool::APPROVAL_RESOLVE,
     tool::OPERATION_RESUME,
     tool::GREP,
     tool::VERSION,
+    tool::CHANGES,
 ];
 
 /// Version string of a missing file.

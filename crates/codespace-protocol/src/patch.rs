@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{ChangeKind, EventName, Version, is_false};
+use crate::{ChangeKind, Coordination, EventName, Version, is_false};
 
 /// Arguments of `apply_patch`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -27,7 +27,9 @@ pub struct ApplyPatchParams {
     /// Plan and check only; write nothing (status `checked`).
     #[serde(default)]
     pub check_only: Option<bool>,
-    /// Echoed back.
+    /// An open work this change belongs to: checked first (WORK_NOT_FOUND when it is not
+    /// one of this workspace; nothing is written), echoed back, and the result carries its
+    /// `coordination` hint.
     #[serde(default)]
     pub work_id: Option<String>,
 }
@@ -154,6 +156,10 @@ pub struct ApplyPatchResult {
     /// log keeps it. Nothing a patch replaced, moved or deleted is ever lost.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preserved: Vec<Preserved>,
+    /// Set when the call belongs to an open work (its `work_id`, or the workspace's only
+    /// open work): whether the person queued instructions since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination: Option<Coordination>,
 }
 
 /// Arguments of `operation_status`: an `operation_id`, or an `operation_key` with its

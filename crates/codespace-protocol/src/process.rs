@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::is_false;
+use crate::{Coordination, is_false};
 
 /// Arguments of `exec_command`. There is deliberately no cwd, env or terminal size: the
 /// server fills them in (cwd = workspace root, a clean environment plus the workspace's
@@ -26,7 +26,9 @@ pub struct ExecCommandParams {
     /// says what applies.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
-    /// Echoed back.
+    /// An open work this command belongs to: checked first (WORK_NOT_FOUND when it is not
+    /// one of this workspace; nothing starts), echoed back, and the result carries its
+    /// `coordination` hint.
     #[serde(default)]
     pub work_id: Option<String>,
 }
@@ -47,6 +49,10 @@ pub struct ExecCommandResult {
     /// The request's `work_id`, echoed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_id: Option<String>,
+    /// Set when the call belongs to an open work (its `work_id`, or the workspace's only
+    /// open work): whether the person queued instructions since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination: Option<Coordination>,
 }
 
 /// What `exec_command` can say about dispatch.
@@ -83,6 +89,10 @@ pub struct ProcessAck {
     /// `process_resize`: the terminal's columns now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cols: Option<u16>,
+    /// Set when the process's workspace has exactly one open work: whether the person
+    /// queued instructions for it (see `work_open`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination: Option<Coordination>,
 }
 
 /// Arguments of `read_process`.
@@ -119,6 +129,10 @@ pub struct ReadProcessResult {
     pub output_lost: bool,
     /// First byte offset still retained.
     pub retained_from: u64,
+    /// Set when the process's workspace has exactly one open work: whether the person
+    /// queued instructions for it (see `work_open`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination: Option<Coordination>,
 }
 
 /// Arguments of `terminate_process`.
@@ -204,6 +218,10 @@ pub struct ProcessStatusResult {
     /// Unix milliseconds; only when exited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exited_at: Option<u64>,
+    /// Set when the process's workspace has exactly one open work: whether the person
+    /// queued instructions for it (see `work_open`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination: Option<Coordination>,
 }
 
 /// Arguments of `process_resize`.

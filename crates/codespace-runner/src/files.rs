@@ -1,7 +1,7 @@
 //! `find`: the bounded no-follow walk filtered by a glob, ignored paths left out unless
 //! asked for.
 
-use codespace_fs::{Root, WalkLimits};
+use codespace_fs::{Root, Walk, WalkLimits};
 
 use crate::{PathGlob, RunnerError};
 
@@ -19,9 +19,11 @@ pub fn find(
     include_ignored: bool,
 ) -> Result<FindOutcome, RunnerError> {
     let walk = crate::ignores::walk(root, limits, include_ignored)?;
-    let mut paths = walk.files;
-    if let Some(glob) = glob {
-        paths.retain(|p| glob.is_match(p));
-    }
-    Ok(FindOutcome { paths, incomplete: walk.incomplete })
+    Ok(find_in(&walk, glob))
+}
+
+/// [`find`] over a walk the caller supplies (a cached one, say).
+pub fn find_in(walk: &Walk, glob: Option<&PathGlob>) -> FindOutcome {
+    let paths = walk.files.iter().filter(|p| glob.is_none_or(|g| g.is_match(p))).cloned().collect();
+    FindOutcome { paths, incomplete: walk.incomplete }
 }

@@ -111,12 +111,9 @@ impl WalkFilter for IgnoreRules {
     }
 }
 
-/// The bounded no-follow walk, leaving out ignored paths unless `include_ignored`.
-pub(crate) fn walk(
-    root: &Root,
-    limits: &WalkLimits,
-    include_ignored: bool,
-) -> Result<Walk, RunnerError> {
+/// The bounded no-follow walk `find` and `grep` list from, leaving out ignored paths
+/// unless `include_ignored`.
+pub fn walk(root: &Root, limits: &WalkLimits, include_ignored: bool) -> Result<Walk, RunnerError> {
     let walk = if include_ignored {
         root.walk(limits)?
     } else {

@@ -18,13 +18,14 @@ pub use codespace_fs::{
 pub use codespace_patch::{
     ChangeKind, ChunkLine, Hunk, Patch, PatchError, PlanError, parse as parse_patch,
 };
-pub use files::{FindOutcome, find};
+pub use files::{FindOutcome, find, find_in};
 pub use glob::PathGlob;
+pub use ignores::walk;
 pub use patch::{
     ApplyOutcome, Found, InterruptedFile, LookupError, MAX_PATCH_FILE_BYTES, PatchFs, PlanFailure,
     PlannedWrite, Undone, apply, prepare, put_back, roll_back, survey,
 };
-pub use search::{GrepOutcome, GrepRequest, LineMatch, grep};
+pub use search::{GrepOutcome, GrepRequest, LineMatch, grep, grep_in};
 
 /// Why a runner file operation failed.
 #[derive(Debug, thiserror::Error)]

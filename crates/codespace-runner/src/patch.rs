@@ -93,7 +93,9 @@ fn lookup(root: &Root, path: &str) -> Result<Entry, LookupError> {
         Err(FsError::IsDirectory { .. }) => return Ok(Entry::Directory),
         Err(e) => return Err(e.into()),
     };
-    let mut bytes = Vec::new();
+    // Sized from the descriptor up front: one read instead of a doubling series.
+    let size = file.metadata().map_or(0, |m| m.len()).min(MAX_PATCH_FILE_BYTES + 1);
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + 1);
     file.take(MAX_PATCH_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|source| FsError::Io {
         path: path.to_owned(),
         op: "read",

@@ -9,12 +9,13 @@
 //! match, and inside the matcher while it searches one buffer (`matcher`), so a pattern
 //! built to defeat the regex engine stops on time too.
 
+use std::borrow::Borrow;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
-use codespace_fs::{FsError, Root, WalkLimits, WorkspacePath};
+use codespace_fs::{FsError, Root, Walk, WalkLimits, WorkspacePath};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 
 use crate::{PathGlob, RunnerError};
@@ -86,6 +87,16 @@ pub struct GrepOutcome {
 const RUN_AHEAD: usize = 64;
 
 pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerError> {
+    grep_in(root, req, || crate::ignores::walk(root, &req.walk, req.include_ignored))
+}
+
+/// [`grep`] over the files of a walk the caller supplies (a cached one, say), taken only
+/// once the pattern compiled. The walk must be of `root`, with `req.include_ignored`.
+pub fn grep_in<W: Borrow<Walk>>(
+    root: &Root,
+    req: &GrepRequest<'_>,
+    walk: impl FnOnce() -> Result<W, RunnerError>,
+) -> Result<GrepOutcome, RunnerError> {
     // A literal search is the escaped pattern: the matcher below never sees the flag.
     let escaped;
     let literal;
@@ -97,7 +108,8 @@ pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerErr
         req
     };
     let matcher = build_matcher(req)?;
-    let walk = crate::ignores::walk(root, &req.walk, req.include_ignored)?;
+    let walk = walk()?;
+    let walk: &Walk = walk.borrow();
     let files: Vec<&str> = walk
         .files
         .iter()
@@ -122,8 +134,10 @@ pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerErr
             results: (0..files.len()).map(|_| None).collect(),
             consumed: 0,
             stop: false,
+            held_back: 0,
         }),
-        changed: Condvar::new(),
+        ready: Condvar::new(),
+        room: Condvar::new(),
     };
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
     let failure = std::thread::scope(|scope| {
@@ -133,7 +147,7 @@ pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerErr
         }
         let failure = consume(&shared, files.len(), req, wanted, &mut out);
         shared.lock().stop = true;
-        shared.changed.notify_all();
+        shared.room.notify_all();
         failure
     });
     match failure {
@@ -168,12 +182,18 @@ struct State {
     results: Vec<Option<FileResult>>,
     consumed: usize,
     stop: bool,
+    /// Workers waiting for room ahead of the consumer: only then does a take wake anyone.
+    held_back: usize,
 }
 
+/// The consumer waits on `ready` for exactly the next result; workers wait on `room`. A
+/// wake-up goes only to a thread that is waiting for what just happened, instead of one
+/// broadcast per file.
 struct Shared {
     next: AtomicUsize,
     state: Mutex<State>,
-    changed: Condvar,
+    ready: Condvar,
+    room: Condvar,
 }
 
 impl Shared {
@@ -184,18 +204,32 @@ impl Shared {
     /// Waits for file `i`'s result and marks it consumed, which lets workers held back by
     /// `RUN_AHEAD` go on.
     fn take(&self, i: usize) -> FileResult {
-        let result = {
+        let (result, wake) = {
             let mut st = self.lock();
             loop {
                 if let Some(r) = st.results[i].take() {
                     st.consumed = i + 1;
-                    break r;
+                    break (r, st.held_back > 0);
                 }
-                st = self.changed.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+                st = self.ready.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
             }
         };
-        self.changed.notify_all();
+        if wake {
+            self.room.notify_all();
+        }
         result
+    }
+
+    /// Stores file `i`'s result, waking the consumer only when it waits for this one.
+    fn put(&self, i: usize, result: FileResult) {
+        let wake = {
+            let mut st = self.lock();
+            st.results[i] = Some(result);
+            st.consumed == i
+        };
+        if wake {
+            self.ready.notify_one();
+        }
     }
 }
 
@@ -267,7 +301,9 @@ fn worker(
         {
             let mut st = shared.lock();
             while !st.stop && i >= st.consumed + RUN_AHEAD {
-                st = shared.changed.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+                st.held_back += 1;
+                st = shared.room.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+                st.held_back -= 1;
             }
             if st.stop {
                 return;
@@ -280,8 +316,7 @@ fn worker(
             req.walk.progress.file_searched();
             result
         };
-        shared.lock().results[i] = Some(result);
-        shared.changed.notify_all();
+        shared.put(i, result);
     }
 }
 

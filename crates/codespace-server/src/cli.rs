@@ -173,6 +173,10 @@ pub(crate) struct ServeArgs {
         value_parser = clap::value_parser!(u64).range(1..=86_400)
     )]
     pub(crate) elicitation_timeout_secs: u64,
+    /// Start no workspace watcher: no caches (every answer from the disk), and `changes`
+    /// always says resync_required.
+    #[arg(long)]
+    pub(crate) no_watch: bool,
 }
 
 #[derive(Debug, Args)]

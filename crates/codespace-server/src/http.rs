@@ -1,6 +1,7 @@
-//! Streamable HTTP at `/mcp`, behind guards that run before any MCP dispatch: a repeated
-//! Host or Origin header (400), Host allowlist and Origin allowlist (403), bearer token in
-//! constant time (401), body cap (413).
+//! Streamable HTTP at `/mcp` and the person's `/inbox` (API and page), behind guards that
+//! run before any MCP dispatch or inbox call: a repeated Host or Origin header (400), Host
+//! allowlist and Origin allowlist (403), bearer token in constant time (401; only the
+//! inbox page's static files are served without it), body cap (413).
 //! Every other path is 404.
 
 use std::collections::HashSet;
@@ -66,7 +67,7 @@ impl Guard {
         Guard { hosts, origins, token_digest: token.map(|t| Sha256::digest(t.as_bytes()).into()) }
     }
 
-    fn check(&self, headers: &HeaderMap) -> Result<(), Box<Response>> {
+    fn check(&self, headers: &HeaderMap, needs_token: bool) -> Result<(), Box<Response>> {
         // Only the first value of a header is looked at below, so a second one (a foreign
         // Origin after an allowed one) would go unchecked. RFC 9112 makes a repeated Host a
         // 400, and RFC 6454 allows one Origin value, so both are malformed, not foreign.
@@ -98,7 +99,7 @@ impl Guard {
                 )));
             }
         }
-        if let Some(expected) = &self.token_digest {
+        if let Some(expected) = self.token_digest.as_ref().filter(|_| needs_token) {
             let given = headers
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
@@ -142,14 +143,15 @@ fn refuse(status: StatusCode, error: &str, reason: &str) -> Response {
 }
 
 async fn check_request(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
-    match guard.check(req.headers()) {
+    let needs_token = !crate::inbox::is_public(req.method(), req.uri().path());
+    match guard.check(req.headers(), needs_token) {
         Ok(()) => next.run(req).await,
         Err(refusal) => *refusal,
     }
 }
 
 async fn not_found() -> Response {
-    refuse(StatusCode::NOT_FOUND, "not_found", "the MCP endpoint is /mcp")
+    refuse(StatusCode::NOT_FOUND, "not_found", "the MCP endpoint is /mcp; the inbox is /inbox/")
 }
 
 /// The whole HTTP application.
@@ -161,6 +163,7 @@ pub(crate) fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationTok
         .disable_allowed_origins()
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(shutdown);
+    let gateway = handler.gateway();
     let service: StreamableHttpService<CodeSpace, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(handler.session()),
         Arc::new(LocalSessionManager::default()),
@@ -168,7 +171,9 @@ pub(crate) fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationTok
     );
     Router::new()
         .route_service("/mcp", service)
+        .layer(middleware::from_fn(crate::http_json::prefer_json))
         .layer(middleware::from_fn(crate::http_body::check_message))
+        .merge(crate::inbox::routes(gateway))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(Arc::new(guard), check_request))
 }

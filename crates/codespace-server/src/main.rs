@@ -15,6 +15,8 @@ mod fixtures;
 mod frame;
 mod http;
 mod http_body;
+mod http_json;
+mod inbox;
 mod instructions;
 mod logging;
 mod mcp;
@@ -139,6 +141,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
             processes: config::processes(&process_vars, masked, Some(&state_dir))?,
         },
     );
+    let gateway = if args.no_watch { gateway.without_watchers() } else { gateway };
     // Operations a crash left unfinished are classified from the disk before serving.
     let recovered =
         gateway.recover().map_err(|e| Failure::Runtime(format!("ledger recovery: {e}")))?;
@@ -298,7 +301,9 @@ async fn serve_http(
             args.host
         );
     }
-    eprintln!("listening on http://{}:{}/mcp", bracketed(&local.ip().to_string()), local.port());
+    let shown = bracketed(&local.ip().to_string());
+    eprintln!("listening on http://{shown}:{}/mcp", local.port());
+    eprintln!("inbox page for the person at http://{shown}:{}/inbox/", local.port());
     let stop = shutdown.clone();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {

@@ -51,6 +51,11 @@ impl CodeSpace {
         }
     }
 
+    /// The gateway every session shares (the `/inbox` API uses it too).
+    pub(crate) fn gateway(&self) -> Arc<Gateway> {
+        self.gateway.clone()
+    }
+
     /// The handler of a new session: the same gateway and catalog, a fresh lifecycle.
     pub(crate) fn session(&self) -> Self {
         CodeSpace {
@@ -133,6 +138,7 @@ impl CodeSpace {
                 run(name, args, |p| g.grep(p, cancel, progress)).await
             }
             tool::VERSION => run(name, args, |p| g.version(p)).await,
+            tool::CHANGES => run(name, args, |p| g.changes(p)).await,
             tool::APPLY_PATCH => {
                 let wait = self.elicit_wait;
                 run(name, args, |p| async move {
@@ -164,6 +170,11 @@ impl CodeSpace {
             }
             tool::PROCESS_RESIZE => run(name, args, |p| g.process_resize(p)).await,
             tool::TERMINATE_PROCESS => run(name, args, |p| g.terminate_process(p)).await,
+            tool::WORK_OPEN => run(name, args, |p| g.work_open(p)).await,
+            tool::STEER_STATUS => run(name, args, |p| g.steer_status(p)).await,
+            tool::STEER_CLAIM_NEXT => run(name, args, |p| g.steer_claim_next(p)).await,
+            tool::STEER_COMPLETE => run(name, args, |p| g.steer_complete(p)).await,
+            tool::WORK_FINISH => run(name, args, |p| g.work_finish(p)).await,
             tool::APPROVAL_CREATE => run(name, args, |p| g.approval_create(p)).await,
             tool::APPROVAL_RESOLVE => run(name, args, |p| g.approval_resolve(p)).await,
             tool::OPERATION_RESUME => run(name, args, |p| g.operation_resume(p)).await,

@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use codespace_protocol::{
     ApplyPatchParams, ApplyPatchResult, ApprovalCreateParams, ApprovalResolveParams,
-    ApprovalResult, ExecCommandParams, ExecCommandResult, FindParams, FindResult, GrepParams,
-    GrepResult, OperationResumeParams, OperationResumeResult, OperationStatusParams,
-    OperationStatusResult, ProcessAck, ProcessIdParams, ProcessResizeParams, ProcessStatusParams,
-    ProcessStatusResult, ReadParams, ReadProcessParams, ReadProcessResult, ReadResult,
-    VersionParams, VersionResult, WorkspaceInfo, WorkspaceInfoParams, WriteStdinParams, tool,
+    ApprovalResult, ChangesParams, ChangesResult, ExecCommandParams, ExecCommandResult, FindParams,
+    FindResult, GrepParams, GrepResult, OperationResumeParams, OperationResumeResult,
+    OperationStatusParams, OperationStatusResult, ProcessAck, ProcessIdParams, ProcessResizeParams,
+    ProcessStatusParams, ProcessStatusResult, ReadParams, ReadProcessParams, ReadProcessResult,
+    ReadResult, SteerClaimResult, SteerCompleteParams, SteerStatusResult, UserIntent,
+    VersionParams, VersionResult, WorkFinishResult, WorkIdParams, WorkOpenParams, WorkOpenResult,
+    WorkspaceInfo, WorkspaceInfoParams, WriteStdinParams, tool,
 };
 use rmcp::handler::server::common::{schema_for_output, schema_for_type};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -27,6 +29,9 @@ enum Effect {
     Adjust,
     /// Ends something; doing it again changes nothing more.
     Stop,
+    /// Changes a work's queue, destroys nothing, but a retry acts twice (a second work, a
+    /// second claim).
+    Coordinate,
     /// Records a decision about a held action; repeating it changes nothing more.
     Decide,
     /// Runs a held action once; a repeat returns the stored result.
@@ -45,7 +50,7 @@ fn spec<P: JsonSchema + 'static, R: JsonSchema + 'static>(
         Some(matches!(effect, Effect::Mutate | Effect::Stop | Effect::Resume));
     // Only reads are idempotent: apply_patch is only with an operation_key, and a retried
     // exec_command or write_stdin starts a second process or writes twice.
-    annotations.idempotent_hint = Some(!matches!(effect, Effect::Mutate));
+    annotations.idempotent_hint = Some(!matches!(effect, Effect::Mutate | Effect::Coordinate));
     annotations.open_world_hint = Some(false);
     let input = normalised(&schema_for_type::<P>());
     let output = normalised(&schema_for_output::<R>());
@@ -101,7 +106,7 @@ fn strip_null(value: &mut Value) {
 
 /// Every live tool, in `LIVE_TOOLS` order.
 pub(crate) fn catalog() -> Arc<Vec<Tool>> {
-    use Effect::{Adjust, Decide, Mutate, Read, Resume, Stop};
+    use Effect::{Adjust, Coordinate, Decide, Mutate, Read, Resume, Stop};
     Arc::new(vec![
         spec::<WorkspaceInfoParams, WorkspaceInfo>(
             tool::WORKSPACE_INFO,
@@ -169,6 +174,36 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
             Stop,
             "Kill a process and its whole subtree; on an exited process a no-op that says so (already_exited).",
         ),
+        spec::<WorkOpenParams, WorkOpenResult>(
+            tool::WORK_OPEN,
+            "Open work",
+            Coordinate,
+            "Start a logical job in a workspace and get its work_id: the person's instructions for it queue up while you work (they write them at /inbox). Pass work_id to read, find, apply_patch and exec_command: their results then carry a coordination hint (claimable_now, queue_revision) telling you the person said something. Instructions the person left for the next work attach to this one.",
+        ),
+        spec::<WorkIdParams, SteerStatusResult>(
+            tool::STEER_STATUS,
+            "Instruction queue status",
+            Read,
+            "Counts of the work's queued, claimed and claimable-now instructions and its queue_revision; never their text.",
+        ),
+        spec::<WorkIdParams, SteerClaimResult>(
+            tool::STEER_CLAIM_NEXT,
+            "Claim next instruction",
+            Coordinate,
+            "Atomically claim the person's next instruction (at a major checkpoint, not after every step): next_checkpoint ones while the work is active, also after_current_work ones once work_finish made it closing. No item when nothing is claimable. Claimed content is frozen; complete it with steer_complete.",
+        ),
+        spec::<SteerCompleteParams, UserIntent>(
+            tool::STEER_COMPLETE,
+            "Complete instruction",
+            Adjust,
+            "Mark an instruction you claimed done (default) or blocked; the person sees it.",
+        ),
+        spec::<WorkIdParams, WorkFinishResult>(
+            tool::WORK_FINISH,
+            "Finish work",
+            Adjust,
+            "Close the work if the person has nothing pending for it. closed: false with reason pending_user_input means claim and do what is queued first (after_current_work instructions become claimable now), then call again.",
+        ),
         spec::<ApprovalCreateParams, ApprovalResult>(
             tool::APPROVAL_CREATE,
             "Create confirmation hold",
@@ -198,6 +233,12 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
             "File versions",
             Read,
             "Versions (sha256 of the whole file, or absent) of up to 1000 workspace-relative paths in one call; a refused path gets its own error.",
+        ),
+        spec::<ChangesParams, ChangesResult>(
+            tool::CHANGES,
+            "What changed",
+            Read,
+            "The paths that changed in the workspace since a cursor (from any cause: commands, patches, other programs), one entry per path (created, modified or removed), at most 1000 (truncated says more changed). Call without since to take a cursor, do the work (run a command, say), then call with since. resync_required: true means the list cannot be trusted to be complete (the server restarted, events were lost): re-read what matters. The paths are hints of what to re-read, not permissions.",
         ),
     ])
 }

@@ -1,5 +1,5 @@
-//! The durable SQLite ledger of patch operations and confirmation holds, and the undo log
-//! beside it.
+//! The durable SQLite ledger of patch operations, confirmation holds, works and their user
+//! instructions, and the undo log beside it.
 //!
 //! Every `apply_patch` is one row: minted by [`Store::begin`] (which also decides replay
 //! and key conflicts), given its plan by [`Store::record_plan`] before the first write,
@@ -32,7 +32,9 @@
 //! - `error`: [`StoreError`].
 //! - `hygiene`: open-time checks of the path and its sidecar files.
 //! - `migrate`: the embedded migrations and [`SCHEMA_VERSION`].
-//! - `store`: [`Store`], its transactions and the ledger calls, one module per job.
+//! - `store`: [`Store`], its transactions and the ledger calls, one module per job;
+//!   `store/works.rs` holds the rows of works and intents ([`WorkRow`], [`IntentRow`]) and
+//!   the transaction handle ([`Works`]) the gateway decides through.
 //! - `undo`: [`UndoLog`], the before-content of planned files, beside the ledger file.
 #![expect(
     clippy::disallowed_methods,
@@ -46,12 +48,15 @@ mod model;
 mod store;
 mod undo;
 
-pub use codespace_types::{ApprovalState, ChangeKind, Decision, EventName, HeldTool, Version};
+pub use codespace_types::{
+    ApprovalState, ChangeKind, Decision, Delivery, EventName, HeldTool, IntentKind, IntentState,
+    Version, WorkState,
+};
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use model::{
     ApprovalFilter, ApprovalRecord, Begin, Cas, Event, NewApproval, OpStatus, OperationRecord,
     PlannedFile,
 };
-pub use store::{BUSY_TIMEOUT, Store};
+pub use store::{BUSY_TIMEOUT, Draft, Drafted, IntentRow, Store, WorkRow, Works};
 pub use undo::UndoLog;

@@ -33,6 +33,12 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0003_approvals",
         sql: include_str!("../migrations/0003_approvals.sql"),
     },
+    Migration {
+        version: 4,
+        name: "0004_undo_content",
+        sql: include_str!("../migrations/0004_undo_content.sql"),
+    },
+    Migration { version: 5, name: "0005_works", sql: include_str!("../migrations/0005_works.sql") },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).

@@ -16,18 +16,24 @@
 //! - `busy`: [`BUSY_TIMEOUT`], the busy handler and the open-time retry.
 //! - `operations`: `begin`, `finish`, `recover`: minting and closing rows.
 //! - `plans`: `record_plan` and reading a plan back.
+//! - `drafts`: operations minted in memory, planned or finished in one transaction.
 //! - `events`: appending and reading an operation's history.
 //! - `queries`: `get`, `get_by_key`, `unfinished`: whole records.
+//! - `undo_rows`: the old content the plan's transaction stored, read back or written out.
+//! - `works`: works and intents, read and changed in one transaction by the gateway.
 //! - `sql`: the column texts of statuses, kinds, event names and versions, both ways.
 
 mod approvals;
 mod busy;
+mod drafts;
 mod events;
 mod open;
 mod operations;
 mod plans;
 mod queries;
 mod sql;
+mod undo_rows;
+mod works;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -35,6 +41,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use rusqlite::{Connection, TransactionBehavior};
 
 pub use busy::BUSY_TIMEOUT;
+pub use drafts::{Draft, Drafted};
+pub use works::{IntentRow, WorkRow, Works};
 
 use crate::error::{StoreError, is_storage_failure};
 use crate::undo::UndoLog;

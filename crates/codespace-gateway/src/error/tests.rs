@@ -13,7 +13,7 @@ use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
 use codespace_runner::{
     FsError, LookupError, PatchError, PlanError, PlanFailure, RunnerError, Version,
 };
-use codespace_store::{OpStatus, StoreError};
+use codespace_store::{IntentState, OpStatus, StoreError, WorkState};
 
 use super::GatewayError;
 use crate::lease::LeaseError;
@@ -270,6 +270,28 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
         ),
         (GatewayError::SandboxUnavailable("Landlock".to_owned()), ErrorCode::Unauthorized),
         (GatewayError::InvalidCommand("empty argv".to_owned()), ErrorCode::InvalidCommand),
+        (GatewayError::WorkNotFound { work_id: "work-1".to_owned() }, ErrorCode::WorkNotFound),
+        (
+            GatewayError::WorkClosed { work_id: "work-1".to_owned(), state: WorkState::Closed },
+            ErrorCode::WorkClosed,
+        ),
+        (GatewayError::IntentNotFound { intent_id: "fb-1".to_owned() }, ErrorCode::IntentNotFound),
+        (
+            GatewayError::IntentAlreadyClaimed { intent_id: "fb-1".to_owned() },
+            ErrorCode::IntentAlreadyClaimed,
+        ),
+        (
+            GatewayError::IntentNotEditable {
+                intent_id: "fb-1".to_owned(),
+                state: IntentState::Done,
+                action: "edited",
+            },
+            ErrorCode::IntentNotEditable,
+        ),
+        (
+            GatewayError::IntentRevisionConflict { intent_id: "fb-1".to_owned(), given: 1 },
+            ErrorCode::IntentRevisionConflict,
+        ),
         (GatewayError::Internal("bug".to_owned()), ErrorCode::Internal),
     ];
     rows.extend(fs_rows().into_iter().map(|(e, code)| (GatewayError::from(e), code)));
@@ -318,6 +340,12 @@ fn variant(e: &GatewayError) -> &'static str {
         GatewayError::SandboxUnavailable(..) => "SandboxUnavailable",
         GatewayError::InvalidCommand(..) => "InvalidCommand",
         GatewayError::Process(..) => "Process",
+        GatewayError::WorkNotFound { .. } => "WorkNotFound",
+        GatewayError::WorkClosed { .. } => "WorkClosed",
+        GatewayError::IntentNotFound { .. } => "IntentNotFound",
+        GatewayError::IntentAlreadyClaimed { .. } => "IntentAlreadyClaimed",
+        GatewayError::IntentNotEditable { .. } => "IntentNotEditable",
+        GatewayError::IntentRevisionConflict { .. } => "IntentRevisionConflict",
         GatewayError::Internal(..) => "Internal",
     }
 }
@@ -334,9 +362,9 @@ fn every_internal_error_has_its_wire_code() {
     let mut seen: Vec<&str> = table.iter().map(|(e, _)| variant(e)).collect();
     seen.sort_unstable();
     seen.dedup();
-    assert_eq!(seen.len(), 24, "every GatewayError variant has a row: {seen:?}");
-    // 28 direct rows, then 8 fs, 11 + 8 plan, 9 process and 2 x 12 ledger rows.
-    assert_eq!(table.len(), 28 + 8 + 19 + 9 + 24);
+    assert_eq!(seen.len(), 30, "every GatewayError variant has a row: {seen:?}");
+    // 34 direct rows, then 8 fs, 11 + 8 plan, 9 process and 2 x 12 ledger rows.
+    assert_eq!(table.len(), 34 + 8 + 19 + 9 + 24);
 }
 
 #[test]

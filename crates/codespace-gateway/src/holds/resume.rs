@@ -194,7 +194,7 @@ async fn finish(
     outcome: Result<OperationResumeResult, GatewayError>,
 ) -> Result<OperationResumeResult, GatewayError> {
     let stored = match &outcome {
-        Ok(result) => Outcome::Success(result.clone()),
+        Ok(result) => Outcome::Success(Box::new(result.clone())),
         Err(e) => {
             let mut body = e.to_body();
             body.approval_id = Some(id.to_owned());
@@ -212,7 +212,7 @@ async fn finish(
         }
         (Ok(Cas::Moved(_)), Err(_)) => match stored {
             Outcome::Failed(body) => Err(GatewayError::Recorded(Box::new(body))),
-            Outcome::Success(result) => Ok(result),
+            Outcome::Success(result) => Ok(*result),
         },
         (Ok(Cas::Stale(_) | Cas::Missing) | Err(_), Ok(result)) => {
             let op = result.apply_patch.map(|r| r.operation_id);

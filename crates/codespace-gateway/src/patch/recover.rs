@@ -45,6 +45,7 @@ impl Gateway {
                 failure: Some(verdict.reason.clone()),
                 work_id: None,
                 preserved: verdict.preserved,
+                coordination: None,
             };
             let json = serde_json::to_string(&Recorded::Result(result.clone()))
                 .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
@@ -148,7 +149,7 @@ fn interrupted_files(store: &Store, rec: &OperationRecord) -> Vec<InterruptedFil
             path: f.path.clone(),
             before: f.before_version,
             after: f.after_version,
-            undo: store.undo().load(&rec.operation_id, i).ok().flatten(),
+            undo: store.undo_content(&rec.operation_id, i).ok().flatten(),
             mode: f.before_mode,
         })
         .collect()

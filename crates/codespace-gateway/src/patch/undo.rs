@@ -1,23 +1,16 @@
-//! The gateway's side of the undo log (kept by the store, beside the ledger): the
-//! before-content of every planned file that has one is saved before the first write,
-//! under the file's plan ordinal; a result names what stayed in the log as `preserved`;
-//! everything else is discarded once the operation is terminal and verified.
+//! The gateway's side of the undo log: the before-content of every planned file that has
+//! one goes into the ledger with the plan (one commit before the first write), under the
+//! file's plan ordinal; what a result names as `preserved` is written out to the undo
+//! directory beside the ledger before the terminal record, which drops the rest.
 
 use codespace_protocol::Preserved;
 use codespace_runner::PlannedWrite;
 use codespace_store::{OperationRecord, PlannedFile, Store, Version};
 
-use crate::GatewayError;
-
-/// Makes the old content of every file the patch replaces, moves or deletes durable.
-pub(super) fn save(store: &Store, op: &str, writes: &[PlannedWrite]) -> Result<(), GatewayError> {
-    let entries: Vec<(usize, &[u8])> = writes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, w)| w.before.as_deref().map(|b| (i, b)))
-        .collect();
-    store.undo().save(op, &entries)?;
-    Ok(())
+/// The old content of every file the patch replaces, moves or deletes, by plan ordinal: it
+/// goes into the ledger with the plan.
+pub(super) fn entries(writes: &[PlannedWrite]) -> Vec<(usize, &[u8])> {
+    writes.iter().enumerate().filter_map(|(i, w)| w.before.as_deref().map(|b| (i, b))).collect()
 }
 
 /// The log entry of every path in `paths` that had old content.
@@ -27,22 +20,39 @@ pub(super) fn preserved(
     plan: &[PlannedFile],
     paths: &[String],
 ) -> Vec<Preserved> {
-    plan.iter()
+    let named: Vec<(usize, &PlannedFile)> = plan
+        .iter()
         .enumerate()
         .filter(|(_, f)| f.before_version != Version::Absent && paths.contains(&f.path))
-        .filter_map(|(i, f)| entry(store, op, i, &f.path))
+        .collect();
+    written_out(store, op, &named)
+}
+
+/// Writes the old content of `named` out of the ledger into the undo directory, where it
+/// outlives the terminal record, and names each entry. A failure is logged, and the entries
+/// that could not be written out are not named.
+fn written_out(store: &Store, op: &str, named: &[(usize, &PlannedFile)]) -> Vec<Preserved> {
+    let ordinals: Vec<usize> = named.iter().map(|(i, _)| *i).collect();
+    if let Err(e) = store.preserve_undo(op, &ordinals) {
+        tracing::error!(operation_id = %op, error = %e, "old content could not be written out of the ledger");
+    }
+    named
+        .iter()
+        .filter(|(i, _)| store.undo().load(op, *i).is_ok_and(|b| b.is_some()))
+        .filter_map(|(i, f)| entry(store, op, *i, &f.path))
         .collect()
 }
 
 /// The log entry of every planned file with old content that the log still holds.
 pub(super) fn all_kept(store: &Store, rec: &OperationRecord) -> Vec<Preserved> {
-    rec.plan
+    let named: Vec<(usize, &PlannedFile)> = rec
+        .plan
         .iter()
         .enumerate()
         .filter(|(_, f)| f.before_version != Version::Absent)
-        .filter(|(i, _)| store.undo().load(&rec.operation_id, *i).is_ok_and(|b| b.is_some()))
-        .filter_map(|(i, f)| entry(store, &rec.operation_id, i, &f.path))
-        .collect()
+        .filter(|(i, _)| store.undo_content(&rec.operation_id, *i).is_ok_and(|b| b.is_some()))
+        .collect();
+    written_out(store, &rec.operation_id, &named)
 }
 
 fn entry(store: &Store, op: &str, ordinal: usize, path: &str) -> Option<Preserved> {

@@ -18,8 +18,9 @@ pub(super) fn socketpair() -> Result<(OwnedFd, OwnedFd), SandboxError> {
         .map_err(|e| SandboxError::errno("socketpair", e))
 }
 
-/// Sends `fd` over `channel` with one data byte.
-pub(super) fn send_fd(channel: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> Result<(), SandboxError> {
+/// Sends `fd` over `channel` with one data byte. `Ok(false)`: the receiver has already
+/// closed its end (it ended first, and its own report says why).
+pub(super) fn send_fd(channel: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> Result<bool, SandboxError> {
     let fds = [fd];
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = SendAncillaryBuffer::new(&mut space);
@@ -27,9 +28,10 @@ pub(super) fn send_fd(channel: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> Result<(),
         return Err(SandboxError::other("send network namespace", "no room for a descriptor"));
     }
     let byte = [0u8; 1];
-    match rustix::net::sendmsg(channel, &[IoSlice::new(&byte)], &mut control, SendFlags::empty()) {
-        Ok(1) => Ok(()),
+    match rustix::net::sendmsg(channel, &[IoSlice::new(&byte)], &mut control, SendFlags::NOSIGNAL) {
+        Ok(1) => Ok(true),
         Ok(_) => Err(SandboxError::other("send network namespace", "nothing sent")),
+        Err(rustix::io::Errno::PIPE | rustix::io::Errno::CONNRESET) => Ok(false),
         Err(e) => Err(SandboxError::errno("send network namespace", e)),
     }
 }

@@ -161,7 +161,9 @@ fn make_network_namespace(init: Pid, channel: BorrowedFd<'_>) -> Result<(), Sand
     // change; re-armed so the monitor still dies with the shim (as before, best effort).
     let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
     let netns = open_namespace("/proc/self/ns/net")?;
-    fdpass::send_fd(channel, netns.as_fd())
+    // An init that already failed (building the root, say) closed its end: its own report
+    // names that step, and the monitor goes on to mirror its end rather than report this.
+    fdpass::send_fd(channel, netns.as_fd()).map(drop)
 }
 
 /// A namespace file opened for `setns` (which refuses `O_PATH` descriptors).

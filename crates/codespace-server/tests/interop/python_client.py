@@ -14,7 +14,8 @@ from mcp import Client, StdioServerParameters
 EXPECTED_TOOLS = [
     "workspace_info", "read", "find", "apply_patch", "operation_status", "exec_command",
     "write_stdin", "read_process", "process_status", "process_resize", "terminate_process",
-    "approval_create", "approval_resolve", "operation_resume", "grep", "version",
+    "work_open", "steer_status", "steer_claim_next", "steer_complete", "work_finish",
+    "approval_create", "approval_resolve", "operation_resume", "grep", "version", "changes",
 ]
 
 

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("codespace-sandbox", 1),
     ("codespace-store", 1),
     ("codespace-process", 2),
+    ("codespace-watch", 2),
     ("codespace-runner", 3),
     ("codespace-gateway", 4),
     ("codespace-server", 5),

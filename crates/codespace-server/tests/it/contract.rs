@@ -18,11 +18,17 @@ const LIVE_TOOLS: &[&str] = &[
     "process_status",
     "process_resize",
     "terminate_process",
+    "work_open",
+    "steer_status",
+    "steer_claim_next",
+    "steer_complete",
+    "work_finish",
     "approval_create",
     "approval_resolve",
     "operation_resume",
     "grep",
     "version",
+    "changes",
 ];
 
 #[tokio::test]
@@ -44,6 +50,8 @@ async fn initialize_reports_identity_instructions_and_tools() {
         "OUTPUT_LIMIT",
         "SYMLINK_REJECTED",
         "not permission",
+        "Claim user intents only at major checkpoints",
+        "coordination",
     ] {
         assert!(instructions.contains(phrase), "instructions lack {phrase:?}");
     }

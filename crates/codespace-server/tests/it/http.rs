@@ -224,7 +224,7 @@ fn b1_b4_bad_input_is_refused_and_the_server_survives() {
     let r = server.post("/mcp", &["MCP-Protocol-Version: 1999-01-01"], INIT);
     assert!((400..500).contains(&r.status) || r.body.contains("error"), "{r:?}");
     // Other paths are 404; the server still answers afterwards.
-    for path in ["/", "/mcp/extra", "/inbox", "/.well-known/oauth-authorization-server"] {
+    for path in ["/", "/mcp/extra", "/inbox/unknown", "/.well-known/oauth-authorization-server"] {
         let r = server.post(path, &[], INIT);
         assert_eq!(r.status, 404, "{path}");
     }
@@ -298,4 +298,31 @@ fn generated_tokens_are_per_port_and_written_after_the_bind() {
     assert_eq!(std::fs::read_to_string(&first_path).unwrap(), first_token);
     let auth = format!("Authorization: Bearer {}", second_token.trim());
     assert_eq!(second.post("/mcp", &[&auth], INIT).status, 200);
+}
+
+/// A request whose whole answer is one response is answered `application/json`, session
+/// header and all; the same call through a real client still works, and a 1 MiB window
+/// arrives as one plain JSON body.
+#[test]
+fn a_single_response_is_plain_json() {
+    let mut env = Env::new();
+    let root = env.workspace("ro", json!({}));
+    std::fs::write(root.join("big.txt"), "x".repeat(1 << 20)).unwrap();
+    let server = env.http(&["--no-auth"]);
+    let init = server.post("/mcp", &[], INIT);
+    assert_eq!(init.status, 200, "{init:?}");
+    assert_eq!(init.header("content-type"), Some("application/json"), "{init:?}");
+    let v: serde_json::Value = serde_json::from_str(&init.body).unwrap();
+    assert_eq!(v["result"]["serverInfo"]["name"], "codespace");
+    let session = init.header("mcp-session-id").expect("a session").to_owned();
+    let session_header = format!("Mcp-Session-Id: {session}");
+    let version = "MCP-Protocol-Version: 2025-06-18";
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    server.post("/mcp", &[&session_header, version], initialized);
+    let read = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"workspace_id":"ro","path":"big.txt"}}}"#;
+    let reply = server.post("/mcp", &[&session_header, version], read);
+    assert_eq!(reply.header("content-type"), Some("application/json"), "{:?}", reply.headers);
+    let v: serde_json::Value = serde_json::from_str(&reply.body).unwrap();
+    assert_eq!(v["id"], 2);
+    assert_eq!(v["result"]["structuredContent"]["byte_count"], 1 << 20);
 }

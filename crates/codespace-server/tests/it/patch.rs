@@ -40,11 +40,15 @@ async fn apply_preview_replay_and_status() {
 
     let mut args = apply("w", &p);
     args["operation_key"] = json!("k1");
-    args["work_id"] = json!("work-1");
+    // The work the change belongs to: checked, echoed, and its hint attached.
+    let work = call(&client, "work_open", json!({"workspace_id": "w"})).await.unwrap();
+    let work_id = work["work_id"].as_str().unwrap().to_owned();
+    args["work_id"] = json!(work_id);
     let applied = call(&client, "apply_patch", args.clone()).await.unwrap();
     assert_eq!(applied["status"], "applied");
     assert_eq!(applied["replayed"], false);
-    assert_eq!(applied["work_id"], "work-1");
+    assert_eq!(applied["work_id"], work_id.as_str());
+    assert_eq!(applied["coordination"]["work_id"], work_id.as_str());
     assert!(applied["operation_id"].as_str().unwrap().starts_with("op-"));
     assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "one\nTWO\n");
     assert_eq!(std::fs::read_to_string(root.join("dir/new.txt")).unwrap(), "hello\n");

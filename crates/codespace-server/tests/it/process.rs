@@ -51,7 +51,7 @@ pub(crate) async fn output(client: &Client, id: &str) -> String {
 }
 
 /// Waits until the output so far contains `needle`.
-async fn wait_output(client: &Client, id: &str, needle: &str) {
+pub(crate) async fn wait_output(client: &Client, id: &str, needle: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut out = String::new();
     let mut cursor = 0u64;
@@ -70,7 +70,7 @@ async fn wait_output(client: &Client, id: &str, needle: &str) {
 }
 
 /// Processes whose command line contains `marker`.
-fn alive(marker: &str) -> Vec<u32> {
+pub(crate) fn alive(marker: &str) -> Vec<u32> {
     let me = std::process::id();
     std::fs::read_dir("/proc")
         .unwrap()

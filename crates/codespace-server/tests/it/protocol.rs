@@ -187,9 +187,12 @@ fn tool_metadata_is_honest_and_schemas_are_plain() {
         let a = &tool["annotations"];
         assert!(tool["title"].as_str().is_some_and(|t| !t.is_empty()), "{name} has a title");
         assert_eq!(a["title"], tool["title"], "{name}");
-        // A retry of these starts a second process, writes twice, or (without an
-        // operation_key) applies again.
-        let idempotent = !matches!(name, "exec_command" | "write_stdin" | "apply_patch");
+        // A retry of these starts a second process, writes twice, (without an
+        // operation_key) applies again, opens a second work or claims a second instruction.
+        let idempotent = !matches!(
+            name,
+            "exec_command" | "write_stdin" | "apply_patch" | "work_open" | "steer_claim_next"
+        );
         assert_eq!(a["idempotentHint"], idempotent, "{name}");
         let destructive = matches!(
             name,

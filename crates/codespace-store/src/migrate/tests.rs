@@ -47,7 +47,18 @@ fn an_empty_database_migrates_to_the_schema_version_once() {
         .expect("query")
         .collect::<Result<_, _>>()
         .expect("rows");
-    assert_eq!(tables, ["approvals", "operation_events", "operation_files", "operations"]);
+    assert_eq!(
+        tables,
+        [
+            "approvals",
+            "intents",
+            "operation_events",
+            "operation_files",
+            "operation_undo",
+            "operations",
+            "works"
+        ]
+    );
 }
 
 fn refusal(conn: &mut Connection) -> String {

@@ -32,20 +32,6 @@ impl Store {
         self.begin_as(None, workspace_id, operation_key, fingerprint, now)
     }
 
-    /// [`Store::begin`], minting the row under `operation_id` (reserved earlier by
-    /// [`Store::start_resume`]) instead of a new id.
-    pub fn begin_reserved(
-        &self,
-        operation_id: &str,
-        workspace_id: &str,
-        operation_key: Option<&str>,
-        fingerprint: &str,
-        now: i64,
-    ) -> Result<Begin, StoreError> {
-        non_empty("operation_id", operation_id)?;
-        self.begin_as(Some(operation_id), workspace_id, operation_key, fingerprint, now)
-    }
-
     fn begin_as(
         &self,
         reserved: Option<&str>,
@@ -181,6 +167,10 @@ impl Store {
                 now
             ])?;
             insert_event(conn, operation_id, now, event, Some(status), reason)?;
+            // Terminal: the old content kept for a rollback is no longer needed (what a
+            // result preserves was written out to the undo directory first).
+            conn.prepare_cached("DELETE FROM operation_undo WHERE operation_id = ?1")?
+                .execute(params![operation_id])?;
             Ok(())
         })
     }

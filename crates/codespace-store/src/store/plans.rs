@@ -62,7 +62,7 @@ fn ensure_plannable(conn: &Connection, operation_id: &str) -> Result<(), StoreEr
     }
 }
 
-fn insert_plan(
+pub(super) fn insert_plan(
     conn: &Connection,
     operation_id: &str,
     plan: &[PlannedFile],

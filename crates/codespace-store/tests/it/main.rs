@@ -11,6 +11,7 @@
 mod approvals;
 mod contention;
 mod crash;
+mod drafts;
 mod hygiene;
 mod ledger;
 mod reopen;

@@ -1,0 +1,91 @@
+//! `changes`: what changed in a workspace since an earlier cursor, from its watcher's
+//! journal, or that the caller must re-read.
+
+use codespace_policy::Action;
+use codespace_protocol::{ChangesParams, ChangesResult, PathChange, WatchInfo};
+use codespace_watch::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchState, WorkspaceWatch};
+
+use crate::{Gateway, GatewayError, blocking};
+
+impl Gateway {
+    pub async fn changes(&self, p: ChangesParams) -> Result<ChangesResult, GatewayError> {
+        self.authorized_root(&p.workspace_id, Action::Read)?;
+        let Some(watch) = self.watch(&p.workspace_id) else {
+            // Watching is off (`--no-watch`): no list can be vouched for.
+            if let Some(since) = &p.since {
+                Cursor::parse(since).map_err(|e| bad_since(&e))?;
+            }
+            return Ok(ChangesResult {
+                cursor: Cursor { instance: 0, epoch: 0, seq: 0 }.encode(),
+                changes: Vec::new(),
+                resync_required: true,
+                truncated: false,
+            });
+        };
+        // Waiting for the watcher to start and for its cookie blocks: off the executor.
+        let out =
+            blocking(move || watch.changes(p.since.as_deref()).map_err(|e| bad_since(&e))).await?;
+        Ok(ChangesResult {
+            cursor: out.cursor.encode(),
+            changes: out
+                .changes
+                .into_iter()
+                .map(|(path, kind)| PathChange { path, kind })
+                .collect(),
+            resync_required: out.resync_required,
+            truncated: out.truncated,
+        })
+    }
+}
+
+fn bad_since(e: &BadCursor) -> GatewayError {
+    GatewayError::InvalidArguments {
+        tool: codespace_protocol::tool::CHANGES.to_owned(),
+        detail: format!("since: {e}"),
+    }
+}
+
+/// What `workspace_info` shows of a workspace's watcher and caches.
+pub(crate) fn watch_info(watch: &WorkspaceWatch) -> WatchInfo {
+    let report = watch.report();
+    let state = match report.state {
+        WatchState::NotStarted => codespace_protocol::WatchState::NotStarted,
+        WatchState::Starting => codespace_protocol::WatchState::Starting,
+        WatchState::Running => codespace_protocol::WatchState::Running,
+        WatchState::Failed => codespace_protocol::WatchState::Failed,
+    };
+    let s = report.stats;
+    WatchInfo {
+        state,
+        reason: report.reason,
+        caches_enabled: report.state == WatchState::Running,
+        epoch: report.epoch,
+        version_cache_hits: s.version_hits,
+        version_cache_misses: s.version_misses,
+        version_cache_entries: s.version_entries,
+        version_cache_max_entries: MAX_VERSION_ENTRIES as u64,
+        listing_cache_hits: s.listing_hits,
+        listing_cache_misses: s.listing_misses,
+        sync_timeouts: s.sync_timeouts,
+    }
+}
+
+/// The cache counters in the debug log after a cached tool, for an operator watching
+/// them without `workspace_info` (`RUST_LOG=codespace_gateway=debug`).
+pub(crate) fn log_counters(tool: &str, watch: Option<&WorkspaceWatch>) {
+    if let Some(watch) = watch
+        && tracing::enabled!(tracing::Level::DEBUG)
+    {
+        let s = watch.report().stats;
+        tracing::debug!(
+            tool,
+            version_hits = s.version_hits,
+            version_misses = s.version_misses,
+            version_entries = s.version_entries,
+            listing_hits = s.listing_hits,
+            listing_misses = s.listing_misses,
+            sync_timeouts = s.sync_timeouts,
+            "workspace caches"
+        );
+    }
+}

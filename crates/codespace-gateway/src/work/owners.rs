@@ -1,0 +1,61 @@
+//! Which workspace each process belongs to: the process tools' hint comes from it, and a
+//! person's stop kills every process of a workspace through it.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use codespace_process::{Terminate, WaitFor};
+use codespace_protocol::Coordination;
+
+use crate::Gateway;
+
+impl Gateway {
+    /// Records that `process_id` runs in `workspace_id`. Entries stay while the supervisor
+    /// keeps the handle (evicted ones are dropped here), so the map stays small.
+    pub(crate) fn own_process(&self, process_id: &str, workspace_id: &str) {
+        let supervisor = &self.processes.supervisor;
+        let mut owners = lock_owners(&self.owners);
+        owners.retain(|known, _| supervisor.status(known).is_ok());
+        owners.insert(process_id.to_owned(), workspace_id.to_owned());
+    }
+
+    /// The hint of a process tool: about the only open work of the process's workspace.
+    pub(crate) fn process_hint(&self, process_id: &str) -> Option<Coordination> {
+        let workspace_id = lock_owners(&self.owners).get(process_id).cloned()?;
+        self.work_hint(&workspace_id, None).ok().flatten()
+    }
+
+    /// Kills the whole tree of every live process of a workspace and waits (a few seconds
+    /// at most) until each is gone; returns how many were running (an exited one is
+    /// skipped).
+    pub(crate) async fn kill_workspace(&self, workspace_id: &str) -> u32 {
+        let ids: Vec<String> = lock_owners(&self.owners)
+            .iter()
+            .filter(|(_, ws)| ws.as_str() == workspace_id)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let supervisor = &self.processes.supervisor;
+        let mut killed = 0u32;
+        for id in &ids {
+            if let Ok(Terminate::Sent) = supervisor.terminate(id) {
+                killed += 1;
+            }
+        }
+        for id in &ids {
+            let _ = supervisor.wait(id, WaitFor::Exit, STOP_WAIT).await;
+        }
+        killed
+    }
+}
+
+/// How long a stop waits for each killed tree to be gone.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+/// The process-to-workspace map of a gateway.
+pub(crate) type Owners = Mutex<BTreeMap<String, String>>;
+
+fn lock_owners(owners: &Owners) -> MutexGuard<'_, BTreeMap<String, String>> {
+    // Only whole entries are inserted and removed; a panic cannot leave one half-changed.
+    owners.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,198 @@
+//! HTTP benchmark, in one run: `ping` from a keep-alive raw HTTP/1.1 client over Streamable
+//! HTTP against `ping` over stdio (rmcp client), and a 4 KiB and a 1 MiB `read` over both.
+//! Each figure is printed as a ratio against the stdio one measured in the same run.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "benchmarks build their files on the host filesystem and start the server binary"
+)]
+
+mod common;
+
+use common::{binary, call, median};
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::model::{ClientRequest, PingRequest};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::json;
+
+/// A keep-alive HTTP/1.1 connection that posts JSON-RPC messages to `/mcp`.
+struct Conn {
+    stream: BufReader<TcpStream>,
+    addr: String,
+    session: Option<String>,
+}
+
+impl Conn {
+    fn post(&mut self, body: &str) -> (String, String) {
+        let mut req = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        if let Some(s) = &self.session {
+            req.push_str(&format!("Mcp-Session-Id: {s}\r\n"));
+        }
+        req.push_str("\r\n");
+        req.push_str(body);
+        self.stream.get_mut().write_all(req.as_bytes()).unwrap();
+        let mut content_type = String::new();
+        let mut length = None;
+        let mut chunked = false;
+        loop {
+            let mut line = String::new();
+            self.stream.read_line(&mut line).unwrap();
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            let lower = line.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-type:") {
+                content_type = v.trim().to_owned();
+            } else if let Some(v) = lower.strip_prefix("content-length:") {
+                length = v.trim().parse::<usize>().ok();
+            } else if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+                chunked = true;
+            } else if let Some(v) = lower.strip_prefix("mcp-session-id:") {
+                let _ = v;
+                self.session = Some(line["mcp-session-id:".len()..].trim().to_owned());
+            }
+        }
+        let body = if let Some(n) = length {
+            let mut buf = vec![0; n];
+            self.stream.read_exact(&mut buf).unwrap();
+            String::from_utf8(buf).unwrap()
+        } else if chunked {
+            self.chunked_until_response()
+        } else {
+            String::new()
+        };
+        (content_type, body)
+    }
+
+    /// Reads chunks until a complete SSE event with data has arrived (a stream stays open).
+    fn chunked_until_response(&mut self) -> String {
+        let mut body = String::new();
+        loop {
+            let mut size = String::new();
+            self.stream.read_line(&mut size).unwrap();
+            let n = usize::from_str_radix(size.trim(), 16).unwrap();
+            let mut buf = vec![0; n + 2];
+            self.stream.read_exact(&mut buf).unwrap();
+            body.push_str(&String::from_utf8_lossy(&buf[..n]));
+            if n == 0 || body.contains("\"result\"") && body.ends_with("\n\n") {
+                return body;
+            }
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("small.txt"), "x".repeat(4096)).unwrap();
+    std::fs::write(ws.join("big.txt"), "y".repeat(1 << 20)).unwrap();
+    let config = tmp.path().join("reg.json");
+    let registry = json!({"workspaces": {"w": {"root": ws.display().to_string()}}});
+    std::fs::write(&config, registry.to_string()).unwrap();
+    let state = tmp.path().join("state");
+
+    let transport = TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
+        c.args(["serve", "--config"])
+            .arg(&config)
+            .env("XDG_STATE_HOME", &state)
+            .env("RUST_LOG", "error");
+    }))
+    .unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let mut stdio_ping = Vec::new();
+    let (mut stdio_small, mut stdio_big) = (Vec::new(), Vec::new());
+    for _ in 0..300 {
+        let t = Instant::now();
+        client.send_request(ClientRequest::PingRequest(PingRequest::default())).await.unwrap();
+        stdio_ping.push(t.elapsed());
+    }
+    for _ in 0..100 {
+        let t = Instant::now();
+        call(&client, "read", json!({"workspace_id": "w", "path": "small.txt"})).await;
+        stdio_small.push(t.elapsed());
+        let t = Instant::now();
+        call(&client, "read", json!({"workspace_id": "w", "path": "big.txt"})).await;
+        stdio_big.push(t.elapsed());
+    }
+    client.cancel().await.unwrap();
+
+    let mut server = Command::new(binary())
+        .args(["serve", "--http", "--port", "0", "--no-auth", "--config"])
+        .arg(&config)
+        .env("XDG_STATE_HOME", &state)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("the server says where it listens").unwrap();
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            break rest
+                .trim_end_matches("/mcp")
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .trim_end_matches("/mcp")
+                .to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let stream = TcpStream::connect(&addr).unwrap();
+    stream.set_nodelay(true).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut conn = Conn { stream: BufReader::new(stream), addr: addr.clone(), session: None };
+    let (_, init) = conn.post(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#);
+    assert!(init.contains("codespace"), "{init}");
+    conn.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut http_ping = Vec::new();
+    let mut kind = String::new();
+    for i in 1..=300 {
+        let t = Instant::now();
+        let (ct, body) = conn.post(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#));
+        http_ping.push(t.elapsed());
+        assert!(body.contains("\"result\""), "{body}");
+        kind = ct;
+    }
+    let (mut http_small, mut http_big) = (Vec::new(), Vec::new());
+    for i in 0..100 {
+        for (path, times) in [("small.txt", &mut http_small), ("big.txt", &mut http_big)] {
+            let msg = json!({"jsonrpc":"2.0","id":1000 + i,"method":"tools/call","params":{"name":"read","arguments":{"workspace_id":"w","path":path}}});
+            let t = Instant::now();
+            let (_, body) = conn.post(&msg.to_string());
+            times.push(t.elapsed());
+            assert!(body.contains("structuredContent"), "{}", &body[..body.len().min(300)]);
+        }
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+
+    let (sp, hp) = (median(stdio_ping), median(http_ping));
+    println!(
+        "ping: keep-alive raw HTTP ({kind}) {hp:?} vs stdio {sp:?}: {:.2}x (target <= 2x)",
+        hp.as_secs_f64() / sp.as_secs_f64()
+    );
+    for (what, s, h) in [("4 KiB", stdio_small, http_small), ("1 MiB", stdio_big, http_big)] {
+        let (s, h) = (median(s), median(h));
+        println!(
+            "read {what}: HTTP {h:?} vs stdio {s:?}: {:.2}x; stdio read / stdio ping {:.2}x",
+            h.as_secs_f64() / s.as_secs_f64(),
+            s.as_secs_f64() / sp.as_secs_f64()
+        );
+    }
+}

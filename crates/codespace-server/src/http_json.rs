@@ -1,0 +1,121 @@
+//! Plain JSON replies over HTTP: rmcp answers every POST of a session as an SSE stream, even
+//! when the whole answer is one JSON-RPC response. When the client accepts
+//! `application/json` and the stream's first message is the request's final response, that
+//! message is the reply, as `application/json` (the spec allows either; one JSON body costs
+//! a client no SSE parsing and no per-event size limit). A stream whose first message is
+//! anything else (progress, a log line, an elicitation request) is passed on unchanged,
+//! with what was read put back in front.
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use futures_util::StreamExt;
+use http::{HeaderValue, Method, header};
+
+/// Past this much buffered stream, the reply stays a stream.
+const MAX_BUFFERED: usize = 32 << 20;
+
+pub(crate) async fn prefer_json(req: Request, next: Next) -> Response {
+    let accepts_json = req.method() == Method::POST
+        && req
+            .headers()
+            .get_all(header::ACCEPT)
+            .iter()
+            .any(|v| v.to_str().is_ok_and(|v| v.contains("application/json")));
+    let response = next.run(req).await;
+    let is_stream = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if !accepts_json || !is_stream {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut seen: Vec<u8> = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else { break };
+        seen.extend_from_slice(&chunk);
+        match first_message(&seen) {
+            First::Incomplete if seen.len() <= MAX_BUFFERED => continue,
+            First::Incomplete | First::Other => break,
+            First::Response(data) => {
+                parts
+                    .headers
+                    .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                parts.headers.remove(header::CACHE_CONTROL);
+                parts.headers.remove("x-accel-buffering");
+                return Response::from_parts(parts, Body::from(data));
+            }
+        }
+    }
+    let replay = futures_util::stream::once(async move { Ok::<_, axum::Error>(Bytes::from(seen)) });
+    Response::from_parts(parts, Body::from_stream(replay.chain(stream)))
+}
+
+/// What the stream read so far starts with.
+#[derive(Debug, PartialEq, Eq)]
+enum First {
+    /// No complete event with data yet.
+    Incomplete,
+    /// The first message is a final response (`result` or `error` with an `id`).
+    Response(String),
+    /// The first message is a notification or a request.
+    Other,
+}
+
+/// The first SSE event that carries data (priming events carry none), if complete.
+fn first_message(buf: &[u8]) -> First {
+    let text = String::from_utf8_lossy(buf);
+    let text = text.replace("\r\n", "\n");
+    let mut events = text.split("\n\n").collect::<Vec<_>>();
+    // The last piece has no blank line after it yet: not a complete event.
+    events.pop();
+    for event in events {
+        let data: Vec<&str> = event
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect();
+        let data = data.join("\n");
+        if data.trim().is_empty() {
+            continue;
+        }
+        return match serde_json::from_str::<serde_json::Value>(&data) {
+            Ok(v)
+                if v.get("id").is_some()
+                    && (v.get("result").is_some() || v.get("error").is_some()) =>
+            {
+                First::Response(data)
+            }
+            Ok(_) | Err(_) => First::Other,
+        };
+    }
+    First::Incomplete
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_data_event_decides() {
+        let priming = "data: \nid: 0\nretry: 3000\n\n";
+        assert_eq!(first_message(priming.as_bytes()), First::Incomplete);
+        let response =
+            format!("{priming}data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{}}}}\n\n");
+        assert_eq!(
+            first_message(response.as_bytes()),
+            First::Response("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}".to_owned())
+        );
+        let cut = &response.as_bytes()[..response.len() - 3];
+        assert_eq!(first_message(cut), First::Incomplete, "an event without its blank line");
+        let progress = format!(
+            "{priming}data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}}\n\n"
+        );
+        assert_eq!(first_message(progress.as_bytes()), First::Other);
+        let crlf = "data: {\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{}}\r\n\r\n";
+        assert!(matches!(first_message(crlf.as_bytes()), First::Response(_)));
+    }
+}

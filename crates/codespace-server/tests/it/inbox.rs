@@ -1,0 +1,523 @@
+//! Works and the person's instruction queue end to end: the agent over MCP (stdio and
+//! HTTP), the person over HTTP `/inbox`: draft → queue → claim → complete → finish, the
+//! status mapping and guards, 20 concurrent claimers, durability across a restart,
+//! instructions carried to the next work, the coordination hint, and stop.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::process::{alive, wait_output};
+use crate::support::{Client, Env, HttpServer, RawResponse, call, raw_http, refused};
+
+pub(crate) const TOKEN: &str = "inbox-test-token";
+
+/// One `/inbox` request with the token (when given), an optional Origin and JSON body.
+pub(crate) fn request(
+    server: &HttpServer,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    origin: Option<&str>,
+    body: Option<&Value>,
+) -> RawResponse {
+    let body = body.map(Value::to_string).unwrap_or_default();
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        server.addr,
+        body.len()
+    );
+    if !body.is_empty() {
+        req.push_str("Content-Type: application/json\r\n");
+    }
+    if let Some(t) = token {
+        req.push_str(&format!("Authorization: Bearer {t}\r\n"));
+    }
+    if let Some(o) = origin {
+        req.push_str(&format!("Origin: {o}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(&body);
+    raw_http(&server.addr, req.as_bytes())
+}
+
+/// A person's call: `(status, JSON body)`.
+pub(crate) fn person(
+    server: &HttpServer,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let r = request(server, method, path, Some(TOKEN), None, body.as_ref());
+    let value = serde_json::from_str(&r.body)
+        .unwrap_or_else(|e| panic!("{method} {path}: {} not JSON ({e}): {:?}", r.status, r.body));
+    (r.status, value)
+}
+
+/// Writes and queues an instruction; returns it as queued.
+pub(crate) fn queue(server: &HttpServer, work_id: &str, body: &str, delivery: &str) -> Value {
+    let (status, draft) = person(
+        server,
+        "POST",
+        &format!("/inbox/works/{work_id}/intents"),
+        Some(json!({"body": body, "delivery": delivery})),
+    );
+    assert_eq!(status, 201, "{draft}");
+    assert_eq!(draft["state"], "draft");
+    let id = draft["intent_id"].as_str().unwrap();
+    let (status, queued) = person(
+        server,
+        "POST",
+        &format!("/inbox/intents/{id}/queue"),
+        Some(json!({"revision": draft["revision"]})),
+    );
+    assert_eq!(status, 200, "{queued}");
+    assert_eq!(queued["state"], "queued");
+    queued
+}
+
+pub(crate) async fn open_work(client: &Client, ws: &str) -> String {
+    let r = call(client, "work_open", json!({"workspace_id": ws, "title": "a job"})).await.unwrap();
+    assert_eq!(r["state"], "active");
+    assert_eq!(r["workspace_id"], ws);
+    let id = r["work_id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("work-"), "{id}");
+    id
+}
+
+fn http_env() -> Env {
+    let mut env = Env::new();
+    env.workspace("w", json!({"profile": "workspace-write", "sandbox": "off"}));
+    env.workspace("v", json!({"profile": "workspace-write", "sandbox": "off"}));
+    env
+}
+
+/// The reference's `inbox.rs` topic: draft → queue → claim → complete → finish.
+#[tokio::test]
+async fn draft_queue_claim_complete_finish() {
+    let env = http_env();
+    let server = env.http(&["--token", TOKEN]);
+    let agent = server.client(Some(TOKEN)).await;
+    let work = open_work(&agent, "w").await;
+    let (status, works) = person(&server, "GET", "/inbox/works?workspace_id=w", None);
+    assert_eq!(status, 200);
+    assert_eq!(works[0]["work_id"], work.as_str());
+    assert_eq!(works[0]["title"], "a job");
+
+    let (status, draft) = person(
+        &server,
+        "POST",
+        &format!("/inbox/works/{work}/intents"),
+        Some(json!({"body": "also update the docs", "delivery": "next_checkpoint"})),
+    );
+    assert_eq!(status, 201);
+    assert!(draft["intent_id"].as_str().unwrap().starts_with("fb-"));
+    assert_eq!((draft["kind"].as_str(), draft["revision"].as_u64()), (Some("follow_up"), Some(1)));
+    // A draft is invisible to the agent.
+    let none = call(&agent, "steer_claim_next", json!({"work_id": work})).await.unwrap();
+    assert!(none.get("item").is_none(), "{none}");
+    let id = draft["intent_id"].as_str().unwrap();
+    let (status, queued) = person(
+        &server,
+        "POST",
+        &format!("/inbox/intents/{id}/queue"),
+        Some(json!({"revision": 1})),
+    );
+    assert_eq!((status, queued["state"].as_str()), (200, Some("queued")));
+    let st = call(&agent, "steer_status", json!({"work_id": work})).await.unwrap();
+    assert_eq!((st["queued"].as_u64(), st["claimable_now"].as_u64()), (Some(1), Some(1)));
+    assert!(st.get("body").is_none() && !st.to_string().contains("docs"), "{st}");
+
+    let claimed = call(&agent, "steer_claim_next", json!({"work_id": work})).await.unwrap();
+    let item = &claimed["item"];
+    assert_eq!(item["intent_id"], id);
+    assert_eq!(item["content"], "also update the docs");
+    assert_eq!(item["delivery"], "next_checkpoint");
+    let (_, intents) = person(&server, "GET", &format!("/inbox/works/{work}/intents"), None);
+    assert_eq!(intents[0]["state"], "claimed");
+    let done =
+        call(&agent, "steer_complete", json!({"work_id": work, "intent_id": id})).await.unwrap();
+    assert_eq!(done["state"], "done");
+    let finished = call(&agent, "work_finish", json!({"work_id": work})).await.unwrap();
+    assert_eq!(finished["closed"], true, "{finished}");
+    assert_eq!(finished["state"], "closed");
+    let (_, shown) = person(&server, "GET", &format!("/inbox/works/{work}"), None);
+    assert_eq!(shown["state"], "closed");
+    refused(&agent, "steer_claim_next", json!({"work_id": work}), "WORK_CLOSED").await;
+    refused(&agent, "work_open", json!({"workspace_id": "nope"}), "WORKSPACE_NOT_FOUND").await;
+}
+
+/// §5.4's status mapping with `ErrorBody` bodies, and the guards: 401 without the token,
+/// 403 for a foreign Origin (token or not), the page itself without the token.
+#[tokio::test]
+async fn inbox_status_mapping_and_guards() {
+    let env = http_env();
+    let server = env.http(&["--token", TOKEN]);
+    let agent = server.client(Some(TOKEN)).await;
+    let work = open_work(&agent, "w").await;
+
+    let anonymous = request(&server, "GET", "/inbox/works", None, None, None);
+    assert_eq!(anonymous.status, 401);
+    assert_eq!(anonymous.header("www-authenticate"), Some("Bearer"));
+    let wrong = request(&server, "GET", "/inbox/works", Some("nope"), None, None);
+    assert_eq!(wrong.status, 401);
+    let post = json!({"body": "x"});
+    let path = format!("/inbox/works/{work}/intents");
+    let anonymous = request(&server, "POST", &path, None, None, Some(&post));
+    assert_eq!(anonymous.status, 401);
+    for token in [Some(TOKEN), None] {
+        let foreign =
+            request(&server, "POST", &path, token, Some("https://evil.example"), Some(&post));
+        assert_eq!(foreign.status, 403, "{foreign:?}");
+    }
+    let same = format!("http://{}", server.addr);
+    let ok = request(&server, "GET", "/inbox/works", Some(TOKEN), Some(&same), None);
+    assert_eq!(ok.status, 200, "{ok:?}");
+    // Nothing was written by the refused requests.
+    let (_, intents) = person(&server, "GET", &path, None);
+    assert_eq!(intents, json!([]));
+
+    // The page and its files need no token and carry no secret; the policy forbids
+    // inline script.
+    let page = request(&server, "GET", "/inbox/", None, None, None);
+    assert_eq!(page.status, 200);
+    assert!(page.header("content-type").unwrap().starts_with("text/html"));
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{csp}");
+    assert!(page.body.contains("/inbox/inbox.js") && !page.body.contains("<script>"));
+    assert!(!page.body.contains(TOKEN));
+    for asset in ["/inbox/inbox.js", "/inbox/inbox.css"] {
+        let r = request(&server, "GET", asset, None, None, None);
+        assert_eq!(r.status, 200, "{asset}");
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    }
+    let foreign_page = request(&server, "GET", "/inbox/", None, Some("https://evil.example"), None);
+    assert_eq!(foreign_page.status, 403);
+    assert_eq!(request(&server, "GET", "/inbox/nothing", Some(TOKEN), None, None).status, 404);
+
+    let expect = |(status, body): (u16, Value), want: u16, code: &str| {
+        assert_eq!(status, want, "{body}");
+        assert_eq!(body["code"], code, "{body}");
+        assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+    };
+    expect(person(&server, "GET", "/inbox/works/work-nope", None), 404, "WORK_NOT_FOUND");
+    expect(person(&server, "GET", "/inbox/works/work-nope/intents", None), 404, "WORK_NOT_FOUND");
+    expect(person(&server, "POST", "/inbox/intents/fb-nope/cancel", None), 404, "INTENT_NOT_FOUND");
+    expect(
+        person(&server, "GET", "/inbox/works?workspace_id=nope", None),
+        400,
+        "WORKSPACE_NOT_FOUND",
+    );
+    expect(person(&server, "POST", &path, Some(json!({"body": "  "}))), 400, "INVALID_ARGUMENTS");
+    expect(
+        person(&server, "POST", &path, Some(json!({"body": "x", "delivery": "soon"}))),
+        400,
+        "INVALID_ARGUMENTS",
+    );
+    let big = "x".repeat(64 * 1024 + 1);
+    expect(person(&server, "POST", &path, Some(json!({"body": big}))), 400, "INVALID_ARGUMENTS");
+
+    // Revision conflicts on edit and queue; a claimed instruction is frozen (409); an
+    // ended one is not editable (400).
+    let (_, draft) = person(&server, "POST", &path, Some(json!({"body": "one"})));
+    let id = draft["intent_id"].as_str().unwrap().to_owned();
+    let edit = |revision: u64, body: &str| {
+        person(
+            &server,
+            "PATCH",
+            &format!("/inbox/intents/{id}"),
+            Some(json!({"revision": revision, "body": body, "delivery": "next_checkpoint"})),
+        )
+    };
+    let (status, edited) = edit(1, "two");
+    assert_eq!((status, edited["revision"].as_u64()), (200, Some(2)), "{edited}");
+    assert_eq!(edited["body"], "two");
+    expect(edit(1, "stale"), 409, "INTENT_REVISION_CONFLICT");
+    let queue_path = format!("/inbox/intents/{id}/queue");
+    expect(
+        person(&server, "POST", &queue_path, Some(json!({"revision": 1}))),
+        409,
+        "INTENT_REVISION_CONFLICT",
+    );
+    let (status, _) = person(&server, "POST", &queue_path, Some(json!({"revision": 2})));
+    assert_eq!(status, 200);
+    call(&agent, "steer_claim_next", json!({"work_id": work})).await.unwrap();
+    expect(edit(4, "late"), 409, "INTENT_ALREADY_CLAIMED");
+    expect(
+        person(&server, "POST", &format!("/inbox/intents/{id}/cancel"), None),
+        409,
+        "INTENT_ALREADY_CLAIMED",
+    );
+    call(&agent, "steer_complete", json!({"work_id": work, "intent_id": id, "outcome": "blocked"}))
+        .await
+        .unwrap();
+    expect(edit(5, "after"), 400, "INTENT_NOT_EDITABLE");
+    let (_, intents) = person(&server, "GET", &path, None);
+    assert_eq!(intents[0]["state"], "blocked");
+    assert_eq!(intents[0]["body"], "two", "claimed content stays frozen");
+}
+
+/// Pending confirmation holds are listed for the person, who grants or denies them over the
+/// same guarded API.
+#[tokio::test]
+async fn holds_are_listed_and_decided_over_inbox() {
+    let mut env = Env::new();
+    env.workspace("c", json!({"profile": "workspace-write", "approvals": "confirm"}));
+    let server = env.http(&["--token", TOKEN]);
+    let agent = server.client(Some(TOKEN)).await;
+    let (status, none) = person(&server, "GET", "/inbox/holds", None);
+    assert_eq!((status, none), (200, json!([])));
+    let mut ids = Vec::new();
+    for name in ["one.txt", "two.txt"] {
+        let patch = format!("*** Begin Patch\n*** Add File: {name}\n+x\n*** End Patch\n");
+        let e = call(&agent, "apply_patch", json!({"workspace_id": "c", "patch": patch}))
+            .await
+            .unwrap_err();
+        assert_eq!(e["code"], "APPROVAL_REQUIRED");
+        ids.push(e["approval_id"].as_str().unwrap().to_owned());
+    }
+    let (_, listed) = person(&server, "GET", "/inbox/holds", None);
+    let listed: Vec<&str> =
+        listed.as_array().unwrap().iter().map(|h| h["approval_id"].as_str().unwrap()).collect();
+    assert_eq!(listed.len(), 2);
+    assert!(ids.iter().all(|id| listed.contains(&id.as_str())), "{listed:?}");
+    assert_eq!(request(&server, "GET", "/inbox/holds", None, None, None).status, 401);
+    let grant = format!("/inbox/holds/{}/grant", ids[0]);
+    let foreign = request(&server, "POST", &grant, Some(TOKEN), Some("https://evil.example"), None);
+    assert_eq!(foreign.status, 403);
+    let (status, granted) = person(&server, "POST", &grant, None);
+    assert_eq!((status, granted["state"].as_str()), (200, Some("granted")), "{granted}");
+    let (status, again) = person(&server, "POST", &grant, None);
+    assert_eq!((status, again["code"].as_str()), (409, Some("APPROVAL_CONFLICT")), "{again}");
+    let (status, denied) = person(&server, "POST", &format!("/inbox/holds/{}/deny", ids[1]), None);
+    assert_eq!((status, denied["state"].as_str()), (200, Some("denied")), "{denied}");
+    let (status, missing) = person(&server, "POST", "/inbox/holds/appr-nope/grant", None);
+    assert_eq!((status, missing["code"].as_str()), (404, Some("APPROVAL_NOT_FOUND")));
+    let (_, left) = person(&server, "GET", "/inbox/holds", None);
+    assert_eq!(left, json!([]));
+    let resumed = call(&agent, "operation_resume", json!({"approval_id": ids[0]})).await.unwrap();
+    assert_eq!(resumed["state"], "consumed");
+}
+
+/// 20 agents claim from one queue at once: each instruction is claimed exactly once.
+#[tokio::test]
+async fn twenty_concurrent_claimers_take_each_instruction_once() {
+    const ITEMS: usize = 60;
+    let env = http_env();
+    let server = env.http(&["--token", TOKEN]);
+    let first = server.client(Some(TOKEN)).await;
+    let work = open_work(&first, "w").await;
+    let mut queued = BTreeSet::new();
+    for n in 0..ITEMS {
+        let item = queue(&server, &work, &format!("item {n}"), "next_checkpoint");
+        queued.insert(item["intent_id"].as_str().unwrap().to_owned());
+    }
+    let mut clients = vec![first];
+    for _ in 1..20 {
+        clients.push(server.client(Some(TOKEN)).await);
+    }
+    let started = Instant::now();
+    let claimers = clients.into_iter().map(|client| {
+        let work = work.clone();
+        tokio::spawn(async move {
+            let mut mine = Vec::new();
+            loop {
+                let r = call(&client, "steer_claim_next", json!({"work_id": work})).await.unwrap();
+                let Some(item) = r.get("item") else { break };
+                mine.push(item["intent_id"].as_str().unwrap().to_owned());
+            }
+            mine
+        })
+    });
+    let mut claimed = Vec::new();
+    for handle in claimers {
+        claimed.extend(handle.await.unwrap());
+    }
+    eprintln!("20 claimers took {ITEMS} instructions in {:.1?}", started.elapsed());
+    assert_eq!(claimed.len(), ITEMS, "each claimed once");
+    let unique: BTreeSet<String> = claimed.into_iter().collect();
+    assert_eq!(unique, queued);
+    let (_, intents) = person(&server, "GET", &format!("/inbox/works/{work}/intents"), None);
+    assert!(intents.as_array().unwrap().iter().all(|i| i["state"] == "claimed"));
+}
+
+/// Works and instructions live in the ledger: a restart keeps them; an instruction the
+/// person left on a closed work waits for, and attaches to, the workspace's next work.
+#[tokio::test]
+async fn works_survive_a_restart_and_next_work_items_carry_over() {
+    let env = http_env();
+    let server = env.http(&["--token", TOKEN]);
+    let agent = server.client(Some(TOKEN)).await;
+    let work = open_work(&agent, "w").await;
+    let pending = queue(&server, &work, "run the tests", "next_checkpoint");
+    let done = open_work(&agent, "w").await;
+    call(&agent, "work_finish", json!({"work_id": done})).await.unwrap();
+    let (status, later) = person(
+        &server,
+        "POST",
+        &format!("/inbox/works/{done}/intents"),
+        Some(json!({"body": "next time, start with the docs", "delivery": "next_checkpoint"})),
+    );
+    assert_eq!(status, 201);
+    assert!(later.get("work_id").is_none(), "{later}");
+    assert_eq!(later["delivery"], "next_work");
+    drop(agent);
+    drop(server);
+
+    let server = env.http(&["--token", TOKEN]);
+    let agent = server.client(Some(TOKEN)).await;
+    let st = call(&agent, "steer_status", json!({"work_id": work})).await.unwrap();
+    assert_eq!((st["state"].as_str(), st["queued"].as_u64()), (Some("active"), Some(1)), "{st}");
+    let item = call(&agent, "steer_claim_next", json!({"work_id": work})).await.unwrap();
+    assert_eq!(item["item"]["intent_id"], pending["intent_id"]);
+    call(&agent, "steer_complete", json!({"work_id": work, "intent_id": pending["intent_id"]}))
+        .await
+        .unwrap();
+    assert_eq!(
+        call(&agent, "work_finish", json!({"work_id": work})).await.unwrap()["closed"],
+        true
+    );
+    let next = open_work(&agent, "w").await;
+    let (_, carried) = person(&server, "GET", &format!("/inbox/works/{next}/intents"), None);
+    assert_eq!(carried[0]["intent_id"], later["intent_id"], "{carried}");
+    assert_eq!(carried[0]["delivery"], "after_current_work");
+    assert_eq!(carried[0]["state"], "draft");
+    let (_, other) = person(&server, "GET", "/inbox/works?workspace_id=v", None);
+    assert_eq!(other, json!([]));
+}
+
+/// The hint: read, find, apply_patch and exec_command check a work_id first and then tell
+/// the agent that the person queued something, at its next call.
+#[tokio::test]
+async fn the_coordination_hint_changes_after_a_person_queues() {
+    let env = http_env();
+    let root = env.path().join("ws/w");
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    let server = env.http(&["--token", TOKEN]);
+    let agent = server.client(Some(TOKEN)).await;
+    // No work yet: no hint.
+    let plain = call(&agent, "read", json!({"workspace_id": "w", "path": "a.txt"})).await.unwrap();
+    assert!(plain.get("coordination").is_none(), "{plain}");
+    let work = open_work(&agent, "w").await;
+    let read = json!({"workspace_id": "w", "path": "a.txt", "work_id": work});
+    let before = call(&agent, "read", read.clone()).await.unwrap()["coordination"].clone();
+    assert_eq!(before["work_id"], work.as_str());
+    assert_eq!(
+        (before["claimable_now"].as_u64(), before["pending_user_items"].as_u64()),
+        (Some(0), Some(0))
+    );
+
+    queue(&server, &work, "stop, wrong branch", "next_checkpoint");
+    let after = call(&agent, "read", read).await.unwrap()["coordination"].clone();
+    assert_eq!(
+        (after["claimable_now"].as_u64(), after["pending_user_items"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert!(after["queue_revision"].as_u64() > before["queue_revision"].as_u64(), "{after}");
+    assert!(!after.to_string().contains("wrong branch"), "never the text: {after}");
+    // Without a work_id, the workspace's only open work is the one hinted at.
+    let found = call(&agent, "find", json!({"workspace_id": "w"})).await.unwrap();
+    assert_eq!(found["coordination"], after);
+    let exec = call(
+        &agent,
+        "exec_command",
+        json!({"workspace_id": "w", "command": ["true"], "work_id": work}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(exec["coordination"], after);
+    assert_eq!(exec["work_id"], work.as_str());
+    // The process tools carry it too, about the process's workspace.
+    let pid = exec["process_id"].clone();
+    let st =
+        call(&agent, "process_status", json!({"process_id": pid, "wait_ms": 5000})).await.unwrap();
+    assert_eq!(st["coordination"], after, "{st}");
+    let out = call(&agent, "read_process", json!({"process_id": pid})).await.unwrap();
+    assert_eq!(out["coordination"], after, "{out}");
+    let patch = "*** Begin Patch\n*** Add File: b.txt\n+b\n*** End Patch\n";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let applied = loop {
+        let args = json!({"workspace_id": "w", "patch": patch, "work_id": work});
+        match call(&agent, "apply_patch", args).await {
+            Ok(r) => break r,
+            Err(e) if e["code"] == "WORKSPACE_BUSY" && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(applied["coordination"], after);
+
+    // A work_id that is not a work of this workspace is refused before anything runs.
+    let other = open_work(&agent, "v").await;
+    for work_id in ["work-invented", other.as_str()] {
+        let c = json!({"workspace_id": "w", "path": "a.txt", "work_id": work_id});
+        refused(&agent, "read", c, "WORK_NOT_FOUND").await;
+        let c = json!({"workspace_id": "w", "work_id": work_id});
+        refused(&agent, "find", c, "WORK_NOT_FOUND").await;
+        let p = "*** Begin Patch\n*** Add File: c.txt\n+c\n*** End Patch\n";
+        let c = json!({"workspace_id": "w", "patch": p, "work_id": work_id});
+        refused(&agent, "apply_patch", c, "WORK_NOT_FOUND").await;
+        let c = json!({"workspace_id": "w", "command": ["touch", "d.txt"], "work_id": work_id});
+        refused(&agent, "exec_command", c, "WORK_NOT_FOUND").await;
+    }
+    assert!(!root.join("c.txt").exists() && !root.join("d.txt").exists());
+    // Two open works in `w` and none named: no hint.
+    open_work(&agent, "w").await;
+    let found = call(&agent, "find", json!({"workspace_id": "w"})).await.unwrap();
+    assert!(found.get("coordination").is_none(), "{found}");
+}
+
+/// Stop kills every process of the work's workspace, subtree and escapees included, before
+/// it answers, and queues a stop notice the agent claims next.
+#[tokio::test]
+async fn stop_leaves_no_descendant_alive() {
+    let env = http_env();
+    let server = env.http(&["--token", TOKEN]);
+    let agent = server.client(Some(TOKEN)).await;
+    let work = open_work(&agent, "w").await;
+    queue(&server, &work, "earlier", "next_checkpoint");
+    let script = "sleep 4613.1 & setsid sh -c 'sleep 4613.2 & sleep 4613.3' & \
+                  (sleep 4613.4 &) ; echo started; wait";
+    let r =
+        call(&agent, "exec_command", json!({"workspace_id": "w", "command": ["sh", "-c", script]}))
+            .await
+            .unwrap();
+    let id = r["process_id"].as_str().unwrap().to_owned();
+    wait_output(&agent, &id, "started").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive("4613.").len() < 4 {
+        assert!(Instant::now() < deadline, "descendants did not start: {:?}", alive("4613."));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A process of another workspace is left alone.
+    let other =
+        call(&agent, "exec_command", json!({"workspace_id": "v", "command": ["sleep", "4614.5"]}))
+            .await
+            .unwrap();
+
+    let (status, stopped) = person(
+        &server,
+        "POST",
+        &format!("/inbox/works/{work}/stop"),
+        Some(json!({"reason": "wrong branch"})),
+    );
+    assert_eq!(status, 200, "{stopped}");
+    assert_eq!(stopped["ok"], true);
+    assert_eq!(stopped["killed"], 1);
+    assert_eq!(stopped["intent"]["kind"], "stop_notice");
+    assert_eq!(stopped["intent"]["state"], "queued");
+    assert_eq!(alive("4613."), Vec::<u32>::new(), "no descendant outlives the stop");
+    assert!(!alive("4614.5").is_empty(), "another workspace's process is left alone");
+    let st = call(&agent, "process_status", json!({"process_id": id})).await.unwrap();
+    assert_eq!(
+        (st["state"].as_str(), st["termination"].as_str()),
+        (Some("exited"), Some("terminated"))
+    );
+    // The notice is first in line.
+    let item = call(&agent, "steer_claim_next", json!({"work_id": work})).await.unwrap();
+    assert_eq!(item["item"]["kind"], "stop_notice");
+    assert_eq!(item["item"]["content"], "wrong branch");
+    call(&agent, "terminate_process", json!({"process_id": other["process_id"]})).await.unwrap();
+}

@@ -1,0 +1,148 @@
+//! The watcher's failure paths, forced through the gateway's test hooks in this process: a
+//! start that fails (as an inotify watch limit makes it) leaves answers uncached and still
+//! correct, and says so; an overflow, a forced resync and a restart each make `changes`
+//! say `resync_required`, and a restart starts a new epoch.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use codespace_gateway::{
+    Cancel, ExecSettings, Gateway, GatewayConfig, HostFacts, Processes, Progress, Store,
+    Supervisor, SupervisorConfig,
+};
+use codespace_protocol::{ChangesParams, FindParams, GrepParams, VersionParams, WatchState};
+use serde_json::json;
+
+use crate::support::{Env, bin};
+
+fn gateway(env: &Env) -> Gateway {
+    let registry =
+        codespace_policy::Registry::parse(&std::fs::read_to_string(env.config()).unwrap()).unwrap();
+    let settings = ExecSettings {
+        timeout: Duration::from_secs(10),
+        path: "/usr/bin:/bin".to_owned(),
+        home: "/".to_owned(),
+        lang: "C.UTF-8".to_owned(),
+        max_pids: 64,
+        masked: vec![],
+    };
+    let processes =
+        Processes { supervisor: Supervisor::new(SupervisorConfig::new(bin())), settings };
+    let config = GatewayConfig {
+        host: HostFacts { sandbox_missing: vec![] },
+        server_version: "test".to_owned(),
+        store: Arc::new(Store::open_in_memory().unwrap()),
+        processes,
+    };
+    Gateway::new(&registry, config).unwrap()
+}
+
+fn decode<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
+async fn watch(gw: &Gateway) -> codespace_protocol::WatchInfo {
+    let info = gw.workspace_info(decode(json!({"workspace_id": "w"}))).await.unwrap();
+    info.execution.unwrap().files.watch.unwrap()
+}
+
+async fn find(gw: &Gateway) -> Vec<String> {
+    let p: FindParams = decode(json!({"workspace_id": "w"}));
+    gw.find(p, Cancel::new(), Progress::new()).await.unwrap().paths
+}
+
+async fn grep(gw: &Gateway, pattern: &str) -> Vec<String> {
+    let p: GrepParams = decode(json!({"workspace_id": "w", "pattern": pattern}));
+    let out = gw.grep(p, Cancel::new(), Progress::new()).await.unwrap();
+    out.matches.into_iter().map(|m| m.path).collect()
+}
+
+async fn version(gw: &Gateway, path: &str) -> String {
+    let p: VersionParams = decode(json!({"workspace_id": "w", "paths": [path]}));
+    gw.version(p).await.unwrap().versions[0].version.unwrap().to_string()
+}
+
+async fn changes(gw: &Gateway, since: Option<&str>) -> codespace_protocol::ChangesResult {
+    let p: ChangesParams = decode(json!({"workspace_id": "w", "since": since}));
+    gw.changes(p).await.unwrap()
+}
+
+fn write(root: &Path, name: &str, body: &str) {
+    std::fs::write(root.join(name), body).unwrap();
+}
+
+#[tokio::test]
+async fn a_watcher_that_cannot_start_leaves_answers_uncached_and_correct() {
+    let mut env = Env::new();
+    let root = env.workspace("w", json!({}));
+    write(&root, "a.txt", "one hit\n");
+    std::thread::sleep(codespace_watch::RACY_MARGIN + Duration::from_millis(200));
+    let gw = gateway(&env);
+    // What a lowered max_user_watches does: the recursive watch cannot be set up.
+    let hook = gw.workspace_watch("w").unwrap();
+    hook.fail_next_spawn();
+    assert_eq!(find(&gw).await, ["a.txt"]);
+    // The start runs in the background: wait for it to end (in failure).
+    assert!(!hook.wait_running(Duration::from_secs(10)));
+    let w = watch(&gw).await;
+    assert_eq!(w.state, WatchState::Failed, "{w:?}");
+    assert!(!w.caches_enabled);
+    assert!(w.reason.unwrap().contains("test hook"));
+    for round in 0..3 {
+        let body = format!("round {round} hit\n");
+        write(&root, "a.txt", &body);
+        write(&root, &format!("n{round}.txt"), "new hit\n");
+        assert_eq!(version(&gw, "a.txt").await, super::sha(body.as_bytes()));
+        assert!(find(&gw).await.contains(&format!("n{round}.txt")));
+        assert!(grep(&gw, "hit").await.contains(&format!("n{round}.txt")));
+    }
+    let w = watch(&gw).await;
+    assert_eq!((w.version_cache_hits, w.listing_cache_hits), (0, 0), "{w:?}");
+    let c = changes(&gw, None).await;
+    assert!(c.resync_required);
+    assert!(changes(&gw, Some(&c.cursor)).await.resync_required);
+}
+
+#[tokio::test]
+async fn overflow_resync_and_restart_each_make_changes_ask_for_a_resync() {
+    let mut env = Env::new();
+    let root = env.workspace("w", json!({}));
+    let gw = gateway(&env);
+    let hook = gw.workspace_watch("w").unwrap();
+    let start = changes(&gw, None).await;
+    assert!(!start.resync_required);
+    assert_eq!(watch(&gw).await.epoch, 1);
+    write(&root, "x.txt", "x");
+    let c = changes(&gw, Some(&start.cursor)).await;
+    assert!(!c.resync_required && c.changes.len() == 1, "{c:?}");
+
+    hook.force_resync();
+    let after = changes(&gw, Some(&c.cursor)).await;
+    assert!(after.resync_required, "{after:?}");
+
+    // An overflow stops the watcher; the next use starts a new one in a new epoch.
+    hook.overflow_for_tests();
+    let w = watch(&gw).await;
+    assert_eq!(w.state, WatchState::Failed);
+    assert!(w.reason.unwrap().contains("overflow"));
+    let over = changes(&gw, Some(&after.cursor)).await;
+    assert!(over.resync_required, "{over:?}");
+    assert_eq!(watch(&gw).await.epoch, 2);
+    assert_eq!(watch(&gw).await.state, WatchState::Running);
+    // From the new epoch's cursor on, lists are complete again.
+    write(&root, "y.txt", "y");
+    let fresh = changes(&gw, Some(&over.cursor)).await;
+    assert!(!fresh.resync_required, "{fresh:?}");
+    assert_eq!(fresh.changes.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(), ["y.txt"]);
+
+    hook.restart().unwrap();
+    assert_eq!(watch(&gw).await.epoch, 3);
+    assert!(changes(&gw, Some(&fresh.cursor)).await.resync_required);
+    // A restart that fails leaves the caches off and the answers right.
+    hook.fail_next_spawn();
+    assert!(hook.restart().is_err());
+    assert_eq!(watch(&gw).await.state, WatchState::Failed);
+    write(&root, "z.txt", "z");
+    assert_eq!(find(&gw).await, ["x.txt", "y.txt", "z.txt"]);
+}

@@ -1,0 +1,203 @@
+//! Operations minted in memory ([`Draft`]): nothing reaches the ledger until the plan (with
+//! the old content of every file it replaces, in the same transaction) or the terminal
+//! outcome, so a patch costs two commits: one before its first write, one after its last.
+//! A crash before the first commit leaves no row, which is exact: nothing was written.
+
+use codespace_types::EventName;
+use rusqlite::{Connection, OptionalExtension, params};
+use uuid::Uuid;
+
+use super::Store;
+use super::events::insert_event;
+use super::plans::insert_plan;
+use super::queries::load_by_key;
+use super::sql;
+use crate::error::StoreError;
+use crate::model::{OpStatus, OperationRecord, PlannedFile};
+
+/// What [`Store::draft`] decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Drafted {
+    /// A new request: run it under this draft.
+    Fresh(Draft),
+    /// The key is known in this workspace with the same fingerprint: its record.
+    Replayed(OperationRecord),
+    /// The key is known in this workspace with another fingerprint: its record, untouched.
+    KeyConflict(OperationRecord),
+}
+
+/// An operation minted but not yet in the ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draft {
+    /// `op-<uuid v4>`, or the id a confirmation hold reserved.
+    pub operation_id: String,
+    pub workspace_id: String,
+    pub operation_key: Option<String>,
+    pub fingerprint: String,
+    /// Unix seconds at minting.
+    pub created_at: i64,
+}
+
+impl Store {
+    /// Decides replay and key conflicts as [`Store::begin`] does, writing nothing; a fresh
+    /// request gets a [`Draft`] (under `reserved` when given).
+    pub fn draft(
+        &self,
+        reserved: Option<&str>,
+        workspace_id: &str,
+        operation_key: Option<&str>,
+        fingerprint: &str,
+        now: i64,
+    ) -> Result<Drafted, StoreError> {
+        for (field, value) in [("workspace_id", workspace_id), ("fingerprint", fingerprint)] {
+            if value.is_empty() {
+                return Err(StoreError::InvalidInput { reason: format!("{field} is empty") });
+            }
+        }
+        if let Some(known) =
+            self.read(|conn| known(conn, workspace_id, operation_key, fingerprint))?
+        {
+            return Ok(known);
+        }
+        Ok(Drafted::Fresh(Draft {
+            operation_id: reserved.map_or_else(|| format!("op-{}", Uuid::new_v4()), str::to_owned),
+            workspace_id: workspace_id.to_owned(),
+            operation_key: operation_key.map(str::to_owned),
+            fingerprint: fingerprint.to_owned(),
+            created_at: now,
+        }))
+    }
+
+    /// One transaction before the first write: the row (`Applying`) with its `minted` and
+    /// `planned` events, the planned files, and the old content of every planned file that
+    /// had one (`undo`: plan ordinal and bytes). The key is checked again inside it: a
+    /// request with the same key that reached the ledger first is returned instead
+    /// (nothing written). Durable when it returns `None`.
+    pub fn plan_draft(
+        &self,
+        draft: &Draft,
+        plan: &[PlannedFile],
+        undo: &[(usize, &[u8])],
+        now: i64,
+    ) -> Result<Option<Drafted>, StoreError> {
+        for file in plan {
+            file.validate().map_err(|reason| StoreError::InvalidInput { reason })?;
+        }
+        self.write(|conn| {
+            let key = draft.operation_key.as_deref();
+            if let Some(known) = known(conn, &draft.workspace_id, key, &draft.fingerprint)? {
+                return Ok(Some(known));
+            }
+            insert_row(conn, draft, OpStatus::Applying, None)?;
+            insert_event(
+                conn,
+                &draft.operation_id,
+                draft.created_at,
+                EventName::Minted,
+                None,
+                None,
+            )?;
+            insert_plan(conn, &draft.operation_id, plan)?;
+            insert_event(conn, &draft.operation_id, now, EventName::Planned, None, None)?;
+            let mut insert = conn.prepare_cached(
+                "INSERT INTO operation_undo (operation_id, ordinal, content) VALUES (?1, ?2, ?3)",
+            )?;
+            for (ordinal, bytes) in undo {
+                insert.execute(params![draft.operation_id, *ordinal as i64, bytes])?;
+            }
+            Ok(None)
+        })
+    }
+
+    /// Records the terminal outcome of a draft: closes its row as [`Store::finish`] does
+    /// when the plan was recorded, else inserts it finished (`minted`, `finished`) in one
+    /// transaction.
+    pub fn finish_draft(
+        &self,
+        draft: &Draft,
+        status: OpStatus,
+        result_json: &str,
+        reason: Option<&str>,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        if status.is_unfinished() {
+            return Err(StoreError::InvalidInput {
+                reason: format!("{status} is not a terminal status"),
+            });
+        }
+        let exists = self.read(|conn| {
+            Ok(conn
+                .prepare_cached("SELECT 1 FROM operations WHERE operation_id = ?1")?
+                .query_row(params![draft.operation_id], |_| Ok(()))
+                .optional()?
+                .is_some())
+        })?;
+        if exists {
+            return self.finish(&draft.operation_id, status, result_json, reason, now);
+        }
+        let reason = match (status, reason) {
+            (OpStatus::Unknown, None) => Some("unknown"),
+            (_, reason) => reason,
+        };
+        self.write(|conn| {
+            insert_row(conn, draft, status, Some((result_json, now)))?;
+            insert_event(
+                conn,
+                &draft.operation_id,
+                draft.created_at,
+                EventName::Minted,
+                None,
+                None,
+            )?;
+            insert_event(
+                conn,
+                &draft.operation_id,
+                now,
+                EventName::Finished,
+                Some(status),
+                reason,
+            )?;
+            Ok(())
+        })
+    }
+}
+
+/// The stored record of this key in this workspace, as replay or conflict.
+fn known(
+    conn: &Connection,
+    workspace_id: &str,
+    operation_key: Option<&str>,
+    fingerprint: &str,
+) -> Result<Option<Drafted>, StoreError> {
+    let Some(key) = operation_key else { return Ok(None) };
+    Ok(load_by_key(conn, workspace_id, key)?.map(|record| {
+        if record.fingerprint == fingerprint {
+            Drafted::Replayed(record)
+        } else {
+            Drafted::KeyConflict(record)
+        }
+    }))
+}
+
+fn insert_row(
+    conn: &Connection,
+    draft: &Draft,
+    status: OpStatus,
+    finished: Option<(&str, i64)>,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO operations (operation_id, operation_key, workspace_id, fingerprint, \
+         status, result_json, created_at, finished_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        draft.operation_id,
+        draft.operation_key,
+        draft.workspace_id,
+        draft.fingerprint,
+        sql::status_text(status),
+        finished.map(|(json, _)| json),
+        draft.created_at,
+        finished.map(|(_, at)| at),
+    ])?;
+    Ok(())
+}

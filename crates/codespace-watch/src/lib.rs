@@ -1,0 +1,36 @@
+//! The workspace watcher and what it makes safe: one recursive `notify` watcher per
+//! workspace root, started lazily and best effort, whose events (`{epoch, seq, kind}`,
+//! workspace-relative paths) feed a bounded change journal (the `changes` tool), a version
+//! cache and a listing cache, and any subscriber.
+//!
+//! Architecture Invariant: a cache never answers for a change that completed before the
+//! call began. A version is re-checked by identity (device, inode, size, mtime, ctime) with
+//! one no-follow stat beneath the root on every hit and is only cached once its ctime is
+//! safely in the past; a listing answers only after the watcher's own cookie came back
+//! through the event stream; `ResyncRequired`, a restart or a failure drops both caches.
+//! A watcher failure never fails a file operation: the answer comes from the disk.
+//!
+//! Architecture Invariant: every file the watcher touches (its cookies, the identity
+//! stats, the hashes) is reached through `codespace_fs::Root`; notify only watches.
+//!
+//! # Layout
+//! - `event`: [`WatchEvent`], [`EventKind`] and the classification of notify's events.
+//! - `watcher`: [`WorkspaceWatch`]: start, restart, the event handler, subscribers.
+//! - `answers`: the cached `version`, `listing` and `changes`, and the cookie `sync`.
+//! - `cache`: the version and listing caches and their counters ([`CacheStats`]).
+//! - `journal`: the bounded journal and the opaque [`Cursor`].
+//! - `subscribe`: [`Subscription`], bounded, lag turned into `ResyncRequired`.
+
+mod answers;
+mod cache;
+mod event;
+mod journal;
+mod subscribe;
+mod watcher;
+
+pub use answers::{START_WAIT, SYNC_TIMEOUT, SyncFailure};
+pub use cache::{CacheStats, MAX_DERIVED, MAX_VERSION_ENTRIES, RACY_MARGIN, SETTLE};
+pub use event::{COOKIE_PREFIX, EventKind, WatchEvent, is_cookie};
+pub use journal::{BadCursor, Changes, Cursor, JOURNAL_EVENTS, MAX_CHANGES};
+pub use subscribe::{RecvError, SUBSCRIBER_BUFFER, Subscription};
+pub use watcher::{RETRY_AFTER, WatchError, WatchReport, WatchState, WorkspaceWatch};

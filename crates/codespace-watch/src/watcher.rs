@@ -1,0 +1,354 @@
+//! [`WorkspaceWatch`]: one recursive notify watcher per workspace root, started lazily and
+//! best effort, with its epoch and sequence numbers, the journal, the caches and the
+//! subscribers it feeds, and the cookie synchronisation point.
+//!
+//! Lock order: the state mutex is never held while calling into notify (creating, watching
+//! or dropping a watcher waits on notify's event thread, which calls [`handle`] and takes
+//! the mutex).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use codespace_fs::{Root, RootStatus};
+use notify::{RecursiveMode, Watcher as _};
+
+use crate::cache::{CacheStats, Caches};
+use crate::event::EventKind;
+use crate::journal::Journal;
+use crate::subscribe;
+
+/// How long after a failure the next use tries a new watcher.
+pub const RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// The watcher's state, as `workspace_info` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchState {
+    /// No file operation has used the workspace yet.
+    NotStarted,
+    /// The recursive watch is being set up; caches are off until it runs.
+    Starting,
+    /// Events flow; the caches answer.
+    Running,
+    /// The watcher could not start or stopped; caches are off, answers come from the disk.
+    Failed,
+}
+
+/// What `workspace_info` shows of a watcher.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchReport {
+    pub state: WatchState,
+    /// Why it failed, for [`WatchState::Failed`].
+    pub reason: Option<String>,
+    pub epoch: u64,
+    pub seq: u64,
+    pub stats: CacheStats,
+}
+
+/// Why a watcher could not be (re)started.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the workspace watcher could not start: {reason}")]
+pub struct WatchError {
+    pub reason: String,
+}
+
+#[derive(Debug)]
+pub(crate) enum Status {
+    NotStarted,
+    Starting,
+    Running,
+    Failed { reason: String, retry_at: Instant },
+}
+
+pub(crate) struct Inner {
+    pub(crate) status: Status,
+    /// Which notify watcher is current: events of an older one are dropped.
+    generation: u64,
+    watcher: Option<notify::RecommendedWatcher>,
+    pub(crate) epoch: u64,
+    pub(crate) seq: u64,
+    pub(crate) journal: Journal,
+    pub(crate) caches: Caches,
+    subscribers: Vec<Weak<subscribe::Shared>>,
+    /// Cookies waited for, and whether each has been seen.
+    pub(crate) cookies: HashMap<String, bool>,
+    pub(crate) next_cookie: u64,
+    fail_next_spawn: bool,
+    /// Test hook: how long the handler waits before handling each event.
+    event_delay: Duration,
+}
+
+pub(crate) struct Shared {
+    pub(crate) root: Arc<Root>,
+    root_path: PathBuf,
+    pub(crate) inner: Mutex<Inner>,
+    /// Signalled on every status change and every cookie seen.
+    pub(crate) changed: Condvar,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The watcher of one workspace, and everything it feeds. Dropping it stops the watcher.
+pub struct WorkspaceWatch {
+    pub(crate) shared: Arc<Shared>,
+    /// Names this server instance in cursors, so a cursor from an earlier run never matches.
+    pub(crate) instance: u64,
+}
+
+impl WorkspaceWatch {
+    /// A watcher for `root`, not started yet.
+    pub fn new(root: Arc<Root>) -> WorkspaceWatch {
+        let root_path = root.path().to_path_buf();
+        let inner = Inner {
+            status: Status::NotStarted,
+            generation: 0,
+            watcher: None,
+            epoch: 1,
+            seq: 0,
+            journal: Journal::default(),
+            caches: Caches::default(),
+            subscribers: Vec::new(),
+            cookies: HashMap::new(),
+            next_cookie: 0,
+            fail_next_spawn: false,
+            event_delay: Duration::ZERO,
+        };
+        let shared =
+            Arc::new(Shared { root, root_path, inner: Mutex::new(inner), changed: Condvar::new() });
+        WorkspaceWatch { shared, instance: rand::random::<u64>() }
+    }
+
+    /// Starts the watcher in the background if it has not started, or if it failed more
+    /// than [`RETRY_AFTER`] ago (an overflow retries at once). Never fails and never waits:
+    /// until it runs, callers get uncached answers.
+    pub fn ensure_started(&self) {
+        let mut inner = self.shared.lock();
+        let restart = match &inner.status {
+            Status::NotStarted => false,
+            Status::Failed { retry_at, .. } if Instant::now() >= *retry_at => true,
+            Status::Starting | Status::Running | Status::Failed { .. } => return,
+        };
+        inner.status = Status::Starting;
+        inner.generation += 1;
+        let generation = inner.generation;
+        let old = inner.watcher.take();
+        drop(inner);
+        drop(old);
+        let shared = Arc::clone(&self.shared);
+        let spawned =
+            std::thread::Builder::new().name("codespace-watch-start".to_owned()).spawn(move || {
+                let result = spawn_watcher(&shared, generation);
+                finish_start(&shared, generation, result, restart);
+            });
+        if let Err(e) = spawned {
+            let reason = format!("no thread to start the watcher: {e}");
+            finish_start(&self.shared, generation, Err(reason), restart);
+        }
+    }
+
+    /// Waits up to `wait` for a start in progress to finish; true when running.
+    pub fn wait_running(&self, wait: Duration) -> bool {
+        let end = Instant::now() + wait;
+        let mut inner = self.shared.lock();
+        loop {
+            match inner.status {
+                Status::Running => return true,
+                Status::Starting => {}
+                Status::NotStarted | Status::Failed { .. } => return false,
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            inner = self
+                .shared
+                .changed
+                .wait_timeout(inner, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Replaces the watcher now: on success the epoch goes up by one, `seq` starts again
+    /// and the new epoch's first event is `ResyncRequired`; on failure a `ResyncRequired`
+    /// is emitted in the old epoch, the caches are off, and the error says why.
+    pub fn restart(&self) -> Result<(), WatchError> {
+        let mut inner = self.shared.lock();
+        inner.generation += 1;
+        let generation = inner.generation;
+        inner.status = Status::Starting;
+        let old = inner.watcher.take();
+        drop(inner);
+        drop(old);
+        let result = spawn_watcher(&self.shared, generation);
+        let failed = result.as_ref().err().cloned();
+        finish_start(&self.shared, generation, result, true);
+        match failed {
+            Some(reason) => Err(WatchError { reason }),
+            None => Ok(()),
+        }
+    }
+
+    /// A new subscriber to every event from now on.
+    pub fn subscribe(&self) -> subscribe::Subscription {
+        let shared = Arc::new(subscribe::Shared::default());
+        let mut inner = self.shared.lock();
+        inner.subscribers.retain(|s| s.strong_count() > 0);
+        inner.subscribers.push(Arc::downgrade(&shared));
+        subscribe::Subscription { shared }
+    }
+
+    /// The watcher's state and the caches' counters.
+    pub fn report(&self) -> WatchReport {
+        let inner = self.shared.lock();
+        let (state, reason) = match &inner.status {
+            Status::NotStarted => (WatchState::NotStarted, None),
+            Status::Starting => (WatchState::Starting, None),
+            Status::Running => (WatchState::Running, None),
+            Status::Failed { reason, .. } => (WatchState::Failed, Some(reason.clone())),
+        };
+        WatchReport {
+            state,
+            reason,
+            epoch: inner.epoch,
+            seq: inner.seq,
+            stats: inner.caches.stats(),
+        }
+    }
+
+    /// Makes the next start or restart fail, as a watch limit would.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn fail_next_spawn(&self) {
+        self.shared.lock().fail_next_spawn = true;
+    }
+
+    /// Delays the handling of every event by `delay`, as a loaded machine may.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn delay_events_for_tests(&self, delay: Duration) {
+        self.shared.lock().event_delay = delay;
+    }
+
+    /// Emits `ResyncRequired` as a notify error would, without stopping the watcher.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn force_resync(&self) {
+        let mut inner = self.shared.lock();
+        emit(&mut inner, EventKind::ResyncRequired);
+    }
+
+    /// Delivers an overflow (`Q_OVERFLOW`) to the handler, as the kernel would.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn overflow_for_tests(&self) {
+        let generation = self.shared.lock().generation;
+        let overflow =
+            notify::Event::new(notify::EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        handle(&self.shared, generation, &Ok(overflow));
+    }
+}
+
+impl std::fmt::Debug for WorkspaceWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkspaceWatch")
+            .field("root", &self.shared.root_path)
+            .field("report", &self.report())
+            .finish()
+    }
+}
+
+impl Drop for WorkspaceWatch {
+    fn drop(&mut self) {
+        let mut inner = self.shared.lock();
+        inner.generation += 1;
+        let old = inner.watcher.take();
+        for s in inner.subscribers.drain(..).filter_map(|s| s.upgrade()) {
+            s.close();
+        }
+        drop(inner);
+        drop(old);
+    }
+}
+
+/// A recursive, no-follow watcher on the root whose events reach [`handle`] tagged with
+/// `generation`.
+fn spawn_watcher(
+    shared: &Arc<Shared>,
+    generation: u64,
+) -> Result<notify::RecommendedWatcher, String> {
+    if std::mem::take(&mut shared.lock().fail_next_spawn) {
+        return Err("start failed (test hook)".to_owned());
+    }
+    // notify watches by path: a root path that names another directory now would watch
+    // the wrong tree.
+    match shared.root.status() {
+        RootStatus::Current => {}
+        RootStatus::Replaced => {
+            return Err("the root path no longer names the workspace directory".to_owned());
+        }
+        RootStatus::Removed => return Err("the workspace directory was removed".to_owned()),
+    }
+    let weak = Arc::downgrade(shared);
+    let handler = move |raw: notify::Result<notify::Event>| {
+        if let Some(shared) = weak.upgrade() {
+            handle(&shared, generation, &raw);
+        }
+    };
+    let config = notify::Config::default().with_follow_symlinks(false);
+    let mut watcher =
+        notify::RecommendedWatcher::new(handler, config).map_err(|e| e.to_string())?;
+    watcher.watch(&shared.root_path, RecursiveMode::Recursive).map_err(|e| e.to_string())?;
+    Ok(watcher)
+}
+
+/// Installs a started watcher (or records its failure) if it is still the current one.
+fn finish_start(
+    shared: &Shared,
+    generation: u64,
+    result: Result<notify::RecommendedWatcher, String>,
+    new_epoch: bool,
+) {
+    let mut inner = shared.lock();
+    if inner.generation != generation {
+        drop(inner);
+        drop(result);
+        return;
+    }
+    match result {
+        Ok(watcher) => {
+            inner.watcher = Some(watcher);
+            inner.status = Status::Running;
+            if new_epoch {
+                inner.epoch += 1;
+                inner.seq = 0;
+                inner.journal.clear();
+                emit(&mut inner, EventKind::ResyncRequired);
+            }
+            tracing::debug!(root = %shared.root_path.display(), epoch = inner.epoch, "workspace watcher running");
+        }
+        Err(reason) => {
+            tracing::warn!(root = %shared.root_path.display(), %reason, "workspace watcher failed; caches are off");
+            if new_epoch {
+                emit(&mut inner, EventKind::ResyncRequired);
+            }
+            inner.caches.clear();
+            inner.status = Status::Failed { reason, retry_at: Instant::now() + RETRY_AFTER };
+        }
+    }
+    drop(inner);
+    shared.changed.notify_all();
+}
+
+mod handler;
+
+pub(crate) use handler::emit;
+use handler::handle;
+
+#[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests build their fixtures and change them on the host filesystem"
+)]
+mod tests;
