@@ -13,7 +13,9 @@ use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Mutex, PoisonError, mpsc};
+use std::time::Duration;
 
+use rustix::net::sockopt::Timeout;
 use rustix::pipe::PipeFlags;
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
@@ -24,6 +26,9 @@ use tokio::sync::oneshot;
 use crate::protocol::ShimArgs;
 use crate::reaper::{HELPER_ARG, HelperRequest, REPORT_FD};
 use crate::wire;
+
+/// How long the spawn helper may take to answer a request.
+const HELPER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `PATH` used to resolve `argv[0]` when the request's environment has none.
 pub const DEFAULT_PATH: &str = "/usr/bin:/bin:/usr/sbin:/sbin";
@@ -394,6 +399,11 @@ pub(crate) struct Helper {
 impl Helper {
     fn start(reaper_exe: &Path, reaper_arg: &OsString) -> io::Result<Helper> {
         let (ours, theirs) = wire::socketpair()?;
+        // A helper that stops answering (stopped, wedged) must not stall every spawn: the
+        // request then fails, the helper is dropped, and the shim is exec'd instead.
+        for id in [Timeout::Send, Timeout::Recv] {
+            rustix::net::sockopt::set_socket_timeout(&ours, id, Some(HELPER_TIMEOUT))?;
+        }
         let theirs = above_stdio(theirs)?;
         inheritable(&theirs)?;
         let child = std::process::Command::new(reaper_exe)

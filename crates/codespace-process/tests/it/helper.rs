@@ -77,3 +77,19 @@ async fn without_the_helper_each_shim_is_execd_and_owns_its_tree() {
     assert_eq!(sup.terminate(&spawned.id).unwrap(), Terminate::Sent);
     assert_gone(&[&m], Duration::from_secs(5)).await;
 }
+
+#[tokio::test]
+async fn a_helper_that_stops_answering_is_replaced_and_the_spawn_still_runs() {
+    let sup = supervisor();
+    let (first, m, _, helper) = sleeper(&sup).await;
+    let pid = rustix::process::Pid::from_raw(helper as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::STOP).unwrap();
+    // This request times out at the stopped helper; the shim is then exec'd directly.
+    let (status, out) = run(&sup, req(&["echo", "still"])).await;
+    assert_eq!((status.termination, lossy(&out)), (Some(Termination::Exited), "still\n".into()));
+    // The stopped helper was killed, and with it the shim it had forked and its tree.
+    assert_gone(&[&m], Duration::from_secs(10)).await;
+    wait_exit(&sup, &first).await;
+    let (_, _, _, next) = sleeper(&sup).await;
+    assert_ne!(next, helper);
+}
