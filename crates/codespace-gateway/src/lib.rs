@@ -23,7 +23,9 @@ use codespace_policy::{Action, Registry, allow};
 use codespace_runner::Root;
 use codespace_watch::WorkspaceWatch;
 
-pub use codespace_process::{DEFAULT_PATH, REAPER_ARG, Supervisor, SupervisorConfig, reaper_main};
+pub use codespace_process::{
+    DEFAULT_PATH, DEFAULT_SPILL_BYTES, REAPER_ARG, Supervisor, SupervisorConfig, reaper_main,
+};
 pub use codespace_runner::{Cancel, Progress};
 pub use codespace_store::{ApprovalFilter, ApprovalRecord, ApprovalState, Store};
 pub use error::GatewayError;

@@ -31,7 +31,11 @@ fn main() {
     runtime.block_on(async move {
         let mut config = SupervisorConfig::new(reaper);
         config.max_completed = 4;
+        // The same without the spawn helper (every shim exec'd), interleaved for comparison.
+        let mut direct = config.clone();
+        direct.spawn_helper = false;
         let sup = Supervisor::new(config);
+        let direct = Supervisor::new(direct);
         let path = std::env::var("PATH").unwrap_or_else(|_| codespace_process::DEFAULT_PATH.into());
         let req = |argv: &[&str]| SpawnRequest {
             argv: argv.iter().map(|s| (*s).to_owned()).collect(),
@@ -47,6 +51,7 @@ fn main() {
         let mut bare = Vec::new();
         let mut supervised = Vec::new();
         let mut sandboxed = Vec::new();
+        let (mut supervised_direct, mut sandboxed_direct) = (Vec::new(), Vec::new());
         let scratch = std::env::temp_dir();
         for _ in 0..RUNS {
             let t = Instant::now();
@@ -54,10 +59,12 @@ fn main() {
             let _ = child.wait().await;
             bare.push(t.elapsed());
 
-            let t = Instant::now();
-            let Ok(spawned) = sup.spawn(req(&["true"])).await else { return };
-            spawned.exited.wait().await;
-            supervised.push(t.elapsed());
+            for (s, times) in [(&sup, &mut supervised), (&direct, &mut supervised_direct)] {
+                let t = Instant::now();
+                let Ok(spawned) = s.spawn(req(&["true"])).await else { return };
+                spawned.exited.wait().await;
+                times.push(t.elapsed());
+            }
 
             // The same under the sandbox (workspace-write on the temp dir, network restricted).
             let mut r = req(&["true"]);
@@ -70,17 +77,21 @@ fn main() {
                 max_pids: 1024,
                 workdir: None,
             });
-            let t = Instant::now();
-            let Ok(spawned) = sup.spawn(r).await else { return };
-            spawned.exited.wait().await;
-            sandboxed.push(t.elapsed());
+            for (s, times) in [(&sup, &mut sandboxed), (&direct, &mut sandboxed_direct)] {
+                let t = Instant::now();
+                let Ok(spawned) = s.spawn(r.clone()).await else { return };
+                spawned.exited.wait().await;
+                times.push(t.elapsed());
+            }
         }
         let _ = writeln!(
             out,
-            "true: bare spawn+wait {:?}, supervised spawn+exit {:?}, sandboxed {:?} (median of {RUNS})",
+            "true: bare spawn+wait {:?}, supervised spawn+exit {:?} (shim exec'd: {:?}), sandboxed {:?} (shim exec'd: {:?}) (median of {RUNS})",
             median(bare),
             median(supervised),
-            median(sandboxed)
+            median(supervised_direct),
+            median(sandboxed),
+            median(sandboxed_direct)
         );
 
         let mut bare = Vec::new();

@@ -1,16 +1,21 @@
 //! The CodeSpace process supervisor: the engine under `exec_command`, `write_stdin`,
 //! `read_process`, `process_status`, `process_resize` and `terminate_process`.
 //!
-//! Every command runs under its own **reaper shim**, the `codespace` binary re-executed in a
-//! hidden role ([`reaper_main`], selected by [`REAPER_ARG`]). The shim is a child
+//! Every command runs under its own **reaper shim** ([`reaper_main`], selected by
+//! [`REAPER_ARG`], in the `codespace-reaper` binary or the `codespace` binary's hidden
+//! role). Shims are forked by a **spawn helper**, one per supervisor, started once from
+//! the same binary (`reaper/helper.rs`), so a command costs one exec, its own; without it
+//! each shim is exec'd directly. The shim is a child
 //! subreaper with a parent-death signal: it owns the command's whole tree (daemonized,
 //! double-forked and `setsid` escapees included, since orphans are reparented to it), and
 //! kills all of it with SIGKILL on request, at the time limit, when the command's main
 //! process exits, and when the server dies, even by SIGKILL. The shim protocol (arguments,
 //! descriptors, reports) is documented in [`protocol`].
 //!
-//! The [`Supervisor`] (tokio) holds the handles: one combined output ring per process
-//! (stdout and stderr on one pipe, or the PTY's single stream) with absolute cursors, the
+//! The [`Supervisor`] (tokio) holds the handles: one combined output per process (stdout
+//! and stderr on one pipe, or the PTY's single stream) with absolute cursors, its newest
+//! bytes in a ring in memory and, given a spill directory, older ones in a bounded spill
+//! file (so a reader that keeps up loses nothing, and the pipe never blocks), the
 //! live limit with slot reservation before any fork, stdin with close, PTY resize,
 //! termination intents, and lazy retention of completed handles (TTL and count, injectable
 //! [`Clock`]).
@@ -35,13 +40,17 @@
 //! - `supervisor`: [`Supervisor`] (its API in `mod.rs`), with `config` ([`SupervisorConfig`],
 //!   [`Clock`]), `start` (spawn and handshake), `table` (handles, slots, retention),
 //!   `handle` (one process's state) and `tasks` (pump, stdin writer, supervision).
-//! - `spawn`: the spawner thread, starting shims (posix_spawn for pipes).
-//! - `reaper`: [`reaper_main`], the shim, with `program` (`argv[0]` lookup in the command's
+//! - `spawn`: the spawner thread, starting shims through the spawn helper (pidfds watch
+//!   them), else with posix_spawn for pipes.
+//! - `wire`: messages with descriptors to and from the spawn helper.
+//! - `reaper`: [`reaper_main`], the shim, with `helper` (the spawn helper), `program` (`argv[0]` lookup in the command's
 //!   working directory, unconfined commands only), `command` (starting it, plain or sandboxed), `signals`, `fds` and
 //!   `reap`.
 //! - `protocol`: the shim's arguments (clap) and report lines.
 //! - `tree`: descendants through `/proc`.
+//! - `output`: a process's output, the ring plus its spill file.
 //! - `ring`: the bounded output ring.
+//! - `spill`: spill directories (one per supervisor, locked; swept at start) and files.
 //! - `types`, `error`: the public request, report and error types.
 #![expect(
     clippy::disallowed_methods,
@@ -49,13 +58,16 @@
 )]
 
 mod error;
+mod output;
 pub mod protocol;
 mod reaper;
 mod ring;
 mod spawn;
+mod spill;
 mod supervisor;
 mod tree;
 mod types;
+mod wire;
 
 /// The sandbox policy a [`SpawnRequest`] may carry (re-exported from `codespace-sandbox`).
 pub use codespace_sandbox::{NetworkPolicy, SandboxPolicy};
@@ -64,7 +76,7 @@ pub use reaper::reaper_main;
 pub use spawn::DEFAULT_PATH;
 pub use supervisor::{
     Clock, DEFAULT_COMPLETED_TTL, DEFAULT_MAX_COMPLETED, DEFAULT_MAX_LIVE, DEFAULT_RING_BYTES,
-    REAPER_ARG, Supervisor, SupervisorConfig, TTY_COLS, TTY_ROWS,
+    DEFAULT_SPILL_BYTES, REAPER_ARG, Supervisor, SupervisorConfig, TTY_COLS, TTY_ROWS,
 };
 pub use types::{
     ExitWatch, ProcStatus, ReadChunk, RunState, SignalInfo, SpawnRequest, Spawned, Terminate,

@@ -1,7 +1,9 @@
 //! The supervisor ⇄ reaper-shim protocol: the shim's arguments and its report lines.
 //!
 //! # Arguments
-//! The supervisor runs `<reaper_exe> <reaper_arg>` followed by long options, each with its
+//! The spawn helper forks a shim with these arguments (see `reaper/helper.rs`: it then
+//! substitutes its own pid and the descriptor numbers the shim received); without it the
+//! supervisor runs `<reaper_exe> <reaper_arg>` followed by long options, each with its
 //! value after `=`, then `--` and the command's argv; [`crate::reaper_main`] receives
 //! everything after `<reaper_arg>` and parses it with clap, so a malformed invocation is
 //! refused with the option and the reason (exit [`EXIT_BAD_ARGS`]):

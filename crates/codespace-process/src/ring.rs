@@ -19,6 +19,11 @@ impl Ring {
         Self { buf: Vec::new(), cap: cap.max(1), total: 0 }
     }
 
+    /// Bytes kept at most.
+    pub(crate) fn cap(&self) -> usize {
+        self.cap
+    }
+
     /// Bytes ever pushed.
     pub(crate) fn total(&self) -> u64 {
         self.total

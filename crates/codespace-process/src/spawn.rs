@@ -9,19 +9,26 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Mutex, PoisonError, mpsc};
+use std::time::Duration;
 
+use rustix::net::sockopt::Timeout;
 use rustix::pipe::PipeFlags;
 use rustix::process::Signal;
+use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
-use tokio::process::{Child, ChildStdin};
+use tokio::process::Child;
 use tokio::sync::oneshot;
 
 use crate::protocol::ShimArgs;
-use crate::reaper::REPORT_FD;
+use crate::reaper::{HELPER_ARG, HelperRequest, REPORT_FD};
+use crate::wire;
+
+/// How long the spawn helper may take to answer a request.
+const HELPER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `PATH` used to resolve `argv[0]` when the request's environment has none.
 pub const DEFAULT_PATH: &str = "/usr/bin:/bin:/usr/sbin:/sbin";
@@ -32,7 +39,7 @@ pub(crate) fn search_path(env: &[(String, String)]) -> &str {
     env.iter().rev().find(|(k, _)| k == "PATH").map_or(DEFAULT_PATH, |(_, v)| v)
 }
 
-type Job = Box<dyn FnOnce() + Send + 'static>;
+type Job = Box<dyn FnOnce(&mut Option<Helper>) + Send + 'static>;
 
 /// The long-lived thread every shim is forked from (started on first use).
 #[derive(Default)]
@@ -46,10 +53,13 @@ impl Spawner {
         if tx.is_none() {
             let (sender, jobs) = mpsc::channel::<Job>();
             std::thread::Builder::new().name("codespace-spawner".into()).spawn(move || {
+                // The spawn helper, started by the first job; it lives as long as this thread.
+                let mut helper: Option<Helper> = None;
                 for job in jobs {
                     // A panicking job must not end this thread: its exit would deliver the
                     // parent-death signal to every running shim.
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    let run = std::panic::AssertUnwindSafe(|| job(&mut helper));
+                    let _ = std::panic::catch_unwind(run);
                 }
             })?;
             *tx = Some(sender);
@@ -65,24 +75,73 @@ impl Spawner {
     }
 }
 
-/// A shim child that is sent SIGTERM (so it kills its tree) if dropped before it was reaped.
+/// A started shim: a child of the supervisor (started directly), or a child of the spawn
+/// helper, known by its pidfd.
+pub(crate) enum Shim {
+    Child(Child),
+    Pidfd { fd: AsyncFd<OwnedFd>, exited: bool },
+}
+
+/// A shim that is sent SIGTERM (so it kills its tree) if dropped before it exited.
 pub(crate) struct ShimGuard {
-    pub(crate) child: Child,
+    pub(crate) shim: Shim,
 }
 
 impl ShimGuard {
-    /// SIGTERM to the shim: "kill your tree, then exit". A no-op once it has been reaped
-    /// (`Child::id` is `None` then, so a recycled pid is never signalled).
+    /// SIGTERM to the shim: "kill your tree, then exit". A no-op once it has exited (a
+    /// reaped child has no pid, and a pidfd never names another process).
     pub(crate) fn request_kill(&self) {
-        if let Some(pid) = self.child.id().and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
-            let _ = rustix::process::kill_process(pid, Signal::TERM);
+        self.signal(Signal::TERM);
+    }
+
+    /// SIGKILL to the shim itself.
+    pub(crate) fn start_kill(&mut self) {
+        match &mut self.shim {
+            Shim::Child(child) => {
+                let _ = child.start_kill();
+            }
+            Shim::Pidfd { .. } => self.signal(Signal::KILL),
+        }
+    }
+
+    fn signal(&self, signal: Signal) {
+        match &self.shim {
+            Shim::Child(child) => {
+                if let Some(pid) = child.id().and_then(|p| rustix::process::Pid::from_raw(p as i32))
+                {
+                    let _ = rustix::process::kill_process(pid, signal);
+                }
+            }
+            Shim::Pidfd { fd, exited } => {
+                if !*exited {
+                    let _ = rustix::process::pidfd_send_signal(fd.get_ref(), signal);
+                }
+            }
+        }
+    }
+
+    /// Waits until the shim has exited.
+    pub(crate) async fn wait(&mut self) {
+        match &mut self.shim {
+            Shim::Child(child) => {
+                let _ = child.wait().await;
+            }
+            Shim::Pidfd { fd, exited } => {
+                if !*exited {
+                    // A pidfd turns readable once its process has exited; a failure to
+                    // watch it is taken as the end too, rather than waiting forever.
+                    let _ = fd.readable().await;
+                    *exited = true;
+                }
+            }
         }
     }
 }
 
 impl Drop for ShimGuard {
     fn drop(&mut self) {
-        // tokio reaps a dropped child in the background; the SIGTERM makes it exit.
+        // tokio reaps a dropped child in the background, the helper its own; the SIGTERM
+        // makes it exit.
         self.request_kill();
     }
 }
@@ -90,7 +149,7 @@ impl Drop for ShimGuard {
 /// What the command reads and writes through.
 pub(crate) enum CommandIo {
     Pipes {
-        stdin: ChildStdin,
+        stdin: pipe::Sender,
         output: pipe::Receiver,
     },
     /// `control` is a duplicate of the master for resize and VEOF, taken by the supervisor.
@@ -110,6 +169,8 @@ pub(crate) struct Launched {
 pub(crate) struct LaunchSpec<'a> {
     pub(crate) reaper_exe: &'a Path,
     pub(crate) reaper_arg: &'a OsString,
+    /// Whether to start the shim through the spawn helper.
+    pub(crate) helper: bool,
     pub(crate) search_path: &'a str,
     pub(crate) argv: &'a [String],
     pub(crate) env: &'a [(String, String)],
@@ -121,10 +182,12 @@ pub(crate) struct LaunchSpec<'a> {
     pub(crate) cols: u16,
 }
 
-/// Forks the shim (on the spawner thread) with stdio wired and the report pipe on fd 3.
-/// Every descriptor created here is close-on-exec; the parent's copies of the child ends
-/// (output pipe write end, terminal slave, report pipe write end) are closed as soon as the
-/// fork is done, so end of file on the parent's ends means the shim and its tree are gone.
+/// Starts the shim (on the spawner thread) with stdio wired and the report pipe passed:
+/// forked by the spawn helper when it runs (one exec per command: the command's own), else
+/// started with `posix_spawn` as `<reaper_exe> <reaper_arg> …`. Every descriptor created
+/// here is close-on-exec; the parent's copies of the child ends (output pipe write end,
+/// stdin read end, terminal slave, report pipe write end) are closed as soon as the shim
+/// holds them, so end of file on the parent's ends means the shim and its tree are gone.
 pub(crate) async fn launch(spawner: &Spawner, mut spec: LaunchSpec<'_>) -> io::Result<Launched> {
     let (report_r, report_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
     // Above 2, so the child's stdio cannot land on them.
@@ -141,44 +204,89 @@ pub(crate) async fn launch(spawner: &Spawner, mut spec: LaunchSpec<'_>) -> io::R
         argv: spec.argv.iter().map(OsString::from).collect(),
     }
     .encode();
+    let request = HelperRequest::encode(spec.tty, &args, spec.env);
     let handle = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
-    let (tx, rx) = oneshot::channel::<io::Result<Child>>();
-    let delivery = Delivery { handle, report_w, cwd, tx };
+    let (tx, rx) = oneshot::channel::<io::Result<Started>>();
+    let request = spec.helper.then_some(request);
+    let delivery = Delivery { handle, report_w, cwd, tx, request };
     let (job, parts) =
         if spec.tty { pty_job(&spec, &args, delivery)? } else { pipe_job(&spec, &args, delivery)? };
     spawner.submit(job)?;
-    let child = rx.await.map_err(|_| io::Error::other("the spawner dropped the job"))??;
-    let mut shim = ShimGuard { child };
+    let started = rx.await.map_err(|_| io::Error::other("the spawner dropped the job"))??;
+    let shim = ShimGuard {
+        shim: match started {
+            Started::Child(child) => Shim::Child(child),
+            Started::Pidfd(fd) => Shim::Pidfd { fd: watch(fd)?, exited: false },
+        },
+    };
     let io = match parts {
         Parts::Pty { pty, control } => CommandIo::Pty { pty, control: Some(control) },
-        Parts::Pipes { output } => {
-            let stdin = shim.child.stdin.take().ok_or_else(|| io::Error::other("no stdin pipe"))?;
-            CommandIo::Pipes { stdin, output }
-        }
+        Parts::Pipes { stdin, output } => CommandIo::Pipes { stdin, output },
     };
     Ok(Launched { shim, reports, io })
 }
 
+/// Registers a pidfd with the runtime, to learn when its process exits.
+#[allow(unsafe_code)]
+fn watch(pidfd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
+    // SAFETY: the `OwnedFd` is moved in, so the descriptor stays open and the same for the
+    // `AsyncFd`'s whole life.
+    unsafe { AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE) }
+        .map_err(|e| e.into_parts().1)
+}
+
 /// The command's ends the supervisor keeps, until the shim has started.
 enum Parts {
-    Pipes { output: pipe::Receiver },
+    Pipes { stdin: pipe::Sender, output: pipe::Receiver },
     Pty { pty: pty_process::Pty, control: OwnedFd },
 }
 
+/// How a shim was started: by `posix_spawn` (a child of ours) or by the helper (its pidfd).
+enum Started {
+    Child(Child),
+    Pidfd(OwnedFd),
+}
+
 /// What a spawn job needs besides its command: the runtime its child is registered with,
-/// the report pipe's write end and the working directory to pass, and where to deliver the
-/// child.
+/// the report pipe's write end and the working directory to pass, the helper request, and
+/// where to deliver the shim.
 struct Delivery {
     handle: tokio::runtime::Handle,
     report_w: OwnedFd,
     cwd: OwnedFd,
-    tx: oneshot::Sender<io::Result<Child>>,
+    tx: oneshot::Sender<io::Result<Started>>,
+    /// The request to the spawn helper; `None` starts the shim directly.
+    request: Option<Vec<u8>>,
 }
 
 impl Delivery {
     /// Lets both passed descriptors cross the shim's exec (see [`inheritable`]).
     fn pass(&self) -> io::Result<()> {
         inheritable(&self.report_w).and_then(|()| inheritable(&self.cwd))
+    }
+
+    /// Asks the helper (started now if needed) to fork the shim with these stdio ends.
+    fn through_helper(
+        &self,
+        helper: &mut Option<Helper>,
+        reaper: (&Path, &OsString),
+        stdio: [BorrowedFd<'_>; 3],
+    ) -> io::Result<OwnedFd> {
+        let Some(request) = &self.request else {
+            return Err(io::Error::other("the spawn helper is off"));
+        };
+        if helper.is_none() {
+            *helper = Some(Helper::start(reaper.0, reaper.1)?);
+        }
+        let fds = [stdio[0], stdio[1], stdio[2], self.report_w.as_fd(), self.cwd.as_fd()];
+        let result = helper
+            .as_ref()
+            .map_or_else(|| Err(io::Error::other("no helper")), |h| h.spawn(request, &fds));
+        if result.is_err() {
+            // A helper that fails is replaced on the next spawn; this one falls back.
+            *helper = None;
+        }
+        result
     }
 }
 
@@ -193,18 +301,23 @@ fn pty_job(spec: &LaunchSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<
     let (pty, pts) = pty_process::open().map_err(io::Error::other)?;
     pty.resize(pty_process::Size::new(spec.rows, spec.cols)).map_err(io::Error::other)?;
     let control = rustix::io::fcntl_dupfd_cloexec(&pty, 0)?;
+    let reaper = (spec.reaper_exe.to_owned(), spec.reaper_arg.clone());
     let cmd = pty_process::Command::new(spec.reaper_exe)
         .arg(spec.reaper_arg)
         .args(args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .kill_on_drop(false);
-    let job: Job = Box::new(move || {
+    let job: Job = Box::new(move |helper| {
         let _runtime = d.handle.enter();
-        let result = d
-            .pass()
+        let slave = pts.as_fd();
+        let result = match d.through_helper(helper, (&reaper.0, &reaper.1), [slave; 3]) {
+            Ok(pidfd) => Ok(Started::Pidfd(pidfd)),
             // `spawn` consumes the command and the slave: both are closed when it returns.
-            .and_then(|()| cmd.spawn(pts).map_err(io::Error::other));
+            Err(_) => {
+                d.pass().and_then(|()| cmd.spawn(pts).map_err(io::Error::other)).map(Started::Child)
+            }
+        };
         drop(d.report_w);
         drop(d.cwd);
         deliver(d.tx, result);
@@ -215,36 +328,56 @@ fn pty_job(spec: &LaunchSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<
 /// The job that starts a shim on pipes: stdin, and one pipe for stdout and stderr.
 fn pipe_job(spec: &LaunchSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(Job, Parts)> {
     let (out_r, out_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
+    let (in_r, in_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
     let output = pipe::Receiver::from_owned_fd(out_r)?;
-    let err_w = out_w.try_clone()?;
+    let stdin = pipe::Sender::from_owned_fd(in_w)?;
+    let reaper = (spec.reaper_exe.to_owned(), spec.reaper_arg.clone());
     let mut cmd = tokio::process::Command::new(spec.reaper_exe);
-    cmd.arg(spec.reaper_arg)
-        .args(args)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        // One pipe for both streams, so their interleaving is the order of the writes.
-        .stdout(Stdio::from(out_w))
-        .stderr(Stdio::from(err_w))
-        .kill_on_drop(false);
-    // No pre-exec hook: std then starts the shim with posix_spawn (a vfork), instead of
-    // forking the whole multi-threaded server; the shim makes its own session.
-    let job: Job = Box::new(move || {
+    cmd.arg(spec.reaper_arg).args(args).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
+    cmd.kill_on_drop(false);
+    let job: Job = Box::new(move |helper| {
         let _runtime = d.handle.enter();
-        let result = d.pass().and_then(|()| cmd.spawn());
-        // Closes the parent's copies of the output pipe's write end.
+        let stdio = [in_r.as_fd(), out_w.as_fd(), out_w.as_fd()];
+        let result = match d.through_helper(helper, (&reaper.0, &reaper.1), stdio) {
+            Ok(pidfd) => Ok(Started::Pidfd(pidfd)),
+            Err(_) => spawn_directly(&mut cmd, &d, in_r, out_w).map(Started::Child),
+        };
         drop(cmd);
         drop(d.report_w);
         drop(d.cwd);
         deliver(d.tx, result);
     });
-    Ok((job, Parts::Pipes { output }))
+    Ok((job, Parts::Pipes { stdin, output }))
 }
 
-/// Hands the spawned shim to the awaiting task, or kills it if that task is gone.
-fn deliver(tx: oneshot::Sender<io::Result<Child>>, result: io::Result<Child>) {
-    if let Err(Ok(child)) = tx.send(result) {
-        drop(ShimGuard { child });
+/// Starts a pipe-mode shim with `posix_spawn`: no pre-exec hook, so std uses `posix_spawn`
+/// (a vfork) instead of forking the whole multi-threaded server; the shim makes its own
+/// session. The parent's copies of the child's ends are closed when this returns.
+fn spawn_directly(
+    cmd: &mut tokio::process::Command,
+    d: &Delivery,
+    stdin: OwnedFd,
+    out_w: OwnedFd,
+) -> io::Result<Child> {
+    let err_w = out_w.try_clone()?;
+    // One pipe for both streams, so their interleaving is the order of the writes.
+    cmd.stdin(Stdio::from(stdin)).stdout(Stdio::from(out_w)).stderr(Stdio::from(err_w));
+    d.pass()?;
+    let child = cmd.spawn();
+    // The command keeps the Stdio ends until it is dropped: replace them so they close now.
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    child
+}
+
+/// Hands the spawned shim to the awaiting task, or stops it if that task is gone.
+fn deliver(tx: oneshot::Sender<io::Result<Started>>, result: io::Result<Started>) {
+    if let Err(Ok(started)) = tx.send(result) {
+        match started {
+            Started::Child(child) => drop(ShimGuard { shim: Shim::Child(child) }),
+            Started::Pidfd(fd) => {
+                let _ = rustix::process::pidfd_send_signal(&fd, Signal::TERM);
+            }
+        }
     }
 }
 
@@ -254,4 +387,64 @@ fn deliver(tx: oneshot::Sender<io::Result<Child>>, result: io::Result<Child>) {
 /// processes, so no other child can inherit it.
 fn inheritable(report_w: &OwnedFd) -> io::Result<()> {
     rustix::io::fcntl_setfd(report_w, rustix::io::FdFlags::empty()).map_err(io::Error::from)
+}
+
+/// The spawn helper: a process started once (`<reaper_exe> <reaper_arg> --helper …`) from
+/// the spawner thread, so it dies with it, that forks every shim (see `reaper/helper.rs`).
+pub(crate) struct Helper {
+    socket: OwnedFd,
+    child: std::process::Child,
+}
+
+impl Helper {
+    fn start(reaper_exe: &Path, reaper_arg: &OsString) -> io::Result<Helper> {
+        let (ours, theirs) = wire::socketpair()?;
+        // A helper that stops answering (stopped, wedged) must not stall every spawn: the
+        // request then fails, the helper is dropped, and the shim is exec'd instead.
+        for id in [Timeout::Send, Timeout::Recv] {
+            rustix::net::sockopt::set_socket_timeout(&ours, id, Some(HELPER_TIMEOUT))?;
+        }
+        let theirs = above_stdio(theirs)?;
+        inheritable(&theirs)?;
+        let child = std::process::Command::new(reaper_exe)
+            .arg(reaper_arg)
+            .arg(HELPER_ARG)
+            .arg(format!("--ppid={}", std::process::id()))
+            .arg(format!("--socket-fd={}", theirs.as_raw_fd()))
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        drop(theirs);
+        Ok(Helper { socket: ours, child: child? })
+    }
+
+    /// Sends one request; returns the pidfd of the shim the helper forked.
+    fn spawn(&self, request: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<OwnedFd> {
+        wire::send(self.socket.as_fd(), request, fds)?;
+        let mut buf = [0u8; 64];
+        let Some((len, mut received)) = wire::recv(self.socket.as_fd(), &mut buf)? else {
+            return Err(io::Error::other("the spawn helper is gone"));
+        };
+        let reply = &buf[..len];
+        match (reply.first(), received.pop()) {
+            (Some(b'0'..=b'9'), Some(pidfd)) => Ok(pidfd),
+            _ => {
+                let errno = std::str::from_utf8(reply.get(1..).unwrap_or_default())
+                    .ok()
+                    .and_then(|e| e.parse().ok())
+                    .unwrap_or(libc::EIO);
+                Err(io::Error::from_raw_os_error(errno))
+            }
+        }
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        // Its socket closes with it: it exits (its shims then kill their trees).
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

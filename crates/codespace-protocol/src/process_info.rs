@@ -87,8 +87,12 @@ pub struct ProcessLimits {
     pub max_timeout_secs: u64,
     /// Commands that may run at once, server-wide.
     pub max_live_processes: u64,
-    /// Output kept per process (older bytes are dropped: `output_lost`).
+    /// Output kept in memory per process: the newest bytes.
     pub output_ring_bytes: u64,
+    /// Output kept per process in all: the newest `output_ring_bytes` in memory, the rest
+    /// spilled to a file in the server's state directory (the spill cap); older bytes are
+    /// dropped (`output_lost`). Equal to `output_ring_bytes` when nothing spills.
+    pub output_retained_bytes: u64,
     /// Largest `read_process` reply.
     pub read_max_bytes: u64,
     /// Longest `wait_ms`.

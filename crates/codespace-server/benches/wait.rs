@@ -3,8 +3,9 @@
 //! Each run is `exec_command`, `read_process` calls from the returned cursor until `eof`,
 //! then one `process_status`. The waiting agent passes `wait_ms: 30000`; the polling agent
 //! passes none and sleeps 50 ms after a read that brought nothing new. Two commands: `seq 1
-//! 200000` (1.26 MiB of output, more than the 256 KiB ring, so a slow reader loses bytes,
-//! counted and printed) and `sh -c "sleep 1; echo done"`.
+//! 200000` (1.26 MiB of output, more than the 256 KiB in-memory ring: the rest is read from
+//! the spill file; bytes lost, none below the 64 MiB spill cap, are counted and printed) and
+//! `sh -c "sleep 1; echo done"`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 #![expect(
     clippy::disallowed_methods,

@@ -226,17 +226,31 @@ fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {
     fs::rename(&tmp, path)
 }
 
+/// The reaper shim's binary: `codespace-reaper` beside `exe` when it is there (a small
+/// binary that starts in a fraction of the server's time), else `exe` itself in its hidden
+/// role.
+fn reaper_exe(exe: PathBuf) -> PathBuf {
+    let dedicated = exe.with_file_name("codespace-reaper");
+    match fs::metadata(&dedicated) {
+        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => dedicated,
+        Ok(_) | Err(_) => exe,
+    }
+}
+
 /// The process supervisor and how commands are started, from the process variables (see
-/// [`ProcessEnv`]). `masked` are the paths sandboxed commands must never see.
+/// [`ProcessEnv`]). `masked` are the paths sandboxed commands must never see; output beyond
+/// the ring spills to `<state_dir>/spill` (masked with the state directory) when given.
 pub(crate) fn processes(
     vars: &ProcessEnv,
     masked: Vec<PathBuf>,
+    state_dir: Option<&Path>,
 ) -> Result<codespace_gateway::Processes, UsageError> {
-    // The shim is this same binary in its hidden role.
     let exe = std::env::current_exe()
         .map_err(|e| usage(format!("cannot locate the codespace binary: {e}")))?;
-    let mut config = codespace_gateway::SupervisorConfig::new(exe);
+    let mut config = codespace_gateway::SupervisorConfig::new(reaper_exe(exe));
     config.max_live = usize::try_from(vars.max_processes).unwrap_or(usize::MAX);
+    config.spill_dir = state_dir.map(|dir| dir.join("spill"));
+    config.spill_bytes = vars.spill_bytes;
     let settings = codespace_gateway::ExecSettings {
         timeout: std::time::Duration::from_secs(vars.timeout_secs),
         path: std::env::var("PATH")

@@ -138,7 +138,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
             host: HostFacts { sandbox_missing: codespace_sandbox::probe().missing() },
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             store: Arc::new(store),
-            processes: config::processes(&process_vars, masked)?,
+            processes: config::processes(&process_vars, masked, Some(&state_dir))?,
         },
     );
     let gateway = if args.no_watch { gateway.without_watchers() } else { gateway };

@@ -62,7 +62,7 @@ fn restore(args: RestoreArgs) -> Result<(), Failure> {
             host: HostFacts { sandbox_missing: vec![] },
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             store: Arc::new(store),
-            processes: config::processes(&process_vars, vec![])?,
+            processes: config::processes(&process_vars, vec![], None)?,
         },
     )
     .map_err(|e| Failure::Usage(UsageError(e.to_string())))?;

@@ -1,5 +1,6 @@
 //! The process settings, read from the environment by clap: `CODESPACE_PROCESS_TIMEOUT_SECS`,
-//! `CODESPACE_MAX_PROCESSES` and `CODESPACE_PROCESS_MAX_PIDS`. They have no flags, so the
+//! `CODESPACE_MAX_PROCESSES`, `CODESPACE_PROCESS_MAX_PIDS` and
+//! `CODESPACE_PROCESS_SPILL_BYTES`. They have no flags, so the
 //! parser sees an empty command line and every value comes from its variable.
 
 use std::fmt::Display;
@@ -39,7 +40,19 @@ pub(crate) struct ProcessEnv {
         value_parser = integer_in(codespace_sandbox::MIN_MAX_PIDS, codespace_sandbox::MAX_MAX_PIDS)
     )]
     pub(crate) max_pids: u32,
+    /// Output kept per process (the newest bytes; beyond the in-memory ring they spill to a
+    /// file in the state directory). At most the ring (or 0): no spilling.
+    #[arg(
+        env = "CODESPACE_PROCESS_SPILL_BYTES",
+        value_name = "CODESPACE_PROCESS_SPILL_BYTES",
+        default_value_t = codespace_gateway::DEFAULT_SPILL_BYTES,
+        value_parser = integer_in(0u64, MAX_SPILL_BYTES)
+    )]
+    pub(crate) spill_bytes: u64,
 }
+
+/// The largest spill cap accepted: 1 TiB.
+const MAX_SPILL_BYTES: u64 = 1 << 40;
 
 impl ProcessEnv {
     /// Reads the variables; an unset one takes its default.

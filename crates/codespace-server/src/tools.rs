@@ -154,7 +154,7 @@ pub(crate) fn catalog() -> Arc<Vec<Tool>> {
             tool::READ_PROCESS,
             "Read process output",
             Read,
-            "Read a process's combined stdout+stderr from an absolute cursor (max_bytes per reply). wait_ms (up to 30000) waits for output past the cursor or the end instead of polling. Continue with the returned cursor; output_lost says older bytes were dropped from the 256 KiB ring; eof means the output is complete (not success); TIMEOUT (once, at the end) means the time limit killed it. A cursor past the end reads an empty chunk.",
+            "Read a process's combined stdout+stderr from an absolute cursor (max_bytes per reply). wait_ms (up to 30000) waits for output past the cursor or the end instead of polling. Continue with the returned cursor; output_lost says older bytes were dropped (the newest 64 MiB are kept: 256 KiB in memory, the rest in a spill file; workspace_info's process.limits.output_retained_bytes); eof means the output is complete (not success); TIMEOUT (once, at the end) means the time limit killed it. A cursor past the end reads an empty chunk.",
         ),
         spec::<ProcessStatusParams, ProcessStatusResult>(
             tool::PROCESS_STATUS,

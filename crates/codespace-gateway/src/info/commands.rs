@@ -37,6 +37,7 @@ impl Gateway {
             max_timeout_secs: timeouts.max_secs,
             max_live_processes: config.max_live as u64,
             output_ring_bytes: config.ring_bytes as u64,
+            output_retained_bytes: config.retained_bytes(),
             read_max_bytes: u64::from(MAX_READ_PROCESS_BYTES),
             wait_max_ms: MAX_WAIT_MS,
             max_pids: sandboxed.then_some(settings.max_pids),

@@ -31,6 +31,7 @@
 
 mod command;
 mod fds;
+mod helper;
 mod program;
 mod reap;
 mod signals;
@@ -42,6 +43,11 @@ use std::io::{self, Write as _};
 use rustix::process::{Signal, WaitStatus};
 
 pub(crate) use self::fds::REPORT_FD;
+pub(crate) use self::helper::Request as HelperRequest;
+
+/// The argument (right after the role argument) that starts the spawn helper instead of a
+/// shim.
+pub(crate) const HELPER_ARG: &str = "--helper";
 use self::signals::{Disposition, SignalSet, Wake, set_disposition};
 use crate::protocol::{EXIT_BAD_ARGS, EXIT_ORPHANED, EXIT_SPAWN_FAILED, ShimArgs, ShimReport};
 
@@ -50,6 +56,9 @@ use crate::protocol::{EXIT_BAD_ARGS, EXIT_ORPHANED, EXIT_SPAWN_FAILED, ShimArgs,
 /// or runtime exists: the shim assumes it is single-threaded and owns every descriptor
 /// above 2.
 pub fn reaper_main(args: Vec<OsString>) -> ! {
+    if args.first().is_some_and(|a| a == HELPER_ARG) {
+        std::process::exit(helper::helper_main(&args[1..]));
+    }
     let code = match ShimArgs::decode(args) {
         Ok(args) => run(&args),
         Err(msg) => {

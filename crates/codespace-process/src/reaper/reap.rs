@@ -14,6 +14,13 @@ const CLEANUP_PASS: Duration = Duration::from_millis(20);
 
 /// Reaps every exited child without blocking; returns `main`'s status if it was among them.
 pub(super) fn reap(main: Option<u32>) -> Option<WaitStatus> {
+    reap_all(main).0
+}
+
+/// Reaps every exited child without blocking: `main`'s status if it was among them, and
+/// whether the shim has no child left at all (`ECHILD`). Orphans are reparented to the
+/// shim, a child subreaper, so no child left means no descendant left.
+fn reap_all(main: Option<u32>) -> (Option<WaitStatus>, bool) {
     let mut found = None;
     loop {
         // `wait` is waitpid(-1): any child. (rustix's `waitpid(None, …)` is pid 0, i.e.
@@ -25,7 +32,8 @@ pub(super) fn reap(main: Option<u32>) -> Option<WaitStatus> {
                 }
             }
             Err(rustix::io::Errno::INTR) => {}
-            Ok(None) | Err(_) => return found,
+            Err(rustix::io::Errno::CHILD) => return (found, true),
+            Ok(None) | Err(_) => return (found, false),
         }
     }
 }
@@ -46,12 +54,13 @@ pub(super) fn kill_descendants() -> usize {
     pids.len()
 }
 
-/// Kills and reaps until no descendant is left (bounded by [`CLEANUP_BOUND`]).
+/// Kills and reaps until no descendant is left (bounded by [`CLEANUP_BOUND`]). When the
+/// shim has no child left it is done at once, without looking through `/proc`: the end of
+/// the tree is reported as soon as its last process is reaped.
 pub(super) fn clean_up(set: &SignalSet) {
     let deadline = Instant::now() + CLEANUP_BOUND;
     loop {
-        reap(None);
-        if kill_descendants() == 0 || Instant::now() >= deadline {
+        if reap_all(None).1 || kill_descendants() == 0 || Instant::now() >= deadline {
             return;
         }
         let _ = set.wait(Some(CLEANUP_PASS));

@@ -12,6 +12,9 @@ pub const REAPER_ARG: &str = "__codespace-reaper";
 pub const DEFAULT_MAX_LIVE: usize = 8;
 /// Default output ring size per process.
 pub const DEFAULT_RING_BYTES: usize = 256 * 1024;
+/// Default output kept per process in all (the ring's newest bytes in memory, the rest in a
+/// spill file), when the supervisor has a spill directory.
+pub const DEFAULT_SPILL_BYTES: u64 = 64 * 1024 * 1024;
 /// Default retention of a completed handle.
 pub const DEFAULT_COMPLETED_TTL: Duration = Duration::from_secs(15 * 60);
 /// Default number of completed handles kept.
@@ -63,14 +66,24 @@ pub struct SupervisorConfig {
     pub reaper_arg: OsString,
     /// Live plus reserved processes at most.
     pub max_live: usize,
-    /// Output ring size per process.
+    /// Output ring size per process (the newest bytes, in memory).
     pub ring_bytes: usize,
+    /// Where output beyond the ring spills to: a private directory (0700) the commands
+    /// never see (the server's state directory). At start, what dead supervisors left
+    /// there is removed. `None` keeps only the ring.
+    pub spill_dir: Option<PathBuf>,
+    /// Output kept per process in all, with a spill directory (the newest bytes; older
+    /// ones are dropped, `output_lost`). Not above `ring_bytes` means no spilling.
+    pub spill_bytes: u64,
     /// Completed handles are evicted this long after they exited.
     pub completed_ttl: Duration,
     /// Completed handles kept at most (oldest evicted first).
     pub max_completed: usize,
     /// Time source of retention.
     pub clock: Clock,
+    /// Start shims through the pre-started spawn helper (forked, not exec'd: one exec per
+    /// command). Off, or when the helper cannot be used, each shim is exec'd directly.
+    pub spawn_helper: bool,
 }
 
 impl SupervisorConfig {
@@ -81,9 +94,22 @@ impl SupervisorConfig {
             reaper_arg: REAPER_ARG.into(),
             max_live: DEFAULT_MAX_LIVE,
             ring_bytes: DEFAULT_RING_BYTES,
+            spill_dir: None,
+            spill_bytes: DEFAULT_SPILL_BYTES,
             completed_ttl: DEFAULT_COMPLETED_TTL,
             max_completed: DEFAULT_MAX_COMPLETED,
             clock: Clock::system(),
+            spawn_helper: true,
+        }
+    }
+}
+
+impl SupervisorConfig {
+    /// Output kept per process in all: the spill cap when output spills, else the ring.
+    pub fn retained_bytes(&self) -> u64 {
+        match &self.spill_dir {
+            Some(_) => self.spill_bytes.max(self.ring_bytes as u64),
+            None => self.ring_bytes as u64,
         }
     }
 }

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Notify, mpsc, watch};
 
 use super::config::Clock;
+use crate::output::Output;
 use crate::protocol::ShimReport;
-use crate::ring::Ring;
 use crate::types::{SignalInfo, Termination};
 
 pub(super) struct Proc {
@@ -28,7 +28,7 @@ pub(super) struct Proc {
 }
 
 pub(super) struct State {
-    pub(super) ring: Ring,
+    pub(super) output: Output,
     pub(super) pump_done: bool,
     pub(super) intent: Option<Intent>,
     pub(super) exit: Option<ExitInfo>,
@@ -98,12 +98,12 @@ impl State {
 }
 
 impl Proc {
-    /// A running handle with an empty ring and open stdin, plus its stdin queue and the
+    /// A running handle with an empty output and open stdin, plus its stdin queue and the
     /// receiving end of its exit flag.
     pub(super) fn start(
         tty: bool,
         timeout: Duration,
-        ring_bytes: usize,
+        output: Output,
         control: Option<OwnedFd>,
     ) -> (Arc<Proc>, StdinQueue, watch::Receiver<bool>) {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -117,7 +117,7 @@ impl Proc {
             progress: watch::Sender::new(()),
             timeout,
             state: Mutex::new(State {
-                ring: Ring::new(ring_bytes),
+                output,
                 pump_done: false,
                 intent: None,
                 exit: None,

@@ -14,19 +14,21 @@ mod wait;
 use std::fmt;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use rustix::termios::SpecialCodeIndex;
 
 pub use self::config::{
     Clock, DEFAULT_COMPLETED_TTL, DEFAULT_MAX_COMPLETED, DEFAULT_MAX_LIVE, DEFAULT_RING_BYTES,
-    REAPER_ARG, SupervisorConfig, TTY_COLS, TTY_ROWS,
+    DEFAULT_SPILL_BYTES, REAPER_ARG, SupervisorConfig, TTY_COLS, TTY_ROWS,
 };
 use self::handle::{Intent, Proc, Stdin, StdinMsg, lock};
 use self::table::Table;
 use crate::error::ProcError;
+use crate::output::Output;
 use crate::spawn::Spawner;
+use crate::spill::{self, SpillDir};
 use crate::types::{ExitWatch, ProcStatus, ReadChunk, RunState, Terminate, Termination};
 
 /// How long [`Supervisor::shutdown`] waits for the trees to go.
@@ -40,6 +42,8 @@ pub struct Supervisor {
     config: SupervisorConfig,
     table: Mutex<Table>,
     spawner: Spawner,
+    /// This supervisor's spill directory, made on first need (`None` if it cannot be).
+    spill: OnceLock<Option<Arc<SpillDir>>>,
 }
 
 impl fmt::Debug for Supervisor {
@@ -49,13 +53,28 @@ impl fmt::Debug for Supervisor {
 }
 
 impl Supervisor {
-    /// A supervisor with no process. Threads are started on first spawn.
+    /// A supervisor with no process. Threads are started on first spawn. With a spill
+    /// directory, whatever supervisors that are gone left in it is removed now.
     pub fn new(config: SupervisorConfig) -> Arc<Supervisor> {
+        if let Some(dir) = &config.spill_dir {
+            spill::sweep(dir);
+        }
         Arc::new(Supervisor {
             config,
             table: Mutex::new(Table::default()),
             spawner: Spawner::default(),
+            spill: OnceLock::new(),
         })
+    }
+
+    /// An empty output for a new process: the ring, and the spill file's place and cap.
+    fn new_output(&self) -> Output {
+        let cap = self.config.retained_bytes();
+        let dir = self.config.spill_dir.as_deref().filter(|_| cap > self.config.ring_bytes as u64);
+        let spill = dir.and_then(|dir| {
+            self.spill.get_or_init(|| SpillDir::create(dir).ok()).as_ref().map(Arc::clone)
+        });
+        Output::new(self.config.ring_bytes, spill.map(|dir| (dir, cap)))
     }
 
     /// The configuration.
@@ -115,7 +134,8 @@ impl Supervisor {
         Ok(())
     }
 
-    /// Reads retained output from absolute `cursor`, at most `max_bytes` of it. A cursor
+    /// Reads retained output from absolute `cursor`, at most `max_bytes` of it: the newest
+    /// bytes from memory, older ones from the spill file. A cursor
     /// below `retained_from` starts at `retained_from` and sets `output_lost`; a cursor past
     /// the output's end reads an empty chunk at the end, as the reference does. The first
     /// read at the end of the complete output of a process killed at its time limit is
@@ -123,8 +143,8 @@ impl Supervisor {
     pub fn read(&self, id: &str, cursor: u64, max_bytes: usize) -> Result<ReadChunk, ProcError> {
         let proc = self.get(id)?;
         let mut st = proc.state();
-        let total = st.ring.total();
-        let retained_from = st.ring.retained_from();
+        let total = st.output.total();
+        let retained_from = st.output.retained_from();
         // A cursor past the end reads nothing; the reply's cursor is the real end, so the
         // next read resumes there.
         let cursor = cursor.min(total);
@@ -135,7 +155,9 @@ impl Supervisor {
         }
         let from = cursor.max(retained_from);
         let to = from.saturating_add(max_bytes as u64).min(total);
-        let chunk = st.ring.copy(from, to);
+        let chunk = st.output.copy(from, to);
+        // A spill file that could not be read was given up: what it held is lost.
+        let retained_from = st.output.retained_from();
         Ok(ReadChunk {
             cursor: to,
             chunk,
@@ -155,8 +177,8 @@ impl Supervisor {
             termination: exit.map(|e| e.termination),
             exit_code: exit.and_then(|e| e.exit_code),
             signal: exit.and_then(|e| e.signal),
-            output_total: st.ring.total(),
-            retained_from: st.ring.retained_from(),
+            output_total: st.output.total(),
+            retained_from: st.output.retained_from(),
             eof: st.output_complete(),
             tty: proc.tty,
             started_at_ms: proc.started_at_ms,

@@ -40,6 +40,7 @@ impl Supervisor {
         let spec = LaunchSpec {
             reaper_exe: &self.config.reaper_exe,
             reaper_arg: &self.config.reaper_arg,
+            helper: self.config.spawn_helper,
             search_path: spawn::search_path(&req.env),
             argv: &req.argv,
             env: &req.env,
@@ -59,8 +60,7 @@ impl Supervisor {
             CommandIo::Pty { control, .. } => control.take(),
             CommandIo::Pipes { .. } => None,
         };
-        let (proc, stdin, exit_rx) =
-            Proc::start(req.tty, req.timeout, self.config.ring_bytes, control);
+        let (proc, stdin, exit_rx) = Proc::start(req.tty, req.timeout, self.new_output(), control);
         let id = format!("proc-{}", uuid::Uuid::new_v4());
         if !self.commit(reservation, &id, &proc) {
             stop_shim(&mut shim).await;

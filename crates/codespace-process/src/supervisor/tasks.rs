@@ -64,9 +64,9 @@ pub(super) async fn next_report(reports: &mut BufReader<pipe::Receiver>) -> Opti
 /// started), then SIGKILL if it lingers.
 pub(super) async fn stop_shim(shim: &mut ShimGuard) {
     shim.request_kill();
-    if tokio::time::timeout(KILL_ESCALATION, shim.child.wait()).await.is_err() {
-        let _ = shim.child.start_kill();
-        let _ = shim.child.wait().await;
+    if tokio::time::timeout(KILL_ESCALATION, shim.wait()).await.is_err() {
+        shim.start_kill();
+        shim.wait().await;
     }
 }
 
@@ -76,7 +76,7 @@ async fn pump_task<R: AsyncRead + Unpin>(mut reader: R, proc: Arc<Proc>) {
         match reader.read(&mut buf).await {
             Ok(0) => break,
             Ok(n) => {
-                proc.state().ring.push(&buf[..n]);
+                proc.state().output.push(&buf[..n]);
                 proc.progress.send_replace(());
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -162,7 +162,7 @@ async fn wait_shim(mut shim: ShimGuard, proc: &Proc, timeout: Duration) {
         // The handlers below run only after `wait()` returned Pending, i.e. while the
         // shim is not yet reaped, so its pid still names it.
         tokio::select! {
-            _ = shim.child.wait() => break,
+            () = shim.wait() => break,
             () = sleep_until(deadline), if !timed_out => {
                 timed_out = true;
                 proc.request_kill(Intent::Timeout);
@@ -173,7 +173,7 @@ async fn wait_shim(mut shim: ShimGuard, proc: &Proc, timeout: Duration) {
             }
             () = sleep_until(escalate_at), if escalate_at.is_some() && !shim_killed => {
                 shim_killed = true;
-                let _ = shim.child.start_kill();
+                shim.start_kill();
             }
         }
     }

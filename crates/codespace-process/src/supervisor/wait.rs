@@ -38,7 +38,7 @@ fn ready(proc: &Proc, what: WaitFor) -> bool {
     // past the end is not waited on either: the read that follows refuses it.
     let exited = st.exit.is_some();
     match what {
-        WaitFor::Output { cursor } => exited || st.ring.total() != cursor,
+        WaitFor::Output { cursor } => exited || st.output.total() != cursor,
         WaitFor::Exit => exited,
     }
 }

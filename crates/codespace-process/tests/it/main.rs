@@ -9,9 +9,11 @@
 
 mod basics;
 mod flood;
+mod helper;
 mod lifecycle;
 mod namespaces;
 mod pty;
 mod sandbox;
+mod spill;
 mod stdin;
 mod support;

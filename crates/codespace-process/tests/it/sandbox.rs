@@ -670,20 +670,30 @@ async fn sandboxed_trees_are_killed_and_signals_reported() {
     let _ = tokio::time::timeout(Duration::from_secs(5), spawned.exited.wait()).await;
 }
 
-/// The pid of the reaper shim whose arguments carry `marker`.
+/// The pid of the reaper shim of the command `sleep <marker>`: the last of its ancestors
+/// below this test process, or below the spawn helper (a child of this process whose
+/// forks, the shim among them, all show its `--helper` command line).
 fn shim_of(marker: &str) -> i32 {
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
-        let argv: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-        if argv.first().is_some_and(|a| a.ends_with(b"reaper")) && argv.contains(&marker.as_bytes())
-        {
-            return pid;
+    let me = std::process::id() as i32;
+    let ppid = |pid: i32| -> i32 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+        rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0)
+    };
+    let pid =
+        *crate::support::pids_with_arg(marker).first().unwrap_or_else(|| panic!("no {marker}"));
+    let mut chain = vec![pid as i32];
+    while let Some(&last) = chain.last() {
+        let parent = ppid(last);
+        if parent == me || parent <= 1 {
+            break;
         }
+        chain.push(parent);
     }
-    panic!("no shim for {marker}");
+    let top = *chain.last().unwrap();
+    let cmdline = std::fs::read(format!("/proc/{top}/cmdline")).unwrap_or_default();
+    let helper = cmdline.split(|b| *b == 0).any(|a| a == b"--helper");
+    if helper { chain[chain.len() - 2] } else { top }
 }
 
 /// N2, N7: under `restricted` no socket of another family than AF_UNIX can be created

@@ -269,6 +269,7 @@ async fn workspace_info_shows_the_process_limits_and_serialization() {
         ("max_timeout_secs", json!(45)),
         ("max_live_processes", json!(3)),
         ("output_ring_bytes", json!(262_144)),
+        ("output_retained_bytes", json!(64 * 1024 * 1024)),
         ("read_max_bytes", json!(262_144)),
         ("wait_max_ms", json!(30_000)),
         ("max_pids", json!(1024)),

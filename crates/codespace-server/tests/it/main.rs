@@ -31,6 +31,7 @@ mod protocol;
 mod raw_stdio;
 mod root_swap;
 mod sockets;
+mod spill;
 mod startup;
 mod support;
 mod undo;
