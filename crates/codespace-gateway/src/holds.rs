@@ -173,13 +173,13 @@ impl Gateway {
     }
 
     /// What the tool would refuse before its lease, checked before a hold is created:
-    /// the policy, and for a patch its parse, for a command its argv and the sandbox.
+    /// the policy, and for a command its argv and the sandbox (a patch's parse follows, in
+    /// `summarise`).
     fn admit(&self, held: &Held) -> Result<(), GatewayError> {
         match held {
+            // The patch itself is parsed once, by `summarise`.
             Held::Patch(p) => {
                 self.authorized_root(&p.workspace_id, Action::Write)?;
-                codespace_runner::parse_patch(&p.patch)
-                    .map_err(|e| GatewayError::Patch(e.into()))?;
             }
             Held::Exec(p) => {
                 self.authorized_root(&p.workspace_id, Action::Exec)?;

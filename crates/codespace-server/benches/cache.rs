@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{binary, call, median};
+use common::{NEEDLE, binary, build_tree, call, median};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -25,30 +25,7 @@ use serde_json::{Value, json};
 
 type Client = RunningService<RoleClient, ()>;
 
-const NEEDLE: &str = "codespace_bench_needle";
 const ROUNDS: usize = 21;
-
-fn build_tree(root: &Path) -> Vec<String> {
-    let mut paths = Vec::new();
-    for d in 0..2000 {
-        let rel = format!("m{:02}/d{d:04}", d % 40);
-        let dir = root.join(&rel);
-        std::fs::create_dir_all(&dir).unwrap();
-        for f in 0..10 {
-            let ext = if f % 2 == 0 { "rs" } else { "txt" };
-            let mut body = String::with_capacity(2048);
-            for line in 0..40 {
-                body.push_str(&format!("fn item_{d}_{f}_{line}() {{ let value = {line}; }}\n"));
-            }
-            if (d * 10 + f) % 97 == 0 {
-                body.push_str(&format!("// {NEEDLE}\n"));
-            }
-            std::fs::write(dir.join(format!("f{f}.{ext}")), body).unwrap();
-            paths.push(format!("{rel}/f{f}.{ext}"));
-        }
-    }
-    paths
-}
 
 fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{binary, call, median};
+use common::{NEEDLE, binary, build_tree, call, median};
 
 use std::path::Path;
 use std::process::Command;
@@ -21,26 +21,6 @@ use rmcp::ServiceExt;
 use rmcp::model::{ClientRequest, PingRequest};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
-
-const NEEDLE: &str = "codespace_bench_needle";
-
-fn build_tree(root: &Path) {
-    for d in 0..2000 {
-        let dir = root.join(format!("m{:02}/d{d:04}", d % 40));
-        std::fs::create_dir_all(&dir).unwrap();
-        for f in 0..10 {
-            let ext = if f % 2 == 0 { "rs" } else { "txt" };
-            let mut body = String::with_capacity(2048);
-            for line in 0..40 {
-                body.push_str(&format!("fn item_{d}_{f}_{line}() {{ let value = {line}; }}\n"));
-            }
-            if (d * 10 + f) % 97 == 0 {
-                body.push_str(&format!("// {NEEDLE}\n"));
-            }
-            std::fs::write(dir.join(format!("f{f}.{ext}")), body).unwrap();
-        }
-    }
-}
 
 fn bare_walk(root: &Path) -> usize {
     let glob = globset::GlobBuilder::new("**/*.rs")

@@ -34,9 +34,21 @@ pub(crate) async fn prefer_json(req: Request, next: Next) -> Response {
     let (mut parts, body) = response.into_parts();
     let mut stream = body.into_data_stream();
     let mut seen: Vec<u8> = Vec::new();
+    // Up to here no event ended: the events are looked at only when one more has ended,
+    // not once per chunk of a large reply.
+    let mut scanned: usize = 0;
     while let Some(chunk) = stream.next().await {
         let Ok(chunk) = chunk else { break };
         seen.extend_from_slice(&chunk);
+        let from = scanned.saturating_sub(2);
+        let Some(end) = event_end(&seen[from..]) else {
+            scanned = seen.len();
+            if seen.len() > MAX_BUFFERED {
+                break;
+            }
+            continue;
+        };
+        scanned = from + end;
         match first_message(&seen) {
             First::Incomplete if seen.len() <= MAX_BUFFERED => continue,
             First::Incomplete | First::Other => break,
@@ -52,6 +64,13 @@ pub(crate) async fn prefer_json(req: Request, next: Next) -> Response {
     }
     let replay = futures_util::stream::once(async move { Ok::<_, axum::Error>(Bytes::from(seen)) });
     Response::from_parts(parts, Body::from_stream(replay.chain(stream)))
+}
+
+/// Where the first blank line (the end of an SSE event) in `buf` ends, if there is one.
+fn event_end(buf: &[u8]) -> Option<usize> {
+    let lf = buf.windows(2).position(|w| w == b"\n\n").map(|i| i + 2);
+    let crlf = buf.windows(3).position(|w| w == b"\n\r\n").map(|i| i + 3);
+    lf.into_iter().chain(crlf).min()
 }
 
 /// What the stream read so far starts with.
@@ -98,6 +117,13 @@ fn first_message(buf: &[u8]) -> First {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_ends_at_its_blank_line() {
+        assert_eq!(event_end(b"data: x\n"), None);
+        assert_eq!(event_end(b"data: x\n\nrest"), Some(9));
+        assert_eq!(event_end(b"data: x\r\n\r\nrest"), Some(11));
+    }
 
     #[test]
     fn the_first_data_event_decides() {

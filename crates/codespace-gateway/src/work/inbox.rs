@@ -143,9 +143,7 @@ impl Gateway {
                 updated_at: now(),
                 ..old.clone()
             };
-            swap(w, &old, &new)?;
-            touched(w, &new)?;
-            Ok(user_intent(new))
+            replace(w, &old, new)
         })
     }
 
@@ -167,9 +165,7 @@ impl Gateway {
                 updated_at: now(),
                 ..old.clone()
             };
-            swap(w, &old, &new)?;
-            touched(w, &new)?;
-            Ok(user_intent(new))
+            replace(w, &old, new)
         })
     }
 
@@ -182,9 +178,7 @@ impl Gateway {
                 updated_at: now(),
                 ..old.clone()
             };
-            swap(w, &old, &new)?;
-            touched(w, &new)?;
-            Ok(user_intent(new))
+            replace(w, &old, new)
         })
     }
 
@@ -286,4 +280,12 @@ fn new_intent(
     w.insert_intent(&row)?;
     touched(w, &row)?;
     Ok(row)
+}
+
+/// A person's change to one instruction: the compare-and-swap, the work's queue revision,
+/// and the instruction as it now is.
+fn replace(w: &Works<'_>, old: &IntentRow, new: IntentRow) -> Result<UserIntent, GatewayError> {
+    swap(w, old, &new)?;
+    touched(w, &new)?;
+    Ok(user_intent(new))
 }

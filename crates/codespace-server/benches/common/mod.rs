@@ -1,6 +1,6 @@
 //! Helpers shared by the benchmarks: medians, the built binary, a tool call.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rmcp::RoleClient;
@@ -35,4 +35,32 @@ pub(crate) async fn call(
         .unwrap();
     assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);
     r.structured_content.unwrap()
+}
+
+/// The string one file in 97 of [`build_tree`]'s tree holds.
+#[allow(dead_code)] // not every benchmark builds the tree
+pub(crate) const NEEDLE: &str = "codespace_bench_needle";
+
+/// 20,000 files (half `.rs`) of 40 lines in 2,000 directories; returns their paths.
+#[allow(dead_code)] // not every benchmark builds the tree
+pub(crate) fn build_tree(root: &Path) -> Vec<String> {
+    let mut paths = Vec::new();
+    for d in 0..2000 {
+        let rel = format!("m{:02}/d{d:04}", d % 40);
+        let dir = root.join(&rel);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..10 {
+            let ext = if f % 2 == 0 { "rs" } else { "txt" };
+            let mut body = String::with_capacity(2048);
+            for line in 0..40 {
+                body.push_str(&format!("fn item_{d}_{f}_{line}() {{ let value = {line}; }}\n"));
+            }
+            if (d * 10 + f) % 97 == 0 {
+                body.push_str(&format!("// {NEEDLE}\n"));
+            }
+            std::fs::write(dir.join(format!("f{f}.{ext}")), body).unwrap();
+            paths.push(format!("{rel}/f{f}.{ext}"));
+        }
+    }
+    paths
 }

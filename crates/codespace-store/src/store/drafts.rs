@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::Store;
 use super::events::insert_event;
+use super::operations::close_row;
 use super::plans::insert_plan;
 use super::queries::load_by_key;
 use super::sql;
@@ -125,21 +126,22 @@ impl Store {
                 reason: format!("{status} is not a terminal status"),
             });
         }
-        let exists = self.read(|conn| {
-            Ok(conn
-                .prepare_cached("SELECT 1 FROM operations WHERE operation_id = ?1")?
-                .query_row(params![draft.operation_id], |_| Ok(()))
-                .optional()?
-                .is_some())
-        })?;
-        if exists {
-            return self.finish(&draft.operation_id, status, result_json, reason, now);
-        }
         let reason = match (status, reason) {
             (OpStatus::Unknown, None) => Some("unknown"),
             (_, reason) => reason,
         };
+        // One transaction either way: the planned row is closed, or the row is inserted
+        // finished.
         self.write(|conn| {
+            let planned = conn
+                .prepare_cached("SELECT 1 FROM operations WHERE operation_id = ?1")?
+                .query_row(params![draft.operation_id], |_| Ok(()))
+                .optional()?
+                .is_some();
+            if planned {
+                let id = draft.operation_id.as_str();
+                return close_row(conn, id, status, result_json, EventName::Finished, reason, now);
+            }
             insert_row(conn, draft, status, Some((result_json, now)))?;
             insert_event(
                 conn,

@@ -148,32 +148,39 @@ impl Store {
                 reason: format!("{status} is not a terminal status"),
             });
         }
-        self.write(|conn| {
-            let stored = current_status(conn, operation_id)?;
-            if stored.is_terminal() {
-                return Err(StoreError::AlreadyFinished {
-                    operation_id: operation_id.to_owned(),
-                    status: stored,
-                });
-            }
-            conn.prepare_cached(
-                "UPDATE operations SET status = ?2, result_json = ?3, finished_at = ?4 \
-                 WHERE operation_id = ?1 AND finished_at IS NULL",
-            )?
-            .execute(params![
-                operation_id,
-                sql::status_text(status),
-                result_json,
-                now
-            ])?;
-            insert_event(conn, operation_id, now, event, Some(status), reason)?;
-            // Terminal: the old content kept for a rollback is no longer needed (what a
-            // result preserves was written out to the undo directory first).
-            conn.prepare_cached("DELETE FROM operation_undo WHERE operation_id = ?1")?
-                .execute(params![operation_id])?;
-            Ok(())
-        })
+        self.write(|conn| close_row(conn, operation_id, status, result_json, event, reason, now))
     }
+}
+
+/// Closes an unfinished row inside the caller's transaction: the terminal status and
+/// result, the event, and the old content dropped. A finished row is refused untouched.
+pub(super) fn close_row(
+    conn: &Connection,
+    operation_id: &str,
+    status: OpStatus,
+    result_json: &str,
+    event: EventName,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<(), StoreError> {
+    let stored = current_status(conn, operation_id)?;
+    if stored.is_terminal() {
+        return Err(StoreError::AlreadyFinished {
+            operation_id: operation_id.to_owned(),
+            status: stored,
+        });
+    }
+    conn.prepare_cached(
+        "UPDATE operations SET status = ?2, result_json = ?3, finished_at = ?4 \
+         WHERE operation_id = ?1 AND finished_at IS NULL",
+    )?
+    .execute(params![operation_id, sql::status_text(status), result_json, now])?;
+    insert_event(conn, operation_id, now, event, Some(status), reason)?;
+    // Terminal: the old content kept for a rollback is no longer needed (what a result
+    // preserves was written out to the undo directory first).
+    conn.prepare_cached("DELETE FROM operation_undo WHERE operation_id = ?1")?
+        .execute(params![operation_id])?;
+    Ok(())
 }
 
 fn non_empty(field: &str, value: &str) -> Result<(), StoreError> {
