@@ -118,6 +118,8 @@ struct Published {
     /// The last `c/new<n>.txt` created; every one below `removed` is gone.
     created: AtomicU64,
     removed: AtomicU64,
+    /// Set before `c/new<n-1>.txt` is unlinked: from then on it may be gone.
+    removing: AtomicU64,
     stop: AtomicBool,
 }
 
@@ -135,6 +137,7 @@ fn writer(root: &Path, p: &Published) {
         std::fs::write(root.join(format!("c/new{n}.txt")), format!("needle {n}\n")).unwrap();
         p.created.store(n, Ordering::SeqCst);
         pause();
+        p.removing.store(n, Ordering::SeqCst);
         std::fs::remove_file(root.join(format!("c/new{}.txt", n - 1))).unwrap();
         p.removed.store(n, Ordering::SeqCst);
         // Quiet spells let the caches fill, so hits are checked too.
@@ -155,11 +158,11 @@ fn news<'a>(paths: impl Iterator<Item = &'a str>) -> Vec<u64> {
 }
 
 /// Stale: a file removed before the call began is listed, or one created before the call
-/// began and not removed until after it ended is missing.
-fn stale_listing(listed: &[u64], before: (u64, u64), after_removed: u64) -> bool {
+/// began whose removal had not started when it ended is missing.
+fn stale_listing(listed: &[u64], before: (u64, u64), after_removing: u64) -> bool {
     let (created0, removed0) = before;
     listed.iter().any(|n| *n < removed0)
-        || (created0 >= after_removed && !listed.contains(&created0))
+        || (created0 >= after_removing && !listed.contains(&created0))
 }
 
 #[tokio::test]
@@ -203,7 +206,7 @@ async fn a_concurrent_writer_never_gets_a_stale_answer() {
         let f =
             call(&client, "find", json!({"workspace_id": "w", "glob": "c/*.txt"})).await.unwrap();
         let listed = news(f["paths"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()));
-        if stale_listing(&listed, b0, published.removed.load(Ordering::SeqCst)) {
+        if stale_listing(&listed, b0, published.removing.load(Ordering::SeqCst)) {
             stale.push(format!("find {listed:?} with created/removed {b0:?} before"));
         }
         let b0 = before(&published);
@@ -216,7 +219,7 @@ async fn a_concurrent_writer_never_gets_a_stale_answer() {
         .unwrap();
         let listed =
             news(g["matches"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()));
-        if stale_listing(&listed, b0, published.removed.load(Ordering::SeqCst)) {
+        if stale_listing(&listed, b0, published.removing.load(Ordering::SeqCst)) {
             stale.push(format!("grep {listed:?} with created/removed {b0:?} before"));
         }
         calls += 3;
