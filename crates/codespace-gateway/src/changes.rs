@@ -3,18 +3,16 @@
 
 use codespace_policy::Action;
 use codespace_protocol::{ChangesParams, ChangesResult, PathChange, WatchInfo};
-use codespace_watch::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchState, WorkspaceWatch};
+use codespace_runner::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchReport, WatchState};
 
-use crate::{Gateway, GatewayError, blocking};
+use crate::{Gateway, GatewayError};
 
 impl Gateway {
     pub async fn changes(&self, p: ChangesParams) -> Result<ChangesResult, GatewayError> {
-        self.authorized_root(&p.workspace_id, Action::Read)?;
-        let Some(watch) = self.watch(&p.workspace_id) else {
+        self.authorized(&p.workspace_id, Action::Read)?;
+        let found = self.runner.changes(&p.workspace_id, p.since).await?;
+        let Some(out) = found.map_err(|e| bad_since(&e))? else {
             // Watching is off (`--no-watch`): no list can be vouched for.
-            if let Some(since) = &p.since {
-                Cursor::parse(since).map_err(|e| bad_since(&e))?;
-            }
             return Ok(ChangesResult {
                 cursor: Cursor { instance: 0, epoch: 0, seq: 0 }.encode(),
                 changes: Vec::new(),
@@ -22,9 +20,6 @@ impl Gateway {
                 truncated: false,
             });
         };
-        // Waiting for the watcher to start and for its cookie blocks: off the executor.
-        let out =
-            blocking(move || watch.changes(p.since.as_deref()).map_err(|e| bad_since(&e))).await?;
         Ok(ChangesResult {
             cursor: out.cursor.encode(),
             changes: out
@@ -46,8 +41,7 @@ fn bad_since(e: &BadCursor) -> GatewayError {
 }
 
 /// What `workspace_info` shows of a workspace's watcher and caches.
-pub(crate) fn watch_info(watch: &WorkspaceWatch) -> WatchInfo {
-    let report = watch.report();
+pub(crate) fn watch_info(report: WatchReport) -> WatchInfo {
     let state = match report.state {
         WatchState::NotStarted => codespace_protocol::WatchState::NotStarted,
         WatchState::Starting => codespace_protocol::WatchState::Starting,
@@ -67,25 +61,5 @@ pub(crate) fn watch_info(watch: &WorkspaceWatch) -> WatchInfo {
         listing_cache_hits: s.listing_hits,
         listing_cache_misses: s.listing_misses,
         sync_timeouts: s.sync_timeouts,
-    }
-}
-
-/// The cache counters in the debug log after a cached tool, for an operator watching
-/// them without `workspace_info` (`RUST_LOG=codespace_gateway=debug`).
-pub(crate) fn log_counters(tool: &str, watch: Option<&WorkspaceWatch>) {
-    if let Some(watch) = watch
-        && tracing::enabled!(tracing::Level::DEBUG)
-    {
-        let s = watch.report().stats;
-        tracing::debug!(
-            tool,
-            version_hits = s.version_hits,
-            version_misses = s.version_misses,
-            version_entries = s.version_entries,
-            listing_hits = s.listing_hits,
-            listing_misses = s.listing_misses,
-            sync_timeouts = s.sync_timeouts,
-            "workspace caches"
-        );
     }
 }

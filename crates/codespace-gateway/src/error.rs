@@ -9,8 +9,8 @@
 #![deny(clippy::wildcard_enum_match_arm, clippy::match_wildcard_for_single_variants)]
 
 use codespace_policy::Denial;
-use codespace_process::ProcError;
 use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
+use codespace_runner::ProcError;
 use codespace_runner::{FsError, LookupError, PlanError, PlanFailure, RunnerError, Version};
 use codespace_store::{IntentState, OpStatus, StoreError, WorkState};
 
@@ -221,7 +221,9 @@ impl GatewayError {
             | GatewayError::Runner(
                 RunnerError::InvalidGlob { .. }
                 | RunnerError::InvalidRegex { .. }
-                | RunnerError::RegexTooLarge { .. },
+                | RunnerError::RegexTooLarge { .. }
+                | RunnerError::NoWorkspace { .. }
+                | RunnerError::Task { .. },
             )
             | GatewayError::OutputLimit { .. }
             | GatewayError::Patch(PlanFailure::Parse(..))
@@ -309,6 +311,8 @@ fn runner_code(e: &RunnerError) -> ErrorCode {
         RunnerError::InvalidGlob { .. }
         | RunnerError::InvalidRegex { .. }
         | RunnerError::RegexTooLarge { .. } => ErrorCode::InvalidPattern,
+        // The gateway and the runner disagree, or a runner task died: the server's fault.
+        RunnerError::NoWorkspace { .. } | RunnerError::Task { .. } => ErrorCode::Internal,
     }
 }
 

@@ -179,10 +179,10 @@ impl Gateway {
         match held {
             // The patch itself is parsed once, by `summarise`.
             Held::Patch(p) => {
-                self.authorized_root(&p.workspace_id, Action::Write)?;
+                self.authorized(&p.workspace_id, Action::Write)?;
             }
             Held::Exec(p) => {
-                self.authorized_root(&p.workspace_id, Action::Exec)?;
+                self.authorized(&p.workspace_id, Action::Exec)?;
                 self.check_command(p)?;
             }
         }

@@ -15,7 +15,7 @@ use codespace_protocol::{
     WorkspaceInfoParams, tool,
 };
 
-use codespace_runner::{Root, RootStatus};
+use codespace_runner::{RootStatus, WatchReport};
 
 use crate::{Gateway, GatewayError};
 
@@ -53,12 +53,12 @@ impl Gateway {
             ws.sandbox.as_str()
         );
         info.profile = Some(profile(ws.profile));
-        info.root = reg
-            .root
-            .as_ref()
-            .map(|r| r.path().display().to_string())
+        info.root = self
+            .runner
+            .root_path(&id)
+            .map(|r| r.display().to_string())
             .or(Some(ws.root.display().to_string()));
-        info.root_status = reg.root.as_ref().map(|r| root_status(&id, r));
+        info.root_status = self.root_status(&id);
         info.execution = Some(self.execution(ws));
         Ok(info)
     }
@@ -92,7 +92,7 @@ impl Gateway {
                 write: ws.profile.can_write(),
                 exec: ws.profile.can_exec(),
             },
-            files: files(ws, self.workspaces.get(&ws.id).and_then(|r| r.watch.as_deref())),
+            files: files(ws, self.runner.watch_report(&ws.id)),
             process: self.process_info(ws, sandboxed),
             serialization: commands::serialization(),
             isolation: IsolationInfo {
@@ -138,7 +138,7 @@ fn environment(ws: &Workspace) -> EnvironmentInfo {
     }
 }
 
-fn files(ws: &Workspace, watch: Option<&codespace_watch::WorkspaceWatch>) -> FilesInfo {
+fn files(ws: &Workspace, watch: Option<WatchReport>) -> FilesInfo {
     let can_read = host_env(ws) && allow(ws, Action::Read).is_ok();
     FilesInfo {
         read: Availability { available: can_read },
@@ -168,11 +168,19 @@ fn files(ws: &Workspace, watch: Option<&codespace_watch::WorkspaceWatch>) -> Fil
     }
 }
 
-/// Whether the registered root path still names the directory pinned at start; a root
-/// that does not is logged each time it is looked at (the tools and commands stay on the
-/// pinned directory, and the operator should know the path no longer leads there).
-pub(crate) fn root_status(id: &str, root: &Root) -> wire::RootStatus {
-    let (status, why) = match root.status() {
+impl Gateway {
+    /// Whether the registered root path still names the directory pinned at start; a root
+    /// that does not is logged each time it is looked at (the tools and commands stay on
+    /// the pinned directory, and the operator should know the path no longer leads there).
+    pub(crate) fn root_status(&self, id: &str) -> Option<wire::RootStatus> {
+        let status = self.runner.root_status(id)?;
+        let root = self.runner.root_path(id).map(|p| p.display().to_string()).unwrap_or_default();
+        Some(wire_root_status(id, &root, status))
+    }
+}
+
+fn wire_root_status(id: &str, root: &str, status: RootStatus) -> wire::RootStatus {
+    let (status, why) = match status {
         RootStatus::Current => return wire::RootStatus::Current,
         RootStatus::Replaced => (
             wire::RootStatus::Replaced,
@@ -183,7 +191,7 @@ pub(crate) fn root_status(id: &str, root: &Root) -> wire::RootStatus {
             (wire::RootStatus::Removed, "the workspace root directory opened at start was deleted")
         }
     };
-    tracing::warn!(workspace = id, root = %root.path().display(), "{why}");
+    tracing::warn!(workspace = id, root, "{why}");
     status
 }
 

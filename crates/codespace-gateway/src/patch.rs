@@ -6,9 +6,7 @@
 //!   preserved, and what is discarded once the operation is terminal and verified.
 //! - `recover`: start-up rollback of operations a crash left unfinished.
 //! - `operations`: the operator's view: list, show, and restore preserved content.
-//! - `hook`: the root as the transaction sees it, with a seam for race tests.
 
-mod hook;
 mod operations;
 mod recover;
 mod undo;
@@ -21,7 +19,10 @@ use codespace_protocol::{
     FileChange, OperationEvent, OperationKind, OperationStatusParams, OperationStatusResult,
     PatchStatus,
 };
-use codespace_runner::{ApplyOutcome, ChangeKind as PlanKind, PlannedWrite, Root, WorkspacePath};
+use codespace_runner::{
+    ApplyOutcome, ChangeKind as PlanKind, PlannedWrite, PrepareError, Runner, Version,
+    WorkspacePath,
+};
 use codespace_store::{Draft, Drafted, OpStatus, OperationRecord, PlannedFile, Store};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -29,7 +30,6 @@ use sha2::{Digest, Sha256};
 use crate::holds::{Held, Resume};
 use crate::{Gateway, GatewayError, blocking, now};
 
-pub use hook::Hook;
 pub use operations::{PutBack, RestoreOutcome, list_operations, show_operation};
 
 /// What the ledger keeps as an operation's result: the success or the refusal the caller got.
@@ -135,15 +135,12 @@ impl Gateway {
     }
 
     async fn run_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
-        let root = self.authorized_root(&p.workspace_id, Action::Write)?;
-        // Started for what follows; the patch itself always hashes the disk.
-        self.watch(&p.workspace_id);
-        let reg = self.lookup(&p.workspace_id)?;
+        let reg = self.authorized(&p.workspace_id, Action::Write)?;
         // A preview writes nothing, so it is never held.
         if reg.ws.approvals == Approvals::Confirm && !p.check_only.unwrap_or(false) {
             return Err(self.require_approval(Held::Patch(p)).await);
         }
-        self.apply_now(root, p, None).await
+        self.apply_now(p, None).await
     }
 
     /// The patch path after policy and holds: a finished key's replay, the lease, then the
@@ -151,7 +148,6 @@ impl Gateway {
     /// operation begins under the ledger id the hold reserved.
     pub(crate) async fn apply_now(
         &self,
-        root: Arc<Root>,
         p: ApplyPatchParams,
         resume: Option<Resume>,
     ) -> Result<ApplyPatchResult, GatewayError> {
@@ -175,8 +171,8 @@ impl Gateway {
                 crate::holds::start(self, &approval_id, true).await?
             }
         };
-        let hook = self.written_hook();
-        let result = blocking(move || transaction(&root, &store, hook, p, reserved)).await;
+        let runner = Arc::clone(&self.runner);
+        let result = blocking(move || transaction(&runner, &store, p, reserved)).await;
         drop(lease);
         result
     }
@@ -265,9 +261,8 @@ fn status_of(rec: OperationRecord) -> OperationStatusResult {
 /// Everything after the lease: draft, check, plan (with the old content, one commit),
 /// write, verify, finish (one commit).
 fn transaction(
-    root: &Root,
+    runner: &Runner,
     store: &Arc<Store>,
-    hook: Option<Hook>,
     p: ApplyPatchParams,
     reserved: Option<String>,
 ) -> Result<ApplyPatchResult, GatewayError> {
@@ -281,7 +276,7 @@ fn transaction(
         }
     };
     let op = draft.operation_id.clone();
-    let outcome = match run(&hook::Hooked { root, hook }, store, &draft, &p) {
+    let outcome = match run(runner, store, &draft, &p) {
         Ran::Done(outcome) => outcome,
         // Another handle on the ledger recorded this key first: its record answers.
         Ran::Raced(Drafted::Replayed(rec)) => return replay(rec),
@@ -348,9 +343,10 @@ pub(crate) fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayEr
     }
 }
 
-fn run(fs: &hook::Hooked<'_>, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> Ran {
-    let writes = match check_expected(fs.root, p)
-        .and_then(|()| codespace_runner::prepare(fs.root, &p.patch).map_err(GatewayError::from))
+fn run(runner: &Runner, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> Ran {
+    let ws = p.workspace_id.as_str();
+    let writes = match expected(p)
+        .and_then(|expected| runner.prepare(ws, &p.patch, &expected).map_err(GatewayError::from))
     {
         Ok(writes) => writes,
         Err(e) => return Ran::Done(Err(e)),
@@ -393,7 +389,11 @@ fn run(fs: &hook::Hooked<'_>, store: &Store, draft: &Draft, p: &ApplyPatchParams
         Ok(Some(known)) => return Ran::Raced(known),
         Err(e) => return Ran::Done(Err(e.into())),
     }
-    match codespace_runner::apply(fs, &writes) {
+    let applied = match runner.apply(ws, &writes) {
+        Ok(outcome) => outcome,
+        Err(e) => return Ran::Done(Err(e.into())),
+    };
+    match applied {
         ApplyOutcome::Applied => result.status = PatchStatus::Applied,
         ApplyOutcome::RolledBack { failure } => {
             result.status = PatchStatus::FailedRolledBack;
@@ -409,27 +409,31 @@ fn run(fs: &hook::Hooked<'_>, store: &Store, draft: &Draft, p: &ApplyPatchParams
     Ran::Done(Ok(result))
 }
 
-/// Refuses the patch when a file is not at the version the caller said it read.
-fn check_expected(root: &Root, p: &ApplyPatchParams) -> Result<(), GatewayError> {
-    for (path, expected) in &p.expected_versions {
-        let wp = WorkspacePath::parse(path)?;
-        let want = match expected {
-            ExpectedVersion::Valid(v) => *v,
-            ExpectedVersion::Invalid(text) => {
-                return Err(GatewayError::BadExpectedVersion {
+/// The versions the caller said it read, each path and version checked.
+fn expected(p: &ApplyPatchParams) -> Result<Vec<(WorkspacePath, Version)>, GatewayError> {
+    p.expected_versions
+        .iter()
+        .map(|(path, expected)| {
+            let wp = WorkspacePath::parse(path)?;
+            match expected {
+                ExpectedVersion::Valid(v) => Ok((wp, *v)),
+                ExpectedVersion::Invalid(text) => Err(GatewayError::BadExpectedVersion {
                     path: path.clone(),
                     value: text.clone(),
-                });
+                }),
             }
-        };
-        let now = root.version(&wp)?;
-        if now != want {
-            return Err(GatewayError::VersionConflict {
-                path: wp.as_str().to_owned(),
-                expected: want,
-                actual: now,
-            });
+        })
+        .collect()
+}
+
+impl From<PrepareError> for GatewayError {
+    fn from(e: PrepareError) -> Self {
+        match e {
+            PrepareError::VersionConflict { path, expected, actual } => {
+                GatewayError::VersionConflict { path, expected, actual }
+            }
+            PrepareError::Plan(e) => GatewayError::Patch(e),
+            PrepareError::Runner(e) => GatewayError::Runner(e),
         }
     }
-    Ok(())
 }

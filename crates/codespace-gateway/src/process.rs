@@ -3,22 +3,21 @@
 //! saved `process_id` and never need the lease, so they work from any connection.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use codespace_policy::{Action, Approvals, Granted, Network, SandboxSetting, Workspace};
-use codespace_process::{
-    NetworkPolicy, RunState, SandboxPolicy, SpawnRequest, Spawned, Supervisor, Terminate,
-    Termination as ProcTermination, WaitFor,
-};
 use codespace_protocol::{
     DEFAULT_READ_PROCESS_BYTES, DispatchStatus, ExecCommandParams, ExecCommandResult,
     MAX_READ_PROCESS_BYTES, MAX_WAIT_MS, ProcessAck, ProcessIdParams, ProcessResizeParams,
     ProcessState, ProcessStatusParams, ProcessStatusResult, ReadProcessParams, ReadProcessResult,
     SignalInfo, Termination, WriteStdinParams,
 };
+use codespace_runner::{
+    NetworkPolicy, RunState, SandboxPolicy, SpawnJob, Spawned, Terminate,
+    Termination as ProcTermination, WaitFor,
+};
 
-use codespace_runner::Root;
+use codespace_runner::Runner;
 
 use crate::holds::Held;
 use crate::{Gateway, GatewayError};
@@ -101,24 +100,18 @@ impl ExecSettings {
     }
 }
 
-/// The process side of the gateway.
-pub struct Processes {
-    pub supervisor: Arc<Supervisor>,
-    pub settings: ExecSettings,
-}
-
 impl Gateway {
     pub async fn exec_command(
         &self,
         p: ExecCommandParams,
     ) -> Result<ExecCommandResult, GatewayError> {
-        let root = self.authorized_root(&p.workspace_id, Action::Exec)?;
+        self.authorized(&p.workspace_id, Action::Exec)?;
         let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
         self.check_command(&p)?;
         if self.lookup(&p.workspace_id)?.ws.approvals == Approvals::Confirm {
             return Err(self.require_approval(Held::Exec(p)).await);
         }
-        let started = self.exec_now(root, p, None).await?;
+        let started = self.exec_now(p, None).await?;
         Ok(ExecCommandResult { coordination, ..started })
     }
 
@@ -147,34 +140,33 @@ impl Gateway {
     /// The time limit a command of this request runs under.
     pub(crate) fn granted_timeout(&self, p: &ExecCommandParams) -> Result<Granted, GatewayError> {
         let reg = self.lookup(&p.workspace_id)?;
-        Ok(reg.ws.timeouts(self.processes.settings.timeout.as_secs()).grant(p.timeout_secs))
+        Ok(reg.ws.timeouts(self.exec.timeout.as_secs()).grant(p.timeout_secs))
     }
 
     /// The command path after policy, checks and holds: the lease, then the spawn. A
     /// resumed hold (`resume`: its id) moves to `resuming` once the lease is held.
     pub(crate) async fn exec_now(
         &self,
-        root: Arc<Root>,
         p: ExecCommandParams,
         resume: Option<&str>,
     ) -> Result<ExecCommandResult, GatewayError> {
         let reg = self.lookup(&p.workspace_id)?;
         let tty = p.tty.unwrap_or(false);
-        let settings = &self.processes.settings;
-        let sandbox = settings.sandbox(&reg.ws, root.path());
+        let settings = &self.exec;
+        let root = self.runner.root_path(&p.workspace_id).ok_or_else(|| {
+            GatewayError::Internal(format!("workspace {:?} has no opened root", p.workspace_id))
+        })?;
+        let sandbox = settings.sandbox(&reg.ws, root);
         let granted = self.granted_timeout(&p)?;
         // A replaced root is reported (and logged), never followed: the command starts in
         // the directory pinned at start, through its descriptor.
-        crate::info::root_status(&p.workspace_id, &root);
-        let cwd_dir = Some(Arc::new(root.dir_handle()?));
+        self.root_status(&p.workspace_id);
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
         if let Some(approval_id) = resume {
             crate::holds::start(self, approval_id, false).await?;
         }
-        let req = SpawnRequest {
+        let job = SpawnJob {
             argv: p.command,
-            cwd: root.path().to_path_buf(),
-            cwd_dir,
             env: settings.env(tty, sandbox.is_some(), &reg.ws.env),
             tty,
             timeout: Duration::from_secs(granted.secs),
@@ -182,7 +174,7 @@ impl Gateway {
         };
         // On failure the lease is dropped here, so a refused spawn never holds the workspace.
         let Spawned { id, exited } =
-            self.processes.supervisor.spawn(req).await.map_err(GatewayError::Process)?;
+            self.runner.spawn(&p.workspace_id, job).await.map_err(GatewayError::Process)?;
         let probe = exited.clone();
         let held = lease.into_process(Box::new(move || !probe.has_exited()));
         self.own_process(&id, &p.workspace_id);
@@ -202,9 +194,9 @@ impl Gateway {
 
     pub async fn write_stdin(&self, p: WriteStdinParams) -> Result<ProcessAck, GatewayError> {
         let close = p.close.unwrap_or(false);
-        self.processes
-            .supervisor
+        self.runner
             .write_stdin(&p.process_id, p.data.as_bytes(), close)
+            .await
             .map_err(GatewayError::Process)?;
         Ok(ProcessAck {
             ok: true,
@@ -230,13 +222,15 @@ impl Gateway {
                 max: u64::from(MAX_READ_PROCESS_BYTES),
             });
         }
-        let supervisor = &self.processes.supervisor;
+        let runner = &self.runner;
         let cursor = p.cursor.unwrap_or(0);
         let wait = WaitFor::Output { cursor };
-        wait_for(supervisor, &p.process_id, wait, p.wait_ms, cancelled).await?;
+        wait_for(runner, &p.process_id, wait, p.wait_ms, cancelled).await?;
         // `max` is at most 256 KiB, so the cast cannot truncate.
-        let chunk =
-            supervisor.read(&p.process_id, cursor, max as usize).map_err(GatewayError::Process)?;
+        let chunk = runner
+            .read_output(&p.process_id, cursor, max as usize)
+            .await
+            .map_err(GatewayError::Process)?;
         let coordination = self.process_hint(&p.process_id);
         Ok(ReadProcessResult {
             process_id: p.process_id,
@@ -256,9 +250,9 @@ impl Gateway {
         p: ProcessStatusParams,
         cancelled: impl Future<Output = ()>,
     ) -> Result<ProcessStatusResult, GatewayError> {
-        let supervisor = &self.processes.supervisor;
-        wait_for(supervisor, &p.process_id, WaitFor::Exit, p.wait_ms, cancelled).await?;
-        let st = supervisor.status(&p.process_id).map_err(GatewayError::Process)?;
+        let runner = &self.runner;
+        wait_for(runner, &p.process_id, WaitFor::Exit, p.wait_ms, cancelled).await?;
+        let st = runner.status(&p.process_id).await.map_err(GatewayError::Process)?;
         let coordination = self.process_hint(&p.process_id);
         Ok(ProcessStatusResult {
             process_id: p.process_id,
@@ -279,10 +273,7 @@ impl Gateway {
     }
 
     pub async fn process_resize(&self, p: ProcessResizeParams) -> Result<ProcessAck, GatewayError> {
-        self.processes
-            .supervisor
-            .resize(&p.process_id, p.rows, p.cols)
-            .map_err(GatewayError::Process)?;
+        self.runner.resize(&p.process_id, p.rows, p.cols).await.map_err(GatewayError::Process)?;
         Ok(ProcessAck {
             ok: true,
             already_exited: false,
@@ -293,8 +284,7 @@ impl Gateway {
     }
 
     pub async fn terminate_process(&self, p: ProcessIdParams) -> Result<ProcessAck, GatewayError> {
-        let outcome =
-            self.processes.supervisor.terminate(&p.process_id).map_err(GatewayError::Process)?;
+        let outcome = self.runner.terminate(&p.process_id).await.map_err(GatewayError::Process)?;
         Ok(ProcessAck {
             ok: true,
             already_exited: outcome == Terminate::AlreadyExited,
@@ -306,14 +296,14 @@ impl Gateway {
 
     /// Kills every live command's whole tree (stdio EOF, SIGTERM, SIGINT).
     pub async fn shutdown(&self) {
-        self.processes.supervisor.shutdown().await;
+        self.runner.shutdown().await;
     }
 }
 
 /// Waits up to `wait_ms` (cut to [`MAX_WAIT_MS`]) for `what`, or until `cancelled` (the
 /// client gave up on the request) resolves. No wait at all without `wait_ms`.
 async fn wait_for(
-    supervisor: &Supervisor,
+    runner: &Runner,
     id: &str,
     what: WaitFor,
     wait_ms: Option<u64>,
@@ -322,7 +312,7 @@ async fn wait_for(
     let Some(ms) = wait_ms.filter(|ms| *ms > 0) else { return Ok(()) };
     let limit = Duration::from_millis(ms.min(MAX_WAIT_MS));
     tokio::select! {
-        waited = supervisor.wait(id, what, limit) => waited.map_err(GatewayError::Process),
+        waited = runner.wait(id, what, limit) => waited.map_err(GatewayError::Process),
         () = cancelled => Ok(()),
     }
 }
@@ -353,8 +343,8 @@ mod tests {
     use std::sync::Arc;
 
     use codespace_policy::Registry;
-    use codespace_process::{Supervisor, SupervisorConfig};
     use codespace_protocol::{ErrorCode, ExecCommandParams, WorkspaceInfoParams};
+    use codespace_runner::{Supervisor, SupervisorConfig};
     use codespace_store::Store;
 
     use super::*;
@@ -380,24 +370,23 @@ mod tests {
             max_pids: 1024,
             masked: vec![],
         };
-        Gateway::new(
-            &registry,
+        let workspaces = crate::Workspaces::open(&registry).unwrap();
+        // Never started: every call below is refused before a spawn.
+        let supervisor =
+            Supervisor::new(SupervisorConfig::new(std::path::PathBuf::from("/nonexistent/reaper")));
+        let runner = workspaces.local_runner(supervisor, true).unwrap();
+        Gateway::with_workspaces(
+            workspaces,
             GatewayConfig {
                 host: HostFacts {
                     sandbox_missing: missing.iter().map(|m| m.to_string()).collect(),
                 },
                 server_version: "test".to_owned(),
                 store: Arc::new(Store::open_in_memory().unwrap()),
-                processes: Processes {
-                    // Never started: every call below is refused before a spawn.
-                    supervisor: Supervisor::new(SupervisorConfig::new(std::path::PathBuf::from(
-                        "/nonexistent/reaper",
-                    ))),
-                    settings,
-                },
+                runner: Arc::new(runner),
+                exec: settings,
             },
         )
-        .unwrap()
     }
 
     /// Decision 5: without the sandbox, a sandbox=on workspace refuses commands naming what

@@ -1,20 +1,17 @@
-//! The registered workspaces as the gateway holds them: each with the root descriptor opened
-//! at start, and the start-time checks (roots open, extra read roots exist, no nesting).
+//! The registered workspaces as the gateway holds them, and the start-time checks: extra
+//! read roots exist, and the roots the runner opened do not nest.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use codespace_policy::{EnvironmentKind, Registry, Workspace};
-use codespace_runner::Root;
-use codespace_watch::WorkspaceWatch;
+use codespace_runner::{LocalRunner, Runner, Supervisor};
 
-/// A registered workspace with its opened root (host environments only).
+/// A registered workspace.
 #[derive(Debug)]
 pub(crate) struct Registered {
     pub(crate) ws: Workspace,
-    pub(crate) root: Option<Arc<Root>>,
-    /// The root's watcher (not started until a file tool uses the workspace).
-    pub(crate) watch: Option<Arc<WorkspaceWatch>>,
 }
 
 /// A workspace that failed to open at start, with the registry key at fault.
@@ -25,14 +22,13 @@ pub struct StartError {
     pub reason: String,
 }
 
-/// Every registered workspace, opened and checked.
+/// Every registered workspace, checked.
 #[derive(Debug)]
 pub struct Workspaces(BTreeMap<String, Registered>);
 
 impl Workspaces {
-    /// Opens every host workspace's root. A root that cannot be opened, an extra read root
-    /// that is not a directory, or canonical roots that nest fail the start with the
-    /// registry key at fault. Nothing is created on disk.
+    /// Checks the registry's host facts: an extra read root that is not a directory fails
+    /// the start with the registry key at fault. Nothing is created on disk.
     #[expect(
         clippy::disallowed_methods,
         reason = "an extra read root is a host directory the sandbox shows, not a workspace path: checked once, at start"
@@ -40,13 +36,6 @@ impl Workspaces {
     pub fn open(registry: &Registry) -> Result<Workspaces, StartError> {
         let mut workspaces = BTreeMap::new();
         for ws in registry.workspaces() {
-            let root = match ws.environment_kind {
-                EnvironmentKind::Host => Some(Arc::new(Root::open(&ws.root).map_err(|e| {
-                    StartError { key: format!("workspaces.{}.root", ws.id), reason: e.to_string() }
-                })?)),
-                // Never touched: its backend is unavailable and nothing falls back to the host.
-                EnvironmentKind::LinuxContainer => None,
-            };
             // Checked like roots: a missing extra read root would only surface later as a
             // command that cannot start.
             for (i, extra) in ws.extra_read_roots.iter().enumerate() {
@@ -57,29 +46,55 @@ impl Workspaces {
                     });
                 }
             }
-            let watch = root.as_ref().map(|r| Arc::new(WorkspaceWatch::new(Arc::clone(r))));
-            workspaces.insert(ws.id.clone(), Registered { ws: ws.clone(), root, watch });
+            workspaces.insert(ws.id.clone(), Registered { ws: ws.clone() });
         }
-        // Canonical roots may nest even when the registered strings did not (a symlinked root).
-        let canonical: Vec<(String, std::path::PathBuf)> = workspaces
-            .values()
-            .filter_map(|r| {
-                r.root.as_ref().map(|root| (r.ws.id.clone(), root.path().to_path_buf()))
-            })
-            .collect();
-        codespace_policy::check_nesting(canonical.iter().map(|(id, p)| (id.as_str(), p.as_path())))
-            .map_err(|e| StartError { key: e.key.clone(), reason: e.reason.clone() })?;
         Ok(Workspaces(workspaces))
     }
 
-    /// Every workspace's root as opened (canonical), or as registered where no root is
-    /// opened: where the ledger must not be.
-    pub fn root_paths(&self) -> Vec<std::path::PathBuf> {
+    /// The `(id, registered root)` of every host workspace: what a runner opens. A
+    /// container workspace is never touched: its backend is unavailable and nothing falls
+    /// back to the host.
+    pub fn host_roots(&self) -> Vec<(String, PathBuf)> {
         self.0
             .values()
-            .map(|r| {
-                r.root.as_ref().map_or_else(|| r.ws.root.clone(), |root| root.path().to_path_buf())
-            })
+            .filter(|r| matches!(r.ws.environment_kind, EnvironmentKind::Host))
+            .map(|r| (r.ws.id.clone(), r.ws.root.clone()))
+            .collect()
+    }
+
+    /// The runner in this process over every host root (a root that cannot be opened
+    /// fails the start with its registry key), checked by [`Workspaces::check_roots`].
+    pub fn local_runner(
+        &self,
+        supervisor: Arc<Supervisor>,
+        watch: bool,
+    ) -> Result<Runner, StartError> {
+        let runner = LocalRunner::open(&self.host_roots(), supervisor, watch).map_err(|e| {
+            StartError { key: format!("workspaces.{}.root", e.id), reason: e.reason }
+        })?;
+        let runner = Runner::Local(runner);
+        self.check_roots(&runner)?;
+        Ok(runner)
+    }
+
+    /// Canonical roots may nest even when the registered strings did not (a symlinked
+    /// root): refused, with the registry key at fault.
+    pub fn check_roots(&self, runner: &Runner) -> Result<(), StartError> {
+        let canonical: Vec<(String, PathBuf)> = self
+            .0
+            .keys()
+            .filter_map(|id| runner.root_path(id).map(|p| (id.clone(), p.to_path_buf())))
+            .collect();
+        codespace_policy::check_nesting(canonical.iter().map(|(id, p)| (id.as_str(), p.as_path())))
+            .map_err(|e| StartError { key: e.key.clone(), reason: e.reason.clone() })
+    }
+
+    /// Every workspace's root as the runner opened it (canonical), or as registered where
+    /// it opened none: where the ledger must not be.
+    pub fn root_paths(&self, runner: &Runner) -> Vec<PathBuf> {
+        self.0
+            .values()
+            .map(|r| runner.root_path(&r.ws.id).map_or_else(|| r.ws.root.clone(), Into::into))
             .collect()
     }
 

@@ -1,6 +1,8 @@
-//! The execution layer below the gateway: file operations over a rooted workspace
-//! (read windows, versions, glob listing, regex search) and the all-or-nothing patch
-//! transaction. Process supervision will live here too.
+//! The runner side of CodeSpace: everything below the gateway that touches a workspace file
+//! or a process. [`Runner`] is the one interface the gateway talks to; [`LocalRunner`] does
+//! the work in this process: file operations over a rooted workspace (read windows,
+//! versions, glob listing, regex search, each through the watcher's caches), the
+//! all-or-nothing patch transaction and its recovery steps, and the process supervisor.
 //!
 //! Architecture Invariant: every byte of a workspace file is reached through
 //! `codespace_fs::Root`; this crate never opens a workspace path itself.
@@ -8,7 +10,10 @@
 mod files;
 mod glob;
 mod ignores;
+mod jobs;
+mod local;
 mod patch;
+mod seam;
 mod search;
 
 pub use codespace_fs::{
@@ -27,6 +32,30 @@ pub use patch::{
 };
 pub use search::{GrepOutcome, GrepRequest, LineMatch, grep, grep_in};
 
+pub use codespace_process::{
+    DEFAULT_PATH, DEFAULT_SPILL_BYTES, NetworkPolicy, ProcError, ProcStatus, REAPER_ARG, ReadChunk,
+    RunState, SandboxPolicy, SignalInfo, Spawned, Supervisor, SupervisorConfig, TTY_COLS, TTY_ROWS,
+    Terminate, Termination, WaitFor, reaper_main,
+};
+pub use codespace_watch::{
+    BadCursor, Changes, Cursor, MAX_VERSION_ENTRIES, WatchReport, WatchState,
+};
+pub use jobs::{FindJob, FindPage, GrepJob, WalkCaps};
+pub use local::{Hook, LocalRunner, OpenError};
+pub use seam::{ProcessFacts, Runner, SpawnJob};
+
+/// Why a patch could not be planned: the disk is not at a version the caller expects, the
+/// patch does not apply, or the filesystem refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("{path:?} is {actual}, expected_versions says {expected}: nothing was written")]
+    VersionConflict { path: String, expected: Version, actual: Version },
+    #[error(transparent)]
+    Plan(#[from] PlanFailure),
+    #[error(transparent)]
+    Runner(#[from] RunnerError),
+}
+
 /// Why a runner file operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
@@ -44,4 +73,10 @@ pub enum RunnerError {
          repetitions, or ASCII classes such as (?-u:\\w) instead of Unicode ones"
     )]
     RegexTooLarge { limit: usize },
+    /// The runner does not hold this workspace (the gateway and the runner disagree).
+    #[error("workspace {id:?} is not open in the runner")]
+    NoWorkspace { id: String },
+    /// A runner task ended without an answer (it panicked or was cancelled).
+    #[error("runner task failed: {reason}")]
+    Task { reason: String },
 }

@@ -5,6 +5,7 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use codespace_policy::Registry;
 use rand::Rng;
@@ -244,7 +245,7 @@ pub(crate) fn processes(
     vars: &ProcessEnv,
     masked: Vec<PathBuf>,
     state_dir: Option<&Path>,
-) -> Result<codespace_gateway::Processes, UsageError> {
+) -> Result<(Arc<codespace_gateway::Supervisor>, codespace_gateway::ExecSettings), UsageError> {
     let exe = std::env::current_exe()
         .map_err(|e| usage(format!("cannot locate the codespace binary: {e}")))?;
     let mut config = codespace_gateway::SupervisorConfig::new(reaper_exe(exe));
@@ -268,8 +269,5 @@ pub(crate) fn processes(
         max_pids: vars.max_pids,
         masked,
     };
-    Ok(codespace_gateway::Processes {
-        supervisor: codespace_gateway::Supervisor::new(config),
-        settings,
-    })
+    Ok((codespace_gateway::Supervisor::new(config), settings))
 }

@@ -95,9 +95,14 @@ fn doctor(args: cli::DoctorArgs) -> Result<(), Failure> {
         .write_all(text.as_bytes())
         .map_err(|e| Failure::Runtime(format!("stdout: {e}")))?;
     // The checks `serve` makes before it starts, with the same messages and exit status.
-    let workspaces = Workspaces::open(&registry)
-        .map_err(|e| UsageError(format!("{}: {e}", config_name(&args.registry))))?;
-    let roots = workspaces.root_paths();
+    let at_fault = |e: codespace_gateway::StartError| {
+        UsageError(format!("{}: {e}", config_name(&args.registry)))
+    };
+    let workspaces = Workspaces::open(&registry).map_err(at_fault)?;
+    // Never started: it only lets the runner open the roots as `serve` would.
+    let (supervisor, _) = config::processes(&process_env::ProcessEnv::from_env()?, vec![], None)?;
+    let runner = workspaces.local_runner(supervisor, false).map_err(at_fault)?;
+    let roots = workspaces.root_paths(&runner);
     config::ledger_path(None, &config::state_dir_path()?, roots.iter().map(|p| p.as_path()))?;
     Ok(())
 }
@@ -114,17 +119,22 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     let process_vars = process_env::ProcessEnv::from_env()?;
     let (registry, _source) = config::load_registry(&args.registry)?;
     // Roots are opened and checked before the state directory or the ledger exists.
-    let workspaces = Workspaces::open(&registry)
-        .map_err(|e| UsageError(format!("{}: {e}", config_name(&args.registry))))?;
+    let at_fault = |e: codespace_gateway::StartError| {
+        UsageError(format!("{}: {e}", config_name(&args.registry)))
+    };
+    let workspaces = Workspaces::open(&registry).map_err(at_fault)?;
     let state_dir = config::state_dir_path()?;
-    let roots = workspaces.root_paths();
+    // The masked paths are set below, once the ledger's path is known.
+    let (supervisor, mut exec) = config::processes(&process_vars, vec![], Some(&state_dir))?;
+    let runner = workspaces.local_runner(supervisor, !args.no_watch).map_err(at_fault)?;
+    let roots = workspaces.root_paths(&runner);
     let ledger = config::ledger_path(
         args.operations_db.as_deref(),
         &state_dir,
         roots.iter().map(|p| p.as_path()),
     )?;
     config::create_state_dir(&state_dir)?;
-    let masked = masked_paths(&args, &state_dir, &ledger);
+    exec.masked = masked_paths(&args, &state_dir, &ledger);
     let store = match &ledger {
         config::LedgerPath::Memory => Store::open_in_memory(),
         config::LedgerPath::File(path) => Store::open(path),
@@ -138,10 +148,10 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
             host: HostFacts { sandbox_missing: codespace_sandbox::probe().missing() },
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             store: Arc::new(store),
-            processes: config::processes(&process_vars, masked, Some(&state_dir))?,
+            runner: Arc::new(runner),
+            exec,
         },
     );
-    let gateway = if args.no_watch { gateway.without_watchers() } else { gateway };
     // Operations a crash left unfinished are classified from the disk before serving.
     let recovered =
         gateway.recover().map_err(|e| Failure::Runtime(format!("ledger recovery: {e}")))?;

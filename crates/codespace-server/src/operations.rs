@@ -5,7 +5,9 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use codespace_gateway::{Gateway, GatewayConfig, HostFacts, PutBack, RestoreOutcome, Store};
+use codespace_gateway::{
+    Gateway, GatewayConfig, HostFacts, PutBack, RestoreOutcome, Store, Workspaces,
+};
 use codespace_protocol::Preserved;
 
 use crate::Failure;
@@ -55,17 +57,21 @@ fn restore(args: RestoreArgs) -> Result<(), Failure> {
         .collect();
     let store = open(&args.ledger, &roots)?;
     let process_vars = crate::process_env::ProcessEnv::from_env()?;
-    let gateway = Gateway::new(
-        &registry,
+    // This process runs no command; the supervisor is only part of the runner.
+    let (supervisor, exec) = config::processes(&process_vars, vec![], None)?;
+    let start = |e: codespace_gateway::StartError| Failure::Usage(UsageError(e.to_string()));
+    let workspaces = Workspaces::open(&registry).map_err(start)?;
+    let runner = workspaces.local_runner(supervisor, false).map_err(start)?;
+    let gateway = Gateway::with_workspaces(
+        workspaces,
         GatewayConfig {
-            // This process runs no command; the supervisor is only part of the gateway.
             host: HostFacts { sandbox_missing: vec![] },
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             store: Arc::new(store),
-            processes: config::processes(&process_vars, vec![], None)?,
+            runner: Arc::new(runner),
+            exec,
         },
-    )
-    .map_err(|e| Failure::Usage(UsageError(e.to_string())))?;
+    );
     let outcome = gateway
         .restore_operation(&args.operation_id)
         .map_err(|e| Failure::Usage(UsageError(e.to_string())))?;

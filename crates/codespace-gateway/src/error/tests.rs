@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use codespace_fs::{FileKind, PathEscapeReason};
 use codespace_patch::Operation;
 use codespace_policy::{Action, Denial, EnvironmentKind, Profile};
-use codespace_process::ProcError;
 use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
+use codespace_runner::ProcError;
 use codespace_runner::{
     FsError, LookupError, PatchError, PlanError, PlanFailure, RunnerError, Version,
 };

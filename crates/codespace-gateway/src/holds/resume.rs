@@ -5,8 +5,8 @@
 //! started again.
 
 use codespace_policy::Action;
-use codespace_process::ProcError;
 use codespace_protocol::{ApprovalState, OperationResumeResult};
+use codespace_runner::ProcError;
 use codespace_store::{ApprovalRecord, Cas, EventName, OpStatus, OperationRecord};
 
 use super::{Held, Outcome, replay};
@@ -81,10 +81,10 @@ async fn execute(
     let id = hold.approval_id.clone();
     let held = snapshot(&hold)?;
     let outcome = match held {
-        Held::Patch(p) => match gw.authorized_root(&p.workspace_id, Action::Write) {
-            Ok(root) => {
+        Held::Patch(p) => match gw.authorized(&p.workspace_id, Action::Write) {
+            Ok(_) => {
                 let resume = Resume { approval_id: id.clone(), reserved };
-                gw.apply_now(root, p, Some(resume)).await.map(|r| OperationResumeResult {
+                gw.apply_now(p, Some(resume)).await.map(|r| OperationResumeResult {
                     approval_id: id.clone(),
                     state: ApprovalState::Consumed,
                     apply_patch: Some(r),
@@ -94,11 +94,10 @@ async fn execute(
             Err(e) => Err(e),
         },
         Held::Exec(p) => {
-            let admitted = gw
-                .authorized_root(&p.workspace_id, Action::Exec)
-                .and_then(|root| gw.check_command(&p).map(|()| root));
+            let admitted =
+                gw.authorized(&p.workspace_id, Action::Exec).and_then(|_| gw.check_command(&p));
             match admitted {
-                Ok(root) => gw.exec_now(root, p, Some(&id)).await.map(|r| OperationResumeResult {
+                Ok(()) => gw.exec_now(p, Some(&id)).await.map(|r| OperationResumeResult {
                     approval_id: id.clone(),
                     state: ApprovalState::Consumed,
                     apply_patch: None,

@@ -29,20 +29,20 @@ impl Gateway {
     }
 
     fn limits(&self, ws: &Workspace, sandboxed: bool) -> ProcessLimits {
-        let settings = &self.processes.settings;
-        let config = self.processes.supervisor.config();
+        let settings = &self.exec;
+        let facts = self.runner.process_facts();
         let timeouts = ws.timeouts(settings.timeout.as_secs());
         ProcessLimits {
             timeout_secs: timeouts.default_secs,
             max_timeout_secs: timeouts.max_secs,
-            max_live_processes: config.max_live as u64,
-            output_ring_bytes: config.ring_bytes as u64,
-            output_retained_bytes: config.retained_bytes(),
+            max_live_processes: facts.max_live,
+            output_ring_bytes: facts.ring_bytes,
+            output_retained_bytes: facts.retained_bytes,
             read_max_bytes: u64::from(MAX_READ_PROCESS_BYTES),
             wait_max_ms: MAX_WAIT_MS,
             max_pids: sandboxed.then_some(settings.max_pids),
-            completed_ttl_secs: config.completed_ttl.as_secs(),
-            max_completed: config.max_completed as u64,
+            completed_ttl_secs: facts.completed_ttl.as_secs(),
+            max_completed: facts.max_completed,
         }
     }
 }
@@ -60,8 +60,8 @@ fn capabilities() -> ProcessCapabilities {
         tty: TtyCapabilities {
             supported: true,
             default: false,
-            initial_rows: codespace_process::TTY_ROWS,
-            initial_cols: codespace_process::TTY_COLS,
+            initial_rows: codespace_runner::TTY_ROWS,
+            initial_cols: codespace_runner::TTY_COLS,
             resize_supported: true,
         },
         lifetime: ProcessLifetime {

@@ -5,7 +5,7 @@
 //! anything else there is the operator's to move first, so nothing is overwritten.
 
 use codespace_protocol::{OperationStatusResult, Preserved};
-use codespace_runner::{InterruptedFile, Undone, Version, WorkspacePath};
+use codespace_runner::{InterruptedFile, Runner, Undone, Version, WorkspacePath};
 use codespace_store::{OperationRecord, Store};
 
 use super::{Recorded, now, status_of};
@@ -69,12 +69,10 @@ impl Gateway {
         if preserved.is_empty() {
             return Ok(RestoreOutcome::Done(vec![]));
         }
-        let root = self.lookup(&rec.workspace_id)?.root.clone().ok_or_else(|| {
-            GatewayError::Internal(format!("workspace {:?} has no opened root", rec.workspace_id))
-        })?;
+        self.lookup(&rec.workspace_id)?;
         let done: Vec<(Preserved, PutBack)> = preserved
             .into_iter()
-            .map(|p| (p.clone(), put_back(&root, &self.store, &rec, &p)))
+            .map(|p| (p.clone(), put_back(&self.runner, &self.store, &rec, &p)))
             .collect();
         let restored: Vec<&str> = done
             .iter()
@@ -95,12 +93,7 @@ impl Gateway {
     }
 }
 
-fn put_back(
-    root: &codespace_runner::Root,
-    store: &Store,
-    rec: &OperationRecord,
-    p: &Preserved,
-) -> PutBack {
+fn put_back(runner: &Runner, store: &Store, rec: &OperationRecord, p: &Preserved) -> PutBack {
     let Some((ordinal, file)) = rec.plan.iter().enumerate().find(|(i, f)| {
         f.path == p.path
             && store
@@ -110,7 +103,11 @@ fn put_back(
     }) else {
         return PutBack::Blocked("the plan has no such entry".to_owned());
     };
-    let now = match WorkspacePath::parse(&p.path).and_then(|wp| root.version(&wp)) {
+    let ws = rec.workspace_id.as_str();
+    let now = match WorkspacePath::parse(&p.path)
+        .map_err(Into::into)
+        .and_then(|wp| runner.version_now(ws, &wp))
+    {
         Ok(v) => v,
         Err(e) => return PutBack::Blocked(e.to_string()),
     };
@@ -132,10 +129,11 @@ fn put_back(
         undo: Some(undo),
         mode: file.before_mode,
     };
-    match codespace_runner::put_back(root, &f) {
-        Undone::Restored => PutBack::Restored,
-        Undone::Untouched | Undone::Removed => PutBack::AlreadyThere,
-        Undone::Taken(v) => PutBack::Occupied(v),
-        Undone::Failed(why) => PutBack::Blocked(why),
+    match runner.put_back(ws, &f) {
+        Ok(Undone::Restored) => PutBack::Restored,
+        Ok(Undone::Untouched | Undone::Removed) => PutBack::AlreadyThere,
+        Ok(Undone::Taken(v)) => PutBack::Occupied(v),
+        Ok(Undone::Failed(why)) => PutBack::Blocked(why),
+        Err(e) => PutBack::Blocked(e.to_string()),
     }
 }

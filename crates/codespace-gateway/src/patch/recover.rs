@@ -6,7 +6,7 @@
 //! path the disk cannot read leaves the whole operation `unknown`, untouched.
 
 use codespace_protocol::{ApplyPatchResult, PatchStatus, Preserved};
-use codespace_runner::{Found, InterruptedFile, Root, Undone, WorkspacePath};
+use codespace_runner::{Found, InterruptedFile, Runner, RunnerError, Undone};
 use codespace_store::{OpStatus, OperationRecord, Store};
 
 use super::{Recorded, changes_of_plan, now, store_status, undo};
@@ -32,8 +32,9 @@ impl Gateway {
     pub fn recover(&self) -> Result<Vec<(String, PatchStatus)>, GatewayError> {
         let mut report = Vec::new();
         for rec in self.store.unfinished()? {
-            let root = self.workspaces.get(&rec.workspace_id).and_then(|r| r.root.clone());
-            let verdict = verdict(root.as_deref(), &self.store, &rec);
+            let opened = self.workspaces.contains_key(&rec.workspace_id)
+                && self.runner.root_path(&rec.workspace_id).is_some();
+            let verdict = verdict(opened.then_some(&*self.runner), &self.store, &rec);
             let changes = changes_of_plan(&rec.plan);
             let result = ApplyPatchResult {
                 status: verdict.status,
@@ -79,7 +80,8 @@ impl Gateway {
     }
 }
 
-fn verdict(root: Option<&Root>, store: &Store, rec: &OperationRecord) -> Verdict {
+/// `runner`: the runner holding the operation's workspace (`None`: it is not registered).
+fn verdict(runner: Option<&Runner>, store: &Store, rec: &OperationRecord) -> Verdict {
     match rec.status {
         OpStatus::Pending => Verdict::of(
             PatchStatus::Rejected,
@@ -91,8 +93,15 @@ fn verdict(root: Option<&Root>, store: &Store, rec: &OperationRecord) -> Verdict
         | OpStatus::Rejected
         | OpStatus::FailedRolledBack
         | OpStatus::FailedPartial
-        | OpStatus::Unknown => match root {
-            Some(root) => roll_back(root, store, rec),
+        | OpStatus::Unknown => match runner.map(|r| roll_back(r, store, rec)) {
+            Some(Ok(verdict)) => verdict,
+            Some(Err(e)) => Verdict {
+                preserved: undo::all_kept(store, rec),
+                ..Verdict::of(
+                    PatchStatus::Unknown,
+                    format!("interrupted; the runner could not look at the disk ({e})"),
+                )
+            },
             None => Verdict {
                 preserved: undo::all_kept(store, rec),
                 ..Verdict::of(
@@ -104,40 +113,42 @@ fn verdict(root: Option<&Root>, store: &Store, rec: &OperationRecord) -> Verdict
     }
 }
 
-fn roll_back(root: &Root, store: &Store, rec: &OperationRecord) -> Verdict {
-    for f in &rec.plan {
-        if let Ok(p) = WorkspacePath::parse(&f.path) {
-            let _ = root.remove_stale_temp_files(&p);
-        }
-    }
+fn roll_back(
+    runner: &Runner,
+    store: &Store,
+    rec: &OperationRecord,
+) -> Result<Verdict, RunnerError> {
+    let ws = rec.workspace_id.as_str();
+    let paths: Vec<String> = rec.plan.iter().map(|f| f.path.clone()).collect();
+    runner.clear_temp_files(ws, &paths)?;
     let files = interrupted_files(store, rec);
-    let found = codespace_runner::survey(root, &files);
+    let found = runner.survey(ws, &files)?;
     if let Some((f, why)) = files.iter().zip(&found).find_map(|(f, s)| match s {
         Found::Unreadable(why) => Some((f, why)),
         Found::Before | Found::After | Found::Other(_) => None,
     }) {
-        return Verdict {
+        return Ok(Verdict {
             preserved: undo::all_kept(store, rec),
             ..Verdict::of(
                 PatchStatus::Unknown,
                 format!("interrupted; {} cannot be read ({why}), so the disk cannot tell", f.path),
             )
-        };
+        });
     }
     if found.iter().all(|s| *s == Found::After) {
-        return Verdict::of(
+        return Ok(Verdict::of(
             PatchStatus::Applied,
             "interrupted after writing: every file holds its planned content",
-        );
+        ));
     }
     if found.iter().all(|s| *s == Found::Before) {
-        return Verdict::of(
+        return Ok(Verdict::of(
             PatchStatus::FailedRolledBack,
             "interrupted before any write took effect: every file holds its old content",
-        );
+        ));
     }
-    let undone = codespace_runner::roll_back(root, &files, &found);
-    rolled_back(store, rec, &files, &undone)
+    let undone = runner.roll_back(ws, &files, &found)?;
+    Ok(rolled_back(store, rec, &files, &undone))
 }
 
 /// The plan with each file's old content from the undo log.

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use codespace_process::{Terminate, WaitFor};
 use codespace_protocol::Coordination;
+use codespace_runner::{Terminate, WaitFor};
 
 use crate::Gateway;
 
@@ -14,9 +14,9 @@ impl Gateway {
     /// Records that `process_id` runs in `workspace_id`. Entries stay while the supervisor
     /// keeps the handle (evicted ones are dropped here), so the map stays small.
     pub(crate) fn own_process(&self, process_id: &str, workspace_id: &str) {
-        let supervisor = &self.processes.supervisor;
+        let runner = &self.runner;
         let mut owners = lock_owners(&self.owners);
-        owners.retain(|known, _| supervisor.status(known).is_ok());
+        owners.retain(|known, _| runner.knows(known));
         owners.insert(process_id.to_owned(), workspace_id.to_owned());
     }
 
@@ -35,15 +35,15 @@ impl Gateway {
             .filter(|(_, ws)| ws.as_str() == workspace_id)
             .map(|(id, _)| id.clone())
             .collect();
-        let supervisor = &self.processes.supervisor;
+        let runner = &self.runner;
         let mut killed = 0u32;
         for id in &ids {
-            if let Ok(Terminate::Sent) = supervisor.terminate(id) {
+            if let Ok(Terminate::Sent) = runner.terminate(id).await {
                 killed += 1;
             }
         }
         for id in &ids {
-            let _ = supervisor.wait(id, WaitFor::Exit, STOP_WAIT).await;
+            let _ = runner.wait(id, WaitFor::Exit, STOP_WAIT).await;
         }
         killed
     }

@@ -5,15 +5,15 @@
 use std::sync::Arc;
 
 use codespace_policy::Registry;
-use codespace_process::{Supervisor, SupervisorConfig};
 use codespace_protocol::{
     CompleteOutcome, Delivery, EditIntent, ErrorCode, FinishReason, IntentKind, IntentState,
     NewIntent, QueueIntent, ReorderIntents, SteerCompleteParams, UserIntent, WorkIdParams,
     WorkOpenParams, WorkState,
 };
+use codespace_runner::{Supervisor, SupervisorConfig};
 use codespace_store::Store;
 
-use crate::{ExecSettings, Gateway, GatewayConfig, GatewayError, HostFacts, Processes};
+use crate::{ExecSettings, Gateway, GatewayConfig, GatewayError, HostFacts, Workspaces};
 
 fn gateway(dir: &std::path::Path) -> Gateway {
     for id in ["a", "b"] {
@@ -35,21 +35,20 @@ fn gateway(dir: &std::path::Path) -> Gateway {
         max_pids: 1024,
         masked: vec![],
     };
-    Gateway::new(
-        &registry,
+    let workspaces = Workspaces::open(&registry).unwrap();
+    let supervisor =
+        Supervisor::new(SupervisorConfig::new(std::path::PathBuf::from("/nonexistent/reaper")));
+    let runner = workspaces.local_runner(supervisor, true).unwrap();
+    Gateway::with_workspaces(
+        workspaces,
         GatewayConfig {
             host: HostFacts { sandbox_missing: vec![] },
             server_version: "test".to_owned(),
             store: Arc::new(Store::open_in_memory().unwrap()),
-            processes: Processes {
-                supervisor: Supervisor::new(SupervisorConfig::new(std::path::PathBuf::from(
-                    "/nonexistent/reaper",
-                ))),
-                settings,
-            },
+            runner: Arc::new(runner),
+            exec: settings,
         },
     )
-    .unwrap()
 }
 
 async fn open(gw: &Gateway, ws: &str) -> String {

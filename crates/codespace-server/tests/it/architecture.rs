@@ -86,6 +86,19 @@ fn internal_arrows_point_down() {
     }
 }
 
+/// The gateway reaches files and processes only through `codespace_runner::Runner`: it has
+/// no normal dependency on the crates beneath the runner.
+#[test]
+fn the_gateway_reaches_the_machine_only_through_the_runner() {
+    let deps = dependencies();
+    for below in ["codespace-fs", "codespace-watch", "codespace-process", "codespace-sandbox"] {
+        assert!(
+            !deps.iter().any(|(c, k, d)| c == "codespace-gateway" && k != "dev" && d == below),
+            "the gateway depends on {below} directly instead of through the runner"
+        );
+    }
+}
+
 #[test]
 fn only_the_gateway_sees_both_runner_and_store() {
     let deps = dependencies();

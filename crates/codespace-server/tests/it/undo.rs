@@ -9,7 +9,8 @@ use std::process::Output;
 use std::sync::Arc;
 
 use codespace_gateway::{
-    ExecSettings, Gateway, GatewayConfig, HostFacts, Processes, Store, Supervisor, SupervisorConfig,
+    ExecSettings, Gateway, GatewayConfig, HostFacts, Store, Supervisor, SupervisorConfig,
+    Workspaces,
 };
 use codespace_protocol::{ApplyPatchParams, OperationStatusParams, PatchStatus};
 use serde_json::{Value, json};
@@ -30,15 +31,17 @@ fn gateway(env: &Env, db: &Path) -> Gateway {
         max_pids: 64,
         masked: vec![],
     };
-    let processes =
-        Processes { supervisor: Supervisor::new(SupervisorConfig::new(bin())), settings };
+    let workspaces = Workspaces::open(&registry).unwrap();
+    let supervisor = Supervisor::new(SupervisorConfig::new(bin()));
+    let runner = workspaces.local_runner(supervisor, true).unwrap();
     let config = GatewayConfig {
         host: HostFacts { sandbox_missing: vec![] },
         server_version: "test".to_owned(),
         store: Arc::new(Store::open(db).unwrap()),
-        processes,
+        runner: Arc::new(runner),
+        exec: settings,
     };
-    Gateway::new(&registry, config).unwrap()
+    Gateway::with_workspaces(workspaces, config)
 }
 
 /// Runs the patch that moves `d/mv.txt` to `e/mv.txt` while, between its last write and its
@@ -51,7 +54,7 @@ async fn swapped_move(env: &mut Env) -> (PathBuf, PathBuf, String) {
     let db = env.path().join("ledger.sqlite3");
     let gw = gateway(env, &db);
     let (r, outside) = (root.clone(), env.path().join("outside"));
-    gw.set_written_hook(Some(Arc::new(move || {
+    gw.runner().set_written_hook(Some(Arc::new(move || {
         std::fs::rename(r.join("d"), r.join("d.moved")).unwrap();
         std::os::unix::fs::symlink(&outside, r.join("d")).unwrap();
     })));

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codespace_gateway::{
-    Cancel, ExecSettings, Gateway, GatewayConfig, HostFacts, Processes, Progress, Store,
-    Supervisor, SupervisorConfig,
+    Cancel, ExecSettings, Gateway, GatewayConfig, HostFacts, Progress, Store, Supervisor,
+    SupervisorConfig, Workspaces,
 };
 use codespace_protocol::{ChangesParams, FindParams, GrepParams, VersionParams, WatchState};
 use serde_json::json;
@@ -27,15 +27,17 @@ fn gateway(env: &Env) -> Gateway {
         max_pids: 64,
         masked: vec![],
     };
-    let processes =
-        Processes { supervisor: Supervisor::new(SupervisorConfig::new(bin())), settings };
+    let workspaces = Workspaces::open(&registry).unwrap();
+    let supervisor = Supervisor::new(SupervisorConfig::new(bin()));
+    let runner = workspaces.local_runner(supervisor, true).unwrap();
     let config = GatewayConfig {
         host: HostFacts { sandbox_missing: vec![] },
         server_version: "test".to_owned(),
         store: Arc::new(Store::open_in_memory().unwrap()),
-        processes,
+        runner: Arc::new(runner),
+        exec: settings,
     };
-    Gateway::new(&registry, config).unwrap()
+    Gateway::with_workspaces(workspaces, config)
 }
 
 fn decode<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
@@ -80,7 +82,7 @@ async fn a_watcher_that_cannot_start_leaves_answers_uncached_and_correct() {
     std::thread::sleep(codespace_watch::RACY_MARGIN + Duration::from_millis(200));
     let gw = gateway(&env);
     // What a lowered max_user_watches does: the recursive watch cannot be set up.
-    let hook = gw.workspace_watch("w").unwrap();
+    let hook = gw.runner().workspace_watch("w").unwrap();
     hook.fail_next_spawn();
     assert_eq!(find(&gw).await, ["a.txt"]);
     // The start runs in the background: wait for it to end (in failure).
@@ -109,7 +111,7 @@ async fn overflow_resync_and_restart_each_make_changes_ask_for_a_resync() {
     let mut env = Env::new();
     let root = env.workspace("w", json!({}));
     let gw = gateway(&env);
-    let hook = gw.workspace_watch("w").unwrap();
+    let hook = gw.runner().workspace_watch("w").unwrap();
     let start = changes(&gw, None).await;
     assert!(!start.resync_required);
     assert_eq!(watch(&gw).await.epoch, 1);

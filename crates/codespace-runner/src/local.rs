@@ -1,0 +1,116 @@
+//! [`LocalRunner`]: the runner in this process. It holds every workspace's opened root and
+//! watcher and the process supervisor, and does what a job asks with them; file work runs
+//! on blocking threads, process work on the supervisor's tasks.
+
+mod files;
+mod patch;
+mod process;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use codespace_fs::{Root, RootStatus};
+use codespace_process::Supervisor;
+use codespace_watch::{WatchReport, WorkspaceWatch};
+
+use crate::RunnerError;
+
+pub use patch::Hook;
+
+/// One workspace as the runner holds it.
+#[derive(Debug)]
+struct Opened {
+    root: Arc<Root>,
+    /// Not started until a file tool uses the workspace; `None` with watching off.
+    watch: Option<Arc<WorkspaceWatch>>,
+}
+
+/// A workspace root that could not be opened.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{id}: {reason}")]
+pub struct OpenError {
+    pub id: String,
+    pub reason: String,
+}
+
+/// The runner in this process.
+pub struct LocalRunner {
+    workspaces: BTreeMap<String, Opened>,
+    supervisor: Arc<Supervisor>,
+    hook: patch::HookSlot,
+}
+
+impl std::fmt::Debug for LocalRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalRunner").field("workspaces", &self.workspaces).finish_non_exhaustive()
+    }
+}
+
+impl LocalRunner {
+    /// Opens every root (`(workspace id, registered root)`), each with a watcher unless
+    /// `watch` is false. Nothing is created on disk.
+    pub fn open(
+        roots: &[(String, PathBuf)],
+        supervisor: Arc<Supervisor>,
+        watch: bool,
+    ) -> Result<LocalRunner, OpenError> {
+        let mut workspaces = BTreeMap::new();
+        for (id, path) in roots {
+            let root = Arc::new(
+                Root::open(path)
+                    .map_err(|e| OpenError { id: id.clone(), reason: e.to_string() })?,
+            );
+            let watch = watch.then(|| Arc::new(WorkspaceWatch::new(Arc::clone(&root))));
+            workspaces.insert(id.clone(), Opened { root, watch });
+        }
+        Ok(LocalRunner { workspaces, supervisor, hook: patch::HookSlot::default() })
+    }
+
+    fn opened(&self, id: &str) -> Result<&Opened, RunnerError> {
+        self.workspaces.get(id).ok_or_else(|| RunnerError::NoWorkspace { id: id.to_owned() })
+    }
+
+    /// The root and the started watcher of workspace `id`: every file job's first use
+    /// starts the watcher, in the background and best effort.
+    fn started(&self, id: &str) -> Result<(Arc<Root>, Option<Arc<WorkspaceWatch>>), RunnerError> {
+        let w = self.opened(id)?;
+        if let Some(watch) = &w.watch {
+            watch.ensure_started();
+        }
+        Ok((Arc::clone(&w.root), w.watch.clone()))
+    }
+
+    /// The canonical root of workspace `id`, as opened.
+    pub fn root_path(&self, id: &str) -> Option<&Path> {
+        self.workspaces.get(id).map(|w| w.root.path())
+    }
+
+    /// Whether the root path still names the directory opened at start.
+    pub fn root_status(&self, id: &str) -> Option<RootStatus> {
+        self.workspaces.get(id).map(|w| w.root.status())
+    }
+
+    /// What the watcher of workspace `id` reports (`None`: watching is off).
+    pub fn watch_report(&self, id: &str) -> Option<WatchReport> {
+        self.workspaces.get(id)?.watch.as_ref().map(|w| w.report())
+    }
+
+    /// The watcher of workspace `id`, for tests that force an overflow, a resync, a
+    /// restart or a failed start.
+    #[cfg(feature = "test-hooks")]
+    pub fn workspace_watch(&self, id: &str) -> Option<Arc<WorkspaceWatch>> {
+        self.workspaces.get(id)?.watch.clone()
+    }
+
+    pub fn supervisor(&self) -> &Arc<Supervisor> {
+        &self.supervisor
+    }
+}
+
+/// Runs blocking file work off the async executor.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, RunnerError> + Send + 'static,
+) -> Result<T, RunnerError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| RunnerError::Task { reason: e.to_string() })?
+}

@@ -1,0 +1,138 @@
+//! The patch jobs of [`LocalRunner`]: check the caller's expected versions and plan against
+//! the disk, apply a plan (all or nothing), and the recovery steps a restart or an
+//! operator's restore runs. They block: the gateway calls them from its transaction's
+//! blocking thread, between its ledger writes.
+//!
+//! [`Hooked`] delegates every call to the [`Root`] and, when a test set one, runs a
+//! [`Hook`] once every write has landed and before verification, so a race (a directory
+//! swapped under the patch) is deterministic. Only the `test-hooks` feature sets one.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use codespace_fs::{FsError, Root, Version, WorkspacePath};
+
+use super::LocalRunner;
+use crate::{
+    ApplyOutcome, Found, InterruptedFile, PatchFs, PlannedWrite, PrepareError, RunnerError, Undone,
+};
+
+/// A callback run between a patch's last write and its verification.
+pub type Hook = Arc<dyn Fn() + Send + Sync>;
+
+#[derive(Default)]
+pub(super) struct HookSlot(Mutex<Option<Hook>>);
+
+impl HookSlot {
+    fn get(&self) -> Option<Hook> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+impl LocalRunner {
+    /// Checks every `(path, version)` the caller expects against the disk, then parses and
+    /// plans `patch` against the files as they are now. Writes nothing.
+    pub fn prepare(
+        &self,
+        ws: &str,
+        patch: &str,
+        expected: &[(WorkspacePath, Version)],
+    ) -> Result<Vec<PlannedWrite>, PrepareError> {
+        let (root, _) = self.started(ws)?;
+        for (path, want) in expected {
+            let actual = root.version(path).map_err(RunnerError::from)?;
+            if actual != *want {
+                return Err(PrepareError::VersionConflict {
+                    path: path.as_str().to_owned(),
+                    expected: *want,
+                    actual,
+                });
+            }
+        }
+        Ok(crate::prepare(&root, patch)?)
+    }
+
+    /// Writes a plan: every file or none (rolled back), or says which it could not restore.
+    pub fn apply(&self, ws: &str, writes: &[PlannedWrite]) -> Result<ApplyOutcome, RunnerError> {
+        let w = self.opened(ws)?;
+        Ok(crate::apply(&Hooked { root: &w.root, hook: self.hook.get() }, writes))
+    }
+
+    /// What each interrupted file holds now.
+    pub fn survey(&self, ws: &str, files: &[InterruptedFile]) -> Result<Vec<Found>, RunnerError> {
+        Ok(crate::survey(&*self.opened(ws)?.root, files))
+    }
+
+    /// Puts every after-version found back to its before-version.
+    pub fn roll_back(
+        &self,
+        ws: &str,
+        files: &[InterruptedFile],
+        found: &[Found],
+    ) -> Result<Vec<Undone>, RunnerError> {
+        Ok(crate::roll_back(&*self.opened(ws)?.root, files, found))
+    }
+
+    /// The version of one path on the disk, never from a cache.
+    pub fn version_now(&self, ws: &str, path: &WorkspacePath) -> Result<Version, RunnerError> {
+        Ok(self.opened(ws)?.root.version(path)?)
+    }
+
+    /// Removes the temporary files an interrupted write may have left beside `paths`
+    /// (best effort: what cannot be removed stays, and is never listed).
+    pub fn clear_temp_files(&self, ws: &str, paths: &[String]) -> Result<(), RunnerError> {
+        let root = &self.opened(ws)?.root;
+        for p in paths {
+            if let Ok(p) = WorkspacePath::parse(p) {
+                let _ = root.remove_stale_temp_files(&p);
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts one file's preserved content back where the path is free.
+    pub fn put_back(&self, ws: &str, file: &InterruptedFile) -> Result<Undone, RunnerError> {
+        Ok(crate::put_back(&*self.opened(ws)?.root, file))
+    }
+
+    /// Runs `hook` in every later patch between its last write and its verification.
+    #[cfg(feature = "test-hooks")]
+    pub fn set_written_hook(&self, hook: Option<Hook>) {
+        *self.hook.0.lock().unwrap_or_else(PoisonError::into_inner) = hook;
+    }
+}
+
+struct Hooked<'a> {
+    root: &'a Root,
+    hook: Option<Hook>,
+}
+
+impl PatchFs for Hooked<'_> {
+    fn exists(&self, p: &WorkspacePath) -> Result<bool, FsError> {
+        PatchFs::exists(self.root, p)
+    }
+    fn create_dirs(&self, p: &WorkspacePath) -> Result<(), FsError> {
+        self.root.create_dirs(p)
+    }
+    fn write_atomic(
+        &self,
+        p: &WorkspacePath,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> Result<(), FsError> {
+        self.root.write_atomic(p, bytes, mode)
+    }
+    fn remove_file(&self, p: &WorkspacePath) -> Result<(), FsError> {
+        self.root.remove_file(p)
+    }
+    fn remove_empty_dir(&self, p: &WorkspacePath) -> Result<(), FsError> {
+        self.root.remove_empty_dir(p)
+    }
+    fn version(&self, p: &WorkspacePath) -> Result<Version, FsError> {
+        self.root.version(p)
+    }
+    fn written(&self) {
+        if let Some(hook) = &self.hook {
+            hook();
+        }
+    }
+}
