@@ -3,16 +3,18 @@
 //! Messages name the workspace-relative path only (never an absolute host path other than
 //! the root), so they can be shown to a client as they are.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
 use rustix::io::Errno;
+use serde::{Deserialize, Serialize};
 
 use crate::meta::FileKind;
 
 /// Why a path was refused before or during resolution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PathEscapeReason {
     /// The path string is empty.
     Empty,
@@ -62,7 +64,7 @@ impl fmt::Display for PathEscapeReason {
 ///
 /// `path` fields hold the workspace-relative path as requested (normalised when it was
 /// valid), with `{:?}` quoting in messages so control characters cannot forge output.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, Serialize, Deserialize)]
 pub enum FsError {
     /// The path is malformed or leaves the root.
     #[error("path outside the workspace: {path:?}: {reason}")]
@@ -84,10 +86,19 @@ pub enum FsError {
     IsDirectory { path: String },
     /// The workspace root could not be opened, or is gone.
     #[error("workspace root unavailable: {}: {source}", root.display())]
-    RootUnavailable { root: PathBuf, source: io::Error },
+    RootUnavailable {
+        root: PathBuf,
+        #[serde(with = "os_error")]
+        source: io::Error,
+    },
     /// Any other I/O failure; `op` names the operation that failed.
     #[error("{op} failed for {path:?}: {source}")]
-    Io { path: String, op: &'static str, source: io::Error },
+    Io {
+        path: String,
+        op: Cow<'static, str>,
+        #[serde(with = "os_error")]
+        source: io::Error,
+    },
 }
 
 impl FsError {
@@ -111,7 +122,7 @@ impl FsError {
     }
 
     pub(crate) fn io(path: &str, op: &'static str, source: io::Error) -> Self {
-        Self::Io { path: path.to_owned(), op, source }
+        Self::Io { path: path.to_owned(), op: Cow::Borrowed(op), source }
     }
 }
 
@@ -129,7 +140,33 @@ pub(crate) fn from_errno(errno: Errno, path: &str, op: &'static str) -> FsError 
         Errno::ISDIR => FsError::IsDirectory { path },
         // ENXIO: opening a socket (or a device with no driver); the type is not known here.
         Errno::NXIO => FsError::SpecialFileRejected { path, kind: FileKind::Unknown },
-        other => FsError::Io { path, op, source: other.into() },
+        other => FsError::Io { path, op: Cow::Borrowed(op), source: other.into() },
+    }
+}
+
+/// An `io::Error` as it crosses the runner's socket: its OS error number when it has one
+/// (so it reads back as the same error, message and all), else its kind and message.
+mod os_error {
+    use std::io;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct Wire {
+        errno: Option<i32>,
+        message: String,
+    }
+
+    pub(super) fn serialize<S: Serializer>(e: &io::Error, s: S) -> Result<S::Ok, S::Error> {
+        Wire { errno: e.raw_os_error(), message: e.to_string() }.serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<io::Error, D::Error> {
+        let w = Wire::deserialize(d)?;
+        Ok(match w.errno {
+            Some(errno) => io::Error::from_raw_os_error(errno),
+            None => io::Error::other(w.message),
+        })
     }
 }
 

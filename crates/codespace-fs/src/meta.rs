@@ -11,7 +11,7 @@ use crate::path::WorkspacePath;
 use crate::root::Root;
 
 /// The type of a directory entry, as `lstat` sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum FileKind {
     /// A regular file.
     Regular,

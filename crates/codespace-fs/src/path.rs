@@ -89,6 +89,20 @@ fn shown(s: &str) -> String {
     format!("{}…", &s[..end])
 }
 
+/// A path crosses the runner's socket as its text and is checked again when it arrives.
+impl serde::Serialize for WorkspacePath {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for WorkspacePath {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        WorkspacePath::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 impl fmt::Display for WorkspacePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

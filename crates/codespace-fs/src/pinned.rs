@@ -7,7 +7,7 @@ use crate::error::{FsError, from_errno};
 use crate::root::Root;
 
 /// Whether [`Root::path`] still names the directory the root descriptor holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RootStatus {
     /// The path resolves to the pinned directory.
     Current,

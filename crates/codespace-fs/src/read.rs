@@ -22,7 +22,7 @@ const MAX_PREALLOC: usize = 16 * 1024 * 1024;
 const SWAP_RETRIES: usize = 4;
 
 /// A window of a file, with the size and version of the whole file read in the same pass.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Window {
     /// Bytes `[offset, offset + limit)` of the file (fewer at end of file; empty past it).
     pub data: Vec<u8>,

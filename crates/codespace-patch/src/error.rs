@@ -58,7 +58,7 @@ impl fmt::Display for ErrorKind {
 }
 
 /// The patch text could not be parsed. Always [`ErrorKind::InvalidPatch`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum PatchError {
     /// The envelope is wrong (Codex `InvalidPatchError`); no single line is at fault.
     #[error("invalid patch: {message}")]
@@ -102,7 +102,7 @@ fn location(file: &Option<String>, chunk: &Option<usize>) -> String {
 }
 
 /// Which operation of the patch an error is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Operation {
     Add,
     Delete,
@@ -126,7 +126,7 @@ impl fmt::Display for Operation {
 ///
 /// Paths are the normalised ones (see [`crate::plan`]); `line` is the patch line of the
 /// operation's header, or of the chunk for `chunk` errors.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum PlanError<E> {
     #[error(
         "invalid patch: No files were modified: the patch has no '*** Add File:', \
@@ -134,7 +134,7 @@ pub enum PlanError<E> {
     )]
     NoOperations,
     #[error("{op} '{path}' (patch line {line}): invalid path: {reason}")]
-    InvalidPath { op: Operation, path: String, line: usize, reason: &'static str },
+    InvalidPath { op: Operation, path: String, line: usize, reason: std::borrow::Cow<'static, str> },
     #[error(
         "Add File '{path}' (patch line {line}): {} already exists at this path; Add File never \
          overwrites: read the file and use '*** Update File:' instead",

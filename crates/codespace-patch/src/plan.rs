@@ -36,7 +36,7 @@ pub struct PlannedChange {
     pub move_from: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ChangeKind {
     /// Created (`before` is `None`).
     Add,
@@ -99,7 +99,7 @@ fn norm<E>(op: Operation, path: &str, line: usize) -> Result<String, PlanError<E
         op,
         path: path.to_string(),
         line,
-        reason,
+        reason: reason.into(),
     })
 }
 

@@ -2,7 +2,7 @@
 
 /// A failed supervisor call. Each variant names one cause, so the tool layer can map it to
 /// one wire code without guessing.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum ProcError {
     /// No handle with this id: never minted, or evicted after completion.
     #[error("no such process")]

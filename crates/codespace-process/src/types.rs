@@ -65,7 +65,7 @@ impl ExitWatch {
 }
 
 /// One `read` reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReadChunk {
     /// The next cursor: the absolute offset just past `chunk`.
     pub cursor: u64,
@@ -82,7 +82,7 @@ pub struct ReadChunk {
 }
 
 /// Whether the process runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RunState {
     /// The command (or something of its tree) is still alive.
     Running,
@@ -102,7 +102,7 @@ impl RunState {
 
 /// How an exited process ended. A kill CodeSpace requested wins over the wait status it
 /// caused; a status that arrived first is reported as it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Termination {
     /// The command exited on its own; see `exit_code`.
     Exited,
@@ -129,13 +129,26 @@ impl Termination {
     }
 }
 
-/// The signal that killed a command.
+/// The signal that killed a command. It crosses the runner's socket as its number; the
+/// name is looked up again on arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SignalInfo {
     /// The signal number.
     pub number: i32,
     /// `SIGTERM` and the like, for the 31 standard Linux signals.
     pub name: Option<&'static str>,
+}
+
+impl serde::Serialize for SignalInfo {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i32(self.number)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SignalInfo {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        i32::deserialize(d).map(SignalInfo::new)
+    }
 }
 
 impl SignalInfo {
@@ -148,7 +161,7 @@ impl SignalInfo {
 /// `exited_at_ms`; `Exited` always has a `termination` and `exited_at_ms`; `exit_code` is
 /// present only with [`Termination::Exited`], `signal` only with
 /// [`Termination::Signaled`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProcStatus {
     /// Running or exited.
     pub state: RunState,
@@ -175,7 +188,7 @@ pub struct ProcStatus {
 }
 
 /// What [`Supervisor::wait`](crate::Supervisor::wait) waits for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum WaitFor {
     /// Output past this absolute cursor, or the exit (after which no byte can follow).
     Output { cursor: u64 },
@@ -184,7 +197,7 @@ pub enum WaitFor {
 }
 
 /// The outcome of [`Supervisor::terminate`](crate::Supervisor::terminate).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Terminate {
     /// The kill request was sent; the process reads as exited (`terminated`) once its
     /// whole tree is gone, normally within milliseconds.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use codespace_fs::{Cancel, Progress, WalkLimits};
 
 /// The caps of one walk; the deadline starts when the runner starts the job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WalkCaps {
     pub max_depth: usize,
     pub max_dirs: usize,
@@ -34,7 +34,7 @@ impl WalkCaps {
 }
 
 /// One page of `find`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FindJob {
     pub glob: Option<String>,
     pub include_ignored: bool,
@@ -44,7 +44,7 @@ pub struct FindJob {
 }
 
 /// A page of matching paths with what the whole listing says.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FindPage {
     pub paths: Vec<String>,
     /// Matches in the whole listing.
@@ -55,7 +55,7 @@ pub struct FindPage {
 }
 
 /// One page of `grep`, with its caps.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GrepJob {
     pub pattern: String,
     pub fixed_strings: bool,

@@ -46,7 +46,7 @@ pub use seam::{ProcessFacts, Runner, SpawnJob};
 
 /// Why a patch could not be planned: the disk is not at a version the caller expects, the
 /// patch does not apply, or the filesystem refused.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum PrepareError {
     #[error("{path:?} is {actual}, expected_versions says {expected}: nothing was written")]
     VersionConflict { path: String, expected: Version, actual: Version },
@@ -57,7 +57,7 @@ pub enum PrepareError {
 }
 
 /// Why a runner file operation failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum RunnerError {
     #[error(transparent)]
     Fs(#[from] FsError),

@@ -27,7 +27,7 @@ struct Opened {
 }
 
 /// A workspace root that could not be opened.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("{id}: {reason}")]
 pub struct OpenError {
     pub id: String,

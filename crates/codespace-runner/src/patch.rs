@@ -11,7 +11,7 @@ use codespace_patch::{ChangeKind, Entry, PatchError, PlanError};
 pub const MAX_PATCH_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Why a patch could not be planned. Nothing has been written.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum PlanFailure {
     #[error(transparent)]
     Parse(#[from] PatchError),
@@ -20,7 +20,7 @@ pub enum PlanFailure {
 }
 
 /// A filesystem answer the planner could not use.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum LookupError {
     #[error(transparent)]
     Fs(#[from] FsError),
@@ -31,7 +31,7 @@ pub enum LookupError {
 }
 
 /// One file change with everything needed to write it and to undo it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PlannedWrite {
     pub path: WorkspacePath,
     pub kind: ChangeKind,
@@ -98,7 +98,7 @@ fn lookup(root: &Root, path: &str) -> Result<Entry, LookupError> {
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + 1);
     file.take(MAX_PATCH_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|source| FsError::Io {
         path: path.to_owned(),
-        op: "read",
+        op: "read".into(),
         source,
     })?;
     if bytes.len() as u64 > MAX_PATCH_FILE_BYTES {
@@ -153,7 +153,7 @@ impl PatchFs for Root {
 }
 
 /// How a transaction ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ApplyOutcome {
     /// Every file's on-disk hash equals the plan.
     Applied,
@@ -277,7 +277,7 @@ fn verify(fs: &dyn PatchFs, p: &WorkspacePath, want: &Version) -> Result<(), FsE
     } else {
         Err(FsError::Io {
             path: p.as_str().to_owned(),
-            op: "restore",
+            op: "restore".into(),
             source: std::io::Error::other("restored content does not match the snapshot"),
         })
     }

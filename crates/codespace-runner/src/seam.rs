@@ -16,7 +16,7 @@ use crate::{
 
 /// A command to start in a workspace: everything but the workspace's directory, which the
 /// runner holds.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SpawnJob {
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -26,7 +26,7 @@ pub struct SpawnJob {
 }
 
 /// The process limits the runner's supervisor enforces, as `workspace_info` shows them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProcessFacts {
     pub max_live: u64,
     pub ring_bytes: u64,

@@ -60,7 +60,7 @@ impl GrepRequest<'_> {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LineMatch {
     pub path: String,
     /// 1-based.
@@ -69,7 +69,7 @@ pub struct LineMatch {
     pub text_truncated: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GrepOutcome {
     pub matches: Vec<LineMatch>,
     /// Matches exist after this page.

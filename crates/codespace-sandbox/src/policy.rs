@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::PathBuf;
 
 /// Whether the command may use the network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum NetworkPolicy {
     /// A private network namespace (only a down loopback), no TCP bind or connect
     /// (Landlock), and no socket of any family but `AF_UNIX` (seccomp).
@@ -47,7 +47,7 @@ pub const MAX_MAX_PIDS: u32 = 4_194_304;
 /// minimal `/dev`, a private `/tmp`, and the roots listed here at their own absolute paths.
 /// Everything else of the host (home directories, `/run`, `/var`, the host's `/tmp`, the
 /// server's state) is not there at all.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct SandboxPolicy {
     /// Absolute directories visible read-only (the workspace under `read-only`, the
     /// registry's `extra_read_roots`).

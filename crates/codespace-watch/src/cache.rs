@@ -68,7 +68,7 @@ struct VersionEntry {
 }
 
 /// Hit and miss counts, since the server started.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CacheStats {
     pub version_hits: u64,
     pub version_misses: u64,

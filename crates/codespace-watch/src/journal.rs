@@ -13,7 +13,7 @@ pub const JOURNAL_EVENTS: usize = 10_000;
 pub const MAX_CHANGES: usize = 1_000;
 
 /// A point in the event stream of one watcher: which server instance, epoch and sequence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Cursor {
     pub instance: u64,
     pub epoch: u64,
@@ -21,7 +21,7 @@ pub struct Cursor {
 }
 
 /// A cursor string that is not one this server hands out.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("{cursor:?} is not a cursor returned by `changes` (expected c1.<instance>.<epoch>.<seq>)")]
 pub struct BadCursor {
     pub cursor: String,
@@ -51,7 +51,7 @@ impl Cursor {
 }
 
 /// What changed since a cursor.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Changes {
     pub cursor: Cursor,
     /// Coalesced per path, sorted by path.

@@ -23,7 +23,7 @@ use crate::subscribe;
 pub const RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// The watcher's state, as `workspace_info` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum WatchState {
     /// No file operation has used the workspace yet.
     NotStarted,
@@ -36,7 +36,7 @@ pub enum WatchState {
 }
 
 /// What `workspace_info` shows of a watcher.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WatchReport {
     pub state: WatchState,
     /// Why it failed, for [`WatchState::Failed`].

@@ -19,7 +19,7 @@ fn errno_mapping() {
     ));
     match map(Errno::ACCESS) {
         FsError::Io { path, op, source } => {
-            assert_eq!((path.as_str(), op), ("a/b", "open"));
+            assert_eq!((path.as_str(), op.as_ref()), ("a/b", "open"));
             assert_eq!(source.raw_os_error(), Some(Errno::ACCESS.raw_os_error()));
         }
         other => panic!("{other:?}"),

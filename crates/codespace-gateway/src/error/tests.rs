@@ -46,7 +46,10 @@ fn fs_rows() -> Vec<(FsError, ErrorCode)> {
             FsError::RootUnavailable { root: PathBuf::from("ws"), source: io_error() },
             ErrorCode::FileOperationFailed,
         ),
-        (FsError::Io { path: p(), op: "read", source: io_error() }, ErrorCode::FileOperationFailed),
+        (
+            FsError::Io { path: p(), op: "read".into(), source: io_error() },
+            ErrorCode::FileOperationFailed,
+        ),
     ]
 }
 
@@ -56,7 +59,12 @@ fn plan_rows() -> Vec<(PlanError<LookupError>, ErrorCode)> {
     let mut rows = vec![
         (PlanError::NoOperations, ErrorCode::InvalidPatch),
         (
-            PlanError::InvalidPath { op: Operation::Add, path: p(), line: 2, reason: "absolute" },
+            PlanError::InvalidPath {
+                op: Operation::Add,
+                path: p(),
+                line: 2,
+                reason: "absolute".into(),
+            },
             ErrorCode::PathEscape,
         ),
         (

@@ -9,7 +9,7 @@ use codespace_fs::{FsError, Version, WorkspacePath};
 use super::PatchFs;
 
 /// One planned file of an interrupted operation, as the ledger and the undo log kept it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct InterruptedFile {
     /// Workspace-relative path.
     pub path: String,
@@ -22,7 +22,7 @@ pub struct InterruptedFile {
 }
 
 /// What the disk holds at a planned path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Found {
     /// Its before-version (also when before and after are equal).
     Before,
@@ -35,7 +35,7 @@ pub enum Found {
 }
 
 /// What rolling one path back did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Undone {
     /// It held its before-version: nothing to do.
     Untouched,

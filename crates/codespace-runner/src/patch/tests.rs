@@ -67,7 +67,7 @@ impl Faulty<'_> {
         if n == self.fail_at || (self.fail_restores && n > self.fail_at) {
             return Err(FsError::Io {
                 path: path.as_str().to_owned(),
-                op: "write",
+                op: "write".into(),
                 source: std::io::Error::other("injected"),
             });
         }

@@ -28,7 +28,7 @@ const LAYERS: &[(&str, u8)] = &[
 const PURE: &[(&str, &[&str])] = &[
     ("codespace-protocol", &["codespace-types", "schemars", "serde", "serde_json"]),
     ("codespace-policy", &["serde", "serde_json", "serde_path_to_error", "thiserror"]),
-    ("codespace-patch", &["codespace-types", "thiserror"]),
+    ("codespace-patch", &["codespace-types", "serde", "thiserror"]),
     ("codespace-types", &["hex", "schemars", "serde", "sha2", "thiserror"]),
 ];
 
