@@ -39,7 +39,7 @@ pub enum GatewayError {
     #[error("hold {approval_id}: {why}")]
     ApprovalAmbiguous { approval_id: String, operation_id: Option<String>, why: String },
     #[error(transparent)]
-    Runner(#[from] RunnerError),
+    Runner(RunnerError),
     #[error("{what} must be between 1 and {max}, got {value}")]
     OutputLimit { what: &'static str, value: u64, max: u64 },
     #[error(transparent)]
@@ -96,6 +96,22 @@ pub enum GatewayError {
 impl From<StoreError> for GatewayError {
     fn from(e: StoreError) -> Self {
         GatewayError::Ledger(Box::new(e))
+    }
+}
+
+/// A supervisor refusal keeps its own variant, wherever it came from.
+impl From<RunnerError> for GatewayError {
+    fn from(e: RunnerError) -> Self {
+        match e {
+            RunnerError::Process(p) => GatewayError::Process(p),
+            other @ (RunnerError::Fs(_)
+            | RunnerError::InvalidGlob { .. }
+            | RunnerError::InvalidRegex { .. }
+            | RunnerError::RegexTooLarge { .. }
+            | RunnerError::NoWorkspace { .. }
+            | RunnerError::Task { .. }
+            | RunnerError::Transport(_)) => GatewayError::Runner(other),
+        }
     }
 }
 
@@ -223,7 +239,9 @@ impl GatewayError {
                 | RunnerError::InvalidRegex { .. }
                 | RunnerError::RegexTooLarge { .. }
                 | RunnerError::NoWorkspace { .. }
-                | RunnerError::Task { .. },
+                | RunnerError::Task { .. }
+                | RunnerError::Process(..)
+                | RunnerError::Transport(..),
             )
             | GatewayError::OutputLimit { .. }
             | GatewayError::Patch(PlanFailure::Parse(..))
@@ -313,6 +331,9 @@ fn runner_code(e: &RunnerError) -> ErrorCode {
         | RunnerError::RegexTooLarge { .. } => ErrorCode::InvalidPattern,
         // The gateway and the runner disagree, or a runner task died: the server's fault.
         RunnerError::NoWorkspace { .. } | RunnerError::Task { .. } => ErrorCode::Internal,
+        RunnerError::Process(p) => process_code(p),
+        // The worker's socket failed: whether it ran is not known (see the message).
+        RunnerError::Transport(..) => ErrorCode::Timeout,
     }
 }
 

@@ -58,8 +58,9 @@ impl Gateway {
             .root_path(&id)
             .map(|r| r.display().to_string())
             .or(Some(ws.root.display().to_string()));
-        info.root_status = self.root_status(&id);
-        info.execution = Some(self.execution(ws));
+        info.root_status = self.root_status(&id).await;
+        let watch = self.runner.watch_report(&id).await.unwrap_or_default();
+        info.execution = Some(self.execution(ws, watch));
         Ok(info)
     }
 
@@ -82,7 +83,7 @@ impl Gateway {
     }
 
     /// The effective contract of `ws`.
-    fn execution(&self, ws: &Workspace) -> WorkspaceExecutionInfo {
+    fn execution(&self, ws: &Workspace, watch: Option<WatchReport>) -> WorkspaceExecutionInfo {
         let host_env = matches!(ws.environment_kind, EnvironmentKind::Host);
         let sandboxed = self.host.command_sandbox() && host_env && ws.sandbox == SandboxSetting::On;
         WorkspaceExecutionInfo {
@@ -92,7 +93,7 @@ impl Gateway {
                 write: ws.profile.can_write(),
                 exec: ws.profile.can_exec(),
             },
-            files: files(ws, self.runner.watch_report(&ws.id)),
+            files: files(ws, watch),
             process: self.process_info(ws, sandboxed),
             serialization: commands::serialization(),
             isolation: IsolationInfo {
@@ -172,8 +173,8 @@ impl Gateway {
     /// Whether the registered root path still names the directory pinned at start; a root
     /// that does not is logged each time it is looked at (the tools and commands stay on
     /// the pinned directory, and the operator should know the path no longer leads there).
-    pub(crate) fn root_status(&self, id: &str) -> Option<wire::RootStatus> {
-        let status = self.runner.root_status(id)?;
+    pub(crate) async fn root_status(&self, id: &str) -> Option<wire::RootStatus> {
+        let status = self.runner.root_status(id).await.ok().flatten()?;
         let root = self.runner.root_path(id).map(|p| p.display().to_string()).unwrap_or_default();
         Some(wire_root_status(id, &root, status))
     }

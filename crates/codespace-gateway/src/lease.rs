@@ -224,6 +224,14 @@ impl Lease {
     }
 }
 
+impl Lease {
+    /// Never releases the workspace (until the server restarts): for a mutation the runner
+    /// may still be carrying out after its answer timed out.
+    pub fn keep_forever(mut self) {
+        self.active = false;
+    }
+}
+
 impl Drop for Lease {
     fn drop(&mut self) {
         if self.active {

@@ -21,11 +21,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use codespace_policy::{Action, Registry, allow};
-use codespace_runner::Runner;
 
 pub use codespace_runner::{
-    Cancel, DEFAULT_PATH, DEFAULT_SPILL_BYTES, Hook, LocalRunner, Progress, REAPER_ARG, Supervisor,
-    SupervisorConfig, reaper_main,
+    Cancel, DEFAULT_PATH, DEFAULT_SPILL_BYTES, Hook, LocalRunner, Progress, REAPER_ARG, Runner,
+    SocketRunner, Supervisor, SupervisorConfig, WorkerFaults, reaper_main, serve_worker,
 };
 pub use codespace_store::{ApprovalFilter, ApprovalRecord, ApprovalState, Store};
 pub use error::GatewayError;

@@ -20,8 +20,8 @@ use codespace_protocol::{
     PatchStatus,
 };
 use codespace_runner::{
-    ApplyOutcome, ChangeKind as PlanKind, PlannedWrite, PrepareError, Runner, Version,
-    WorkspacePath,
+    ApplyOutcome, ChangeKind as PlanKind, PlannedWrite, PrepareError, Runner, RunnerError,
+    Transport, Version, WorkspacePath,
 };
 use codespace_store::{Draft, Drafted, OpStatus, OperationRecord, PlannedFile, Store};
 use serde::{Deserialize, Serialize};
@@ -172,7 +172,18 @@ impl Gateway {
             }
         };
         let runner = Arc::clone(&self.runner);
-        let result = blocking(move || transaction(&runner, &store, p, reserved)).await;
+        let (result, settled) = blocking(move || Ok(transaction(&runner, &store, p, reserved)))
+            .await
+            .unwrap_or_else(|e| (Err(e), true));
+        if !settled {
+            // The worker may still be writing: no other mutation may start on this
+            // workspace until the server restarts and recovery settles the operation.
+            tracing::error!(
+                "a patch's write timed out in the runner worker: the workspace stays locked until restart"
+            );
+            lease.keep_forever();
+            return result;
+        }
         drop(lease);
         result
     }
@@ -259,34 +270,74 @@ fn status_of(rec: OperationRecord) -> OperationStatusResult {
 }
 
 /// Everything after the lease: draft, check, plan (with the old content, one commit),
-/// write, verify, finish (one commit).
+/// write, verify, finish (one commit). The flag is false when the runner may still be
+/// writing (its answer timed out): the caller keeps the lease.
 fn transaction(
     runner: &Runner,
     store: &Arc<Store>,
     p: ApplyPatchParams,
     reserved: Option<String>,
-) -> Result<ApplyPatchResult, GatewayError> {
+) -> (Result<ApplyPatchResult, GatewayError>, bool) {
+    match decide(runner, store, p, reserved) {
+        Ok(done) => (done, true),
+        Err(Undecided::Unrecorded(e)) => (Err(e), true),
+        Err(Undecided::Uncertain(result, still_running)) => (Ok(*result), !still_running),
+    }
+}
+
+/// Why a transaction has no recorded outcome.
+enum Undecided {
+    /// The runner could not be asked to plan: nothing is durable and nothing was written,
+    /// so nothing is recorded (a retry under the same key runs afresh).
+    Unrecorded(GatewayError),
+    /// The write's answer was lost (the flag: it may still be running).
+    Uncertain(Box<ApplyPatchResult>, bool),
+}
+
+fn decide(
+    runner: &Runner,
+    store: &Arc<Store>,
+    p: ApplyPatchParams,
+    reserved: Option<String>,
+) -> Result<Result<ApplyPatchResult, GatewayError>, Undecided> {
     let fp = fingerprint(&p);
     let key = p.operation_key.as_deref();
-    let draft = match store.draft(reserved.as_deref(), &p.workspace_id, key, &fp, now())? {
+    let drafted = match store.draft(reserved.as_deref(), &p.workspace_id, key, &fp, now()) {
+        Ok(drafted) => drafted,
+        Err(e) => return Ok(Err(e.into())),
+    };
+    let draft = match drafted {
         Drafted::Fresh(draft) => draft,
-        Drafted::Replayed(rec) => return replay(rec),
+        Drafted::Replayed(rec) => return Ok(replay(rec)),
         Drafted::KeyConflict(rec) => {
-            return Err(GatewayError::KeyConflict { operation_id: rec.operation_id });
+            return Ok(Err(GatewayError::KeyConflict { operation_id: rec.operation_id }));
         }
     };
-    let op = draft.operation_id.clone();
     let outcome = match run(runner, store, &draft, &p) {
         Ran::Done(outcome) => outcome,
+        Ran::Unrecorded(e) => return Err(Undecided::Unrecorded(e)),
+        Ran::Uncertain(result, still_running) => {
+            return Err(Undecided::Uncertain(Box::new(result), still_running));
+        }
         // Another handle on the ledger recorded this key first: its record answers.
-        Ran::Raced(Drafted::Replayed(rec)) => return replay(rec),
+        Ran::Raced(Drafted::Replayed(rec)) => return Ok(replay(rec)),
         Ran::Raced(Drafted::KeyConflict(rec)) => {
-            return Err(GatewayError::KeyConflict { operation_id: rec.operation_id });
+            return Ok(Err(GatewayError::KeyConflict { operation_id: rec.operation_id }));
         }
         Ran::Raced(Drafted::Fresh(_)) => {
-            return Err(GatewayError::Internal("a planned draft raced with itself".to_owned()));
+            return Ok(Err(GatewayError::Internal("a planned draft raced with itself".to_owned())));
         }
     };
+    Ok(record(store, &draft, outcome))
+}
+
+/// Records the outcome as the operation's terminal result, in one commit.
+fn record(
+    store: &Store,
+    draft: &Draft,
+    outcome: Result<ApplyPatchResult, GatewayError>,
+) -> Result<ApplyPatchResult, GatewayError> {
+    let op = draft.operation_id.clone();
     let (status, recorded, reason) = match &outcome {
         Ok(r) => (store_status(r.status), Recorded::Result(r.clone()), r.failure.as_deref()),
         Err(e) => {
@@ -297,7 +348,7 @@ fn transaction(
     };
     let json = serde_json::to_string(&recorded)
         .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
-    store.finish_draft(&draft, status, &json, reason, now()).map_err(|e| {
+    store.finish_draft(draft, status, &json, reason, now()).map_err(|e| {
         GatewayError::LedgerAfterRun { operation_id: op.clone(), status, source: Box::new(e) }
     })?;
     // Terminal and verified: only what a result names as preserved stays in the log.
@@ -312,10 +363,13 @@ fn transaction(
     }
 }
 
-/// How a run ended: with its outcome, or because the ledger already had the key.
+/// How a run ended: with its outcome, or because the ledger already had the key, or with
+/// no outcome to record (see [`Undecided`]).
 enum Ran {
     Done(Result<ApplyPatchResult, GatewayError>),
     Raced(Drafted),
+    Unrecorded(GatewayError),
+    Uncertain(ApplyPatchResult, bool),
 }
 
 pub(crate) fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayError> {
@@ -349,6 +403,8 @@ fn run(runner: &Runner, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> R
         .and_then(|expected| runner.prepare(ws, &p.patch, &expected).map_err(GatewayError::from))
     {
         Ok(writes) => writes,
+        // Nothing is durable and nothing was written: a retry under this key runs afresh.
+        Err(e @ GatewayError::Runner(RunnerError::Transport(_))) => return Ran::Unrecorded(e),
         Err(e) => return Ran::Done(Err(e)),
     };
     let op = draft.operation_id.as_str();
@@ -391,6 +447,7 @@ fn run(runner: &Runner, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> R
     }
     let applied = match runner.apply(ws, &writes) {
         Ok(outcome) => outcome,
+        Err(RunnerError::Transport(t)) => return lost_write(result, &t),
         Err(e) => return Ran::Done(Err(e.into())),
     };
     match applied {
@@ -407,6 +464,26 @@ fn run(runner: &Runner, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> R
         }
     }
     Ran::Done(Ok(result))
+}
+
+/// The write's answer did not come back. Never sent: nothing was written, the plan is
+/// finished as rolled back. Otherwise it may have run: the row stays unfinished (the next
+/// start classifies it from the disk, as after a crash) and the caller hears `unknown`.
+fn lost_write(mut result: ApplyPatchResult, t: &Transport) -> Ran {
+    result.failure = Some(t.to_string());
+    match t {
+        Transport::NotSent { .. } => {
+            result.status = PatchStatus::FailedRolledBack;
+            Ran::Done(Ok(result))
+        }
+        Transport::Ambiguous { .. } | Transport::Timeout { .. } => {
+            result.status = PatchStatus::Unknown;
+            result.failure = Some(format!(
+                "{t}; the operation stays unfinished and the next start classifies it from the disk: check operation_status"
+            ));
+            Ran::Uncertain(result, matches!(t, Transport::Timeout { .. }))
+        }
+    }
 }
 
 /// The versions the caller said it read, each path and version checked.
@@ -433,7 +510,7 @@ impl From<PrepareError> for GatewayError {
                 GatewayError::VersionConflict { path, expected, actual }
             }
             PrepareError::Plan(e) => GatewayError::Patch(e),
-            PrepareError::Runner(e) => GatewayError::Runner(e),
+            PrepareError::Runner(e) => e.into(),
         }
     }
 }

@@ -13,7 +13,7 @@ use codespace_protocol::{
     SignalInfo, Termination, WriteStdinParams,
 };
 use codespace_runner::{
-    NetworkPolicy, RunState, SandboxPolicy, SpawnJob, Spawned, Terminate,
+    NetworkPolicy, RunState, SandboxPolicy, SpawnJob, Started, Terminate,
     Termination as ProcTermination, WaitFor,
 };
 
@@ -160,7 +160,7 @@ impl Gateway {
         let granted = self.granted_timeout(&p)?;
         // A replaced root is reported (and logged), never followed: the command starts in
         // the directory pinned at start, through its descriptor.
-        self.root_status(&p.workspace_id);
+        self.root_status(&p.workspace_id).await;
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
         if let Some(approval_id) = resume {
             crate::holds::start(self, approval_id, false).await?;
@@ -173,8 +173,7 @@ impl Gateway {
             sandbox,
         };
         // On failure the lease is dropped here, so a refused spawn never holds the workspace.
-        let Spawned { id, exited } =
-            self.runner.spawn(&p.workspace_id, job).await.map_err(GatewayError::Process)?;
+        let Started { id, exited, confirmed } = self.runner.spawn(&p.workspace_id, job).await?;
         let probe = exited.clone();
         let held = lease.into_process(Box::new(move || !probe.has_exited()));
         self.own_process(&id, &p.workspace_id);
@@ -184,7 +183,13 @@ impl Gateway {
         });
         Ok(ExecCommandResult {
             process_id: id,
-            dispatch_status: DispatchStatus::Confirmed,
+            // Unconfirmed: the worker's answer was lost and the command may be running; the
+            // lease stays held until it is known gone.
+            dispatch_status: if confirmed {
+                DispatchStatus::Confirmed
+            } else {
+                DispatchStatus::Unknown
+            },
             timeout_secs: granted.secs,
             timeout_clamped: granted.clamped,
             work_id: p.work_id,
@@ -197,7 +202,7 @@ impl Gateway {
         self.runner
             .write_stdin(&p.process_id, p.data.as_bytes(), close)
             .await
-            .map_err(GatewayError::Process)?;
+            .map_err(GatewayError::from)?;
         Ok(ProcessAck {
             ok: true,
             already_exited: false,
@@ -230,7 +235,7 @@ impl Gateway {
         let chunk = runner
             .read_output(&p.process_id, cursor, max as usize)
             .await
-            .map_err(GatewayError::Process)?;
+            .map_err(GatewayError::from)?;
         let coordination = self.process_hint(&p.process_id);
         Ok(ReadProcessResult {
             process_id: p.process_id,
@@ -252,7 +257,7 @@ impl Gateway {
     ) -> Result<ProcessStatusResult, GatewayError> {
         let runner = &self.runner;
         wait_for(runner, &p.process_id, WaitFor::Exit, p.wait_ms, cancelled).await?;
-        let st = runner.status(&p.process_id).await.map_err(GatewayError::Process)?;
+        let st = runner.status(&p.process_id).await.map_err(GatewayError::from)?;
         let coordination = self.process_hint(&p.process_id);
         Ok(ProcessStatusResult {
             process_id: p.process_id,
@@ -273,7 +278,7 @@ impl Gateway {
     }
 
     pub async fn process_resize(&self, p: ProcessResizeParams) -> Result<ProcessAck, GatewayError> {
-        self.runner.resize(&p.process_id, p.rows, p.cols).await.map_err(GatewayError::Process)?;
+        self.runner.resize(&p.process_id, p.rows, p.cols).await.map_err(GatewayError::from)?;
         Ok(ProcessAck {
             ok: true,
             already_exited: false,
@@ -284,7 +289,7 @@ impl Gateway {
     }
 
     pub async fn terminate_process(&self, p: ProcessIdParams) -> Result<ProcessAck, GatewayError> {
-        let outcome = self.runner.terminate(&p.process_id).await.map_err(GatewayError::Process)?;
+        let outcome = self.runner.terminate(&p.process_id).await.map_err(GatewayError::from)?;
         Ok(ProcessAck {
             ok: true,
             already_exited: outcome == Terminate::AlreadyExited,
@@ -312,7 +317,7 @@ async fn wait_for(
     let Some(ms) = wait_ms.filter(|ms| *ms > 0) else { return Ok(()) };
     let limit = Duration::from_millis(ms.min(MAX_WAIT_MS));
     tokio::select! {
-        waited = runner.wait(id, what, limit) => waited.map_err(GatewayError::Process),
+        waited = runner.wait(id, what, limit) => waited.map_err(GatewayError::from),
         () = cancelled => Ok(()),
     }
 }

@@ -51,6 +51,12 @@ pub struct Spawned {
 pub struct ExitWatch(pub(crate) watch::Receiver<bool>);
 
 impl ExitWatch {
+    /// A watch fed by someone else (the runner's client, from the worker's exit events):
+    /// `true` once the process and its tree are gone.
+    pub fn from_receiver(rx: watch::Receiver<bool>) -> ExitWatch {
+        ExitWatch(rx)
+    }
+
     /// Whether the process has already been reported exited.
     pub fn has_exited(&self) -> bool {
         *self.0.borrow()

@@ -61,6 +61,9 @@ pub struct ExecCommandResult {
 pub enum DispatchStatus {
     /// The process was started (not that it succeeded).
     Confirmed,
+    /// The runner worker's answer was lost: the process may be running under this
+    /// `process_id`. Ask `process_status`; the workspace stays busy until it is known gone.
+    Unknown,
 }
 
 /// Arguments of `write_stdin`.

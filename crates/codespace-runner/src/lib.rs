@@ -13,8 +13,10 @@ mod ignores;
 mod jobs;
 mod local;
 mod patch;
+mod remote;
 mod seam;
 mod search;
+pub mod wire;
 
 pub use codespace_fs::{
     Cancel, FileKind, FsError, Progress, Root, RootStatus, Version, Walk, WalkLimits, Window,
@@ -41,8 +43,9 @@ pub use codespace_watch::{
     BadCursor, Changes, Cursor, MAX_VERSION_ENTRIES, WatchReport, WatchState,
 };
 pub use jobs::{FindJob, FindPage, GrepJob, WalkCaps};
-pub use local::{Hook, LocalRunner, OpenError};
-pub use seam::{ProcessFacts, Runner, SpawnJob};
+pub use local::{Hook, LocalRunner, OpenError, WriteHook};
+pub use remote::{CALL_DEADLINE, ConnectError, SocketRunner, WorkerFaults, serve_worker};
+pub use seam::{ProcessFacts, Runner, SpawnJob, Started};
 
 /// Why a patch could not be planned: the disk is not at a version the caller expects, the
 /// patch does not apply, or the filesystem refused.
@@ -76,7 +79,30 @@ pub enum RunnerError {
     /// The runner does not hold this workspace (the gateway and the runner disagree).
     #[error("workspace {id:?} is not open in the runner")]
     NoWorkspace { id: String },
-    /// A runner task ended without an answer (it panicked or was cancelled).
+    /// A runner task ended without an answer (it panicked or was cancelled), or the worker
+    /// answered out of protocol.
     #[error("runner task failed: {reason}")]
     Task { reason: String },
+    /// The process supervisor refused.
+    #[error(transparent)]
+    Process(#[from] ProcError),
+    /// The socket to the runner worker failed.
+    #[error(transparent)]
+    Transport(#[from] Transport),
+}
+
+/// How a call to the runner worker failed on the socket, exactly.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+pub enum Transport {
+    /// The request never left: nothing ran.
+    #[error("the runner worker could not be reached ({reason}); nothing ran")]
+    NotSent { reason: String },
+    /// The request was sent and the connection was lost before the answer: it may have run.
+    #[error(
+        "the connection to the runner worker was lost after the request was sent ({reason}): it may have run"
+    )]
+    Ambiguous { reason: String },
+    /// The request was sent and its deadline passed without an answer: it may still run.
+    #[error("the runner worker did not answer within {secs} s: the request may have run")]
+    Timeout { secs: u64 },
 }

@@ -16,7 +16,7 @@ use codespace_watch::{WatchReport, WorkspaceWatch};
 
 use crate::RunnerError;
 
-pub use patch::Hook;
+pub use patch::{Hook, WriteHook};
 
 /// One workspace as the runner holds it.
 #[derive(Debug)]
@@ -105,6 +105,17 @@ impl LocalRunner {
 
     pub fn supervisor(&self) -> &Arc<Supervisor> {
         &self.supervisor
+    }
+
+    pub fn process_facts(&self) -> crate::ProcessFacts {
+        let c = self.supervisor.config();
+        crate::ProcessFacts {
+            max_live: c.max_live as u64,
+            ring_bytes: c.ring_bytes as u64,
+            retained_bytes: c.retained_bytes(),
+            completed_ttl: c.completed_ttl,
+            max_completed: c.max_completed as u64,
+        }
     }
 }
 

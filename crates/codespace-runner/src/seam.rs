@@ -6,12 +6,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use codespace_fs::{Cancel, FsError, Progress, RootStatus, Version, Window, WorkspacePath};
-use codespace_process::{ProcStatus, ReadChunk, SandboxPolicy, Spawned, Terminate, WaitFor};
+use codespace_process::{ProcStatus, ReadChunk, SandboxPolicy, Terminate, WaitFor};
 use codespace_watch::{BadCursor, Changes, WatchReport};
 
+use crate::remote::SocketRunner;
 use crate::{
     ApplyOutcome, FindJob, FindPage, Found, GrepJob, GrepOutcome, InterruptedFile, LocalRunner,
-    PlannedWrite, PrepareError, ProcError, RunnerError, Undone,
+    PlannedWrite, PrepareError, RunnerError, Undone,
 };
 
 /// A command to start in a workspace: everything but the workspace's directory, which the
@@ -23,6 +24,17 @@ pub struct SpawnJob {
     pub tty: bool,
     pub timeout: Duration,
     pub sandbox: Option<SandboxPolicy>,
+}
+
+/// A command the runner started, or may have started.
+#[derive(Debug)]
+pub struct Started {
+    pub id: String,
+    /// Turns `true` once the process and its tree are known gone.
+    pub exited: codespace_process::ExitWatch,
+    /// False when the runner's answer was lost: the command may be running, and `exited`
+    /// turns `true` only once the runner says it is not (or the runner is gone).
+    pub confirmed: bool,
 }
 
 /// The process limits the runner's supervisor enforces, as `workspace_info` shows them.
@@ -40,26 +52,34 @@ pub struct ProcessFacts {
 pub enum Runner {
     /// In this process.
     Local(LocalRunner),
+    /// In a worker process, over a Unix socket.
+    Socket(SocketRunner),
+}
+
+/// Dispatches one job to the runner in use.
+macro_rules! each {
+    ($self:ident, $l:ident => $local:expr, $s:ident => $socket:expr) => {
+        match $self {
+            Runner::Local($l) => $local,
+            Runner::Socket($s) => $socket,
+        }
+    };
 }
 
 impl Runner {
     /// The canonical root of workspace `id`, as the runner opened it.
     pub fn root_path(&self, id: &str) -> Option<&Path> {
-        match self {
-            Runner::Local(r) => r.root_path(id),
-        }
+        each!(self, r => r.root_path(id), r => r.root_path(id))
     }
 
-    pub fn root_status(&self, id: &str) -> Option<RootStatus> {
-        match self {
-            Runner::Local(r) => r.root_status(id),
-        }
+    /// Whether the root path still names the directory opened at start.
+    pub async fn root_status(&self, id: &str) -> Result<Option<RootStatus>, RunnerError> {
+        each!(self, r => Ok(r.root_status(id)), r => r.root_status(id).await)
     }
 
-    pub fn watch_report(&self, id: &str) -> Option<WatchReport> {
-        match self {
-            Runner::Local(r) => r.watch_report(id),
-        }
+    /// What the watcher of workspace `id` reports (`None`: watching is off).
+    pub async fn watch_report(&self, id: &str) -> Result<Option<WatchReport>, RunnerError> {
+        each!(self, r => Ok(r.watch_report(id)), r => r.watch_report(id).await)
     }
 
     pub async fn read(
@@ -69,11 +89,11 @@ impl Runner {
         offset: u64,
         limit: usize,
     ) -> Result<Window, RunnerError> {
-        match self {
-            Runner::Local(r) => r.read(ws, path, offset, limit).await,
-        }
+        each!(self, r => r.read(ws, path, offset, limit).await,
+              r => r.read(ws, path, offset, limit).await)
     }
 
+    /// `progress` counts in this process only: a worker's walk reports none.
     pub async fn find(
         &self,
         ws: &str,
@@ -81,11 +101,10 @@ impl Runner {
         cancel: Cancel,
         progress: Progress,
     ) -> Result<FindPage, RunnerError> {
-        match self {
-            Runner::Local(r) => r.find(ws, job, cancel, progress).await,
-        }
+        each!(self, r => r.find(ws, job, cancel, progress).await, r => r.find(ws, job, cancel).await)
     }
 
+    /// `progress` counts in this process only: a worker's search reports none.
     pub async fn grep(
         &self,
         ws: &str,
@@ -93,9 +112,7 @@ impl Runner {
         cancel: Cancel,
         progress: Progress,
     ) -> Result<GrepOutcome, RunnerError> {
-        match self {
-            Runner::Local(r) => r.grep(ws, job, cancel, progress).await,
-        }
+        each!(self, r => r.grep(ws, job, cancel, progress).await, r => r.grep(ws, job, cancel).await)
     }
 
     pub async fn versions(
@@ -103,9 +120,7 @@ impl Runner {
         ws: &str,
         paths: Vec<String>,
     ) -> Result<Vec<Result<Version, FsError>>, RunnerError> {
-        match self {
-            Runner::Local(r) => r.versions(ws, paths).await,
-        }
+        each!(self, r => r.versions(ws, paths).await, r => r.versions(ws, paths).await)
     }
 
     pub async fn changes(
@@ -113,9 +128,7 @@ impl Runner {
         ws: &str,
         since: Option<String>,
     ) -> Result<Result<Option<Changes>, BadCursor>, RunnerError> {
-        match self {
-            Runner::Local(r) => r.changes(ws, since).await,
-        }
+        each!(self, r => r.changes(ws, since).await, r => r.changes(ws, since).await)
     }
 
     /// Blocks: call it from a blocking thread.
@@ -125,23 +138,17 @@ impl Runner {
         patch: &str,
         expected: &[(WorkspacePath, Version)],
     ) -> Result<Vec<PlannedWrite>, PrepareError> {
-        match self {
-            Runner::Local(r) => r.prepare(ws, patch, expected),
-        }
+        each!(self, r => r.prepare(ws, patch, expected), r => r.prepare(ws, patch, expected))
     }
 
     /// Blocks: call it from a blocking thread.
     pub fn apply(&self, ws: &str, writes: &[PlannedWrite]) -> Result<ApplyOutcome, RunnerError> {
-        match self {
-            Runner::Local(r) => r.apply(ws, writes),
-        }
+        each!(self, r => r.apply(ws, writes), r => r.apply(ws, writes))
     }
 
     /// Blocks: call it from a blocking thread.
     pub fn survey(&self, ws: &str, files: &[InterruptedFile]) -> Result<Vec<Found>, RunnerError> {
-        match self {
-            Runner::Local(r) => r.survey(ws, files),
-        }
+        each!(self, r => r.survey(ws, files), r => r.survey(ws, files))
     }
 
     /// Blocks: call it from a blocking thread.
@@ -151,57 +158,40 @@ impl Runner {
         files: &[InterruptedFile],
         found: &[Found],
     ) -> Result<Vec<Undone>, RunnerError> {
-        match self {
-            Runner::Local(r) => r.roll_back(ws, files, found),
-        }
+        each!(self, r => r.roll_back(ws, files, found), r => r.roll_back(ws, files, found))
     }
 
     /// The version of one path on the disk, never from a cache. Blocks.
     pub fn version_now(&self, ws: &str, path: &WorkspacePath) -> Result<Version, RunnerError> {
-        match self {
-            Runner::Local(r) => r.version_now(ws, path),
-        }
+        each!(self, r => r.version_now(ws, path), r => r.version_now(ws, path))
     }
 
     /// Removes what an interrupted write left beside `paths`. Blocks.
     pub fn clear_temp_files(&self, ws: &str, paths: &[String]) -> Result<(), RunnerError> {
-        match self {
-            Runner::Local(r) => r.clear_temp_files(ws, paths),
-        }
+        each!(self, r => r.clear_temp_files(ws, paths), r => r.clear_temp_files(ws, paths))
     }
 
     /// Blocks: call it from a blocking thread.
     pub fn put_back(&self, ws: &str, file: &InterruptedFile) -> Result<Undone, RunnerError> {
-        match self {
-            Runner::Local(r) => r.put_back(ws, file),
-        }
+        each!(self, r => r.put_back(ws, file), r => r.put_back(ws, file))
     }
 
     pub fn process_facts(&self) -> ProcessFacts {
-        match self {
-            Runner::Local(r) => {
-                let c = r.supervisor().config();
-                ProcessFacts {
-                    max_live: c.max_live as u64,
-                    ring_bytes: c.ring_bytes as u64,
-                    retained_bytes: c.retained_bytes(),
-                    completed_ttl: c.completed_ttl,
-                    max_completed: c.max_completed as u64,
-                }
-            }
-        }
+        each!(self, r => r.process_facts(), r => r.process_facts())
     }
 
-    pub async fn spawn(&self, ws: &str, job: SpawnJob) -> Result<Spawned, ProcError> {
-        match self {
-            Runner::Local(r) => r.spawn(ws, job).await,
-        }
+    /// Starts a command in workspace `ws`.
+    pub async fn spawn(&self, ws: &str, job: SpawnJob) -> Result<Started, RunnerError> {
+        each!(self,
+            r => r.spawn(ws, job).await
+                .map(|s| Started { id: s.id, exited: s.exited, confirmed: true })
+                .map_err(RunnerError::Process),
+            r => r.spawn(ws, job).await)
     }
 
-    pub async fn write_stdin(&self, id: &str, data: &[u8], close: bool) -> Result<(), ProcError> {
-        match self {
-            Runner::Local(r) => r.write_stdin(id, data, close),
-        }
+    pub async fn write_stdin(&self, id: &str, data: &[u8], close: bool) -> Result<(), RunnerError> {
+        each!(self, r => r.write_stdin(id, data, close).map_err(RunnerError::Process),
+              r => r.write_stdin(id, data, close).await)
     }
 
     pub async fn read_output(
@@ -209,53 +199,46 @@ impl Runner {
         id: &str,
         cursor: u64,
         max: usize,
-    ) -> Result<ReadChunk, ProcError> {
-        match self {
-            Runner::Local(r) => r.read_output(id, cursor, max),
-        }
+    ) -> Result<ReadChunk, RunnerError> {
+        each!(self, r => r.read_output(id, cursor, max).map_err(RunnerError::Process),
+              r => r.read_output(id, cursor, max).await)
     }
 
-    pub async fn status(&self, id: &str) -> Result<ProcStatus, ProcError> {
-        match self {
-            Runner::Local(r) => r.status(id),
-        }
+    pub async fn status(&self, id: &str) -> Result<ProcStatus, RunnerError> {
+        each!(self, r => r.status(id).map_err(RunnerError::Process), r => r.status(id).await)
     }
 
-    /// Whether the runner still keeps process `id` (live, or completed and not yet evicted).
+    /// Whether the runner may still keep process `id` (live, or completed and not yet
+    /// evicted).
     pub fn knows(&self, id: &str) -> bool {
-        match self {
-            Runner::Local(r) => r.status(id).is_ok(),
-        }
+        each!(self, r => r.status(id).is_ok(), r => r.knows(id))
     }
 
-    pub async fn wait(&self, id: &str, what: WaitFor, limit: Duration) -> Result<(), ProcError> {
-        match self {
-            Runner::Local(r) => r.wait(id, what, limit).await,
-        }
+    pub async fn wait(&self, id: &str, what: WaitFor, limit: Duration) -> Result<(), RunnerError> {
+        each!(self, r => r.wait(id, what, limit).await.map_err(RunnerError::Process),
+              r => r.wait(id, what, limit).await)
     }
 
-    pub async fn resize(&self, id: &str, rows: u16, cols: u16) -> Result<(), ProcError> {
-        match self {
-            Runner::Local(r) => r.resize(id, rows, cols),
-        }
+    pub async fn resize(&self, id: &str, rows: u16, cols: u16) -> Result<(), RunnerError> {
+        each!(self, r => r.resize(id, rows, cols).map_err(RunnerError::Process),
+              r => r.resize(id, rows, cols).await)
     }
 
-    pub async fn terminate(&self, id: &str) -> Result<Terminate, ProcError> {
-        match self {
-            Runner::Local(r) => r.terminate(id),
-        }
+    pub async fn terminate(&self, id: &str) -> Result<Terminate, RunnerError> {
+        each!(self, r => r.terminate(id).map_err(RunnerError::Process), r => r.terminate(id).await)
     }
 
-    /// Runs `hook` in every later patch between its last write and its verification.
+    /// Runs `hook` in every later patch between its last write and its verification (the
+    /// runner in this process only).
     #[cfg(feature = "test-hooks")]
     pub fn set_written_hook(&self, hook: Option<crate::Hook>) {
-        match self {
-            Runner::Local(r) => r.set_written_hook(hook),
+        if let Runner::Local(r) = self {
+            r.set_written_hook(hook);
         }
     }
 
-    /// The watcher of workspace `id`, for tests that force an overflow, a resync, a
-    /// restart or a failed start.
+    /// The watcher of workspace `id` (the runner in this process only), for tests that
+    /// force an overflow, a resync, a restart or a failed start.
     #[cfg(feature = "test-hooks")]
     pub fn workspace_watch(
         &self,
@@ -263,13 +246,13 @@ impl Runner {
     ) -> Option<std::sync::Arc<codespace_watch::WorkspaceWatch>> {
         match self {
             Runner::Local(r) => r.workspace_watch(id),
+            Runner::Socket(_) => None,
         }
     }
 
-    /// Kills every live command's whole tree.
+    /// Kills every live command's whole tree (a worker also does it by itself when its
+    /// gateway goes).
     pub async fn shutdown(&self) {
-        match self {
-            Runner::Local(r) => r.shutdown().await,
-        }
+        each!(self, r => r.shutdown().await, r => r.shutdown().await)
     }
 }

@@ -28,6 +28,33 @@ pub(crate) enum Command {
     /// List, show, grant and deny confirmation holds, on the ledger a server may be using.
     #[command(subcommand)]
     Approvals(ApprovalsCommand),
+    /// Serve one gateway (`serve --runner-socket PATH`) as its runner: files and commands,
+    /// never the ledger or the token. Ends, killing every command it started, when the
+    /// gateway disconnects.
+    Worker(WorkerArgs),
+}
+
+/// Where the runner runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum RunnerMode {
+    /// In the server process.
+    InProcess,
+    /// In a worker process (this binary), over a private Unix socket.
+    Uds,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WorkerArgs {
+    /// The Unix socket to listen on (created 0600; the path must not exist).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) socket: std::path::PathBuf,
+    /// Where output beyond a command's in-memory ring spills (none: it is dropped, oldest
+    /// first, and `output_lost` says so).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) spill_dir: Option<std::path::PathBuf>,
+    /// Die with this parent process (the server that started this worker).
+    #[arg(long, value_name = "PID", hide = true)]
+    pub(crate) owned_by: Option<u32>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -177,6 +204,23 @@ pub(crate) struct ServeArgs {
     /// always says resync_required.
     #[arg(long)]
     pub(crate) no_watch: bool,
+    /// Where files are read and commands run: in this process, or in a worker process
+    /// over a Unix socket (`uds`).
+    #[arg(long, env = "CODESPACE_RUNNER", value_enum, default_value = "in-process")]
+    pub(crate) runner: RunnerMode,
+    /// With `--runner uds`: the directory under which the worker's private socket
+    /// directory is made (default: the state directory).
+    #[arg(long, env = "CODESPACE_RUNNER_DIR", value_name = "DIR")]
+    pub(crate) runner_dir: Option<std::path::PathBuf>,
+    /// Connect to a worker started separately (`codespace worker --socket PATH`, for
+    /// instance as another user) instead of starting one.
+    #[arg(
+        long,
+        env = "CODESPACE_RUNNER_SOCKET",
+        value_name = "PATH",
+        conflicts_with = "runner_dir"
+    )]
+    pub(crate) runner_socket: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -240,17 +240,18 @@ fn reaper_exe(exe: PathBuf) -> PathBuf {
 
 /// The process supervisor and how commands are started, from the process variables (see
 /// [`ProcessEnv`]). `masked` are the paths sandboxed commands must never see; output beyond
-/// the ring spills to `<state_dir>/spill` (masked with the state directory) when given.
+/// the ring spills to `spill_dir` (`<state_dir>/spill`, masked with the state directory)
+/// when given.
 pub(crate) fn processes(
     vars: &ProcessEnv,
     masked: Vec<PathBuf>,
-    state_dir: Option<&Path>,
+    spill_dir: Option<PathBuf>,
 ) -> Result<(Arc<codespace_gateway::Supervisor>, codespace_gateway::ExecSettings), UsageError> {
     let exe = std::env::current_exe()
         .map_err(|e| usage(format!("cannot locate the codespace binary: {e}")))?;
     let mut config = codespace_gateway::SupervisorConfig::new(reaper_exe(exe));
     config.max_live = usize::try_from(vars.max_processes).unwrap_or(usize::MAX);
-    config.spill_dir = state_dir.map(|dir| dir.join("spill"));
+    config.spill_dir = spill_dir;
     config.spill_bytes = vars.spill_bytes;
     let settings = codespace_gateway::ExecSettings {
         timeout: std::time::Duration::from_secs(vars.timeout_secs),

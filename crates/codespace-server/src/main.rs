@@ -22,6 +22,7 @@ mod logging;
 mod mcp;
 mod operations;
 mod process_env;
+mod runner;
 mod signals;
 mod stdio;
 mod tools;
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve(args),
         Command::Operations(command) => operations::run(command),
         Command::Approvals(command) => approvals::run(command),
+        Command::Worker(args) => runner::worker(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -125,8 +127,14 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
     let workspaces = Workspaces::open(&registry).map_err(at_fault)?;
     let state_dir = config::state_dir_path()?;
     // The masked paths are set below, once the ledger's path is known.
-    let (supervisor, mut exec) = config::processes(&process_vars, vec![], Some(&state_dir))?;
-    let runner = workspaces.local_runner(supervisor, !args.no_watch).map_err(at_fault)?;
+    let (supervisor, mut exec) =
+        config::processes(&process_vars, vec![], Some(state_dir.join("spill")))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
+    let (runner, worker) =
+        runtime.block_on(runner::start(&args, &workspaces, supervisor, &state_dir))?;
     let roots = workspaces.root_paths(&runner);
     let ledger = config::ledger_path(
         args.operations_db.as_deref(),
@@ -152,6 +160,10 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
             exec,
         },
     );
+    let run_dir = worker.as_ref().map(|w| w.dir().to_path_buf());
+    if let Some(worker) = worker {
+        runtime.spawn(worker.watch(Arc::clone(gateway.runner())));
+    }
     // Operations a crash left unfinished are classified from the disk before serving.
     let recovered =
         gateway.recover().map_err(|e| Failure::Runtime(format!("ledger recovery: {e}")))?;
@@ -164,17 +176,15 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
         );
     }
     let gateway = Arc::new(gateway);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
     if args.http {
         let (token, source) = match given_token {
             Some(given) => given,
             None => config::generate_token(&state_dir),
         };
         let wait = Duration::from_secs(args.elicitation_timeout_secs);
-        runtime.block_on(serve_http(gateway, args, token, source, wait))
+        let served = runtime.block_on(serve_http(gateway, args, token, source, wait));
+        runner::remove_run_dir(run_dir.as_deref());
+        served
     } else {
         if std::io::stdin().is_terminal() {
             // A person ran it by hand: say what it is waiting for instead of sitting silent.
@@ -183,7 +193,9 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
             );
         }
         let wait = Duration::from_secs(args.elicitation_timeout_secs);
-        runtime.block_on(serve_stdio(gateway, wait))
+        let served = runtime.block_on(serve_stdio(gateway, wait));
+        runner::remove_run_dir(run_dir.as_deref());
+        served
     }
 }
 

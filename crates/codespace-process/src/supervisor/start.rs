@@ -34,6 +34,22 @@ impl Supervisor {
     /// directory through the descriptor it is passed.
     /// On success the command runs; `exited` resolves once it and its tree are gone.
     pub async fn spawn(&self, req: SpawnRequest) -> Result<Spawned, ProcError> {
+        self.spawn_as(None, req).await
+    }
+
+    /// [`Supervisor::spawn`] under an id the caller chose (`proc-` and a fresh UUID
+    /// otherwise): a caller that may lose the answer still knows which process to ask
+    /// about. An id already in the table is refused.
+    pub async fn spawn_as(
+        &self,
+        id: Option<String>,
+        req: SpawnRequest,
+    ) -> Result<Spawned, ProcError> {
+        if let Some(id) = &id
+            && self.status(id).is_ok()
+        {
+            return Err(ProcError::Invalid(format!("process id {id} is taken")));
+        }
         validate(&req)?;
         let reservation = self.reserve()?;
         let cwd = working_directory(&req)?;
@@ -61,7 +77,7 @@ impl Supervisor {
             CommandIo::Pipes { .. } => None,
         };
         let (proc, stdin, exit_rx) = Proc::start(req.tty, req.timeout, self.new_output(), control);
-        let id = format!("proc-{}", uuid::Uuid::new_v4());
+        let id = id.unwrap_or_else(|| format!("proc-{}", uuid::Uuid::new_v4()));
         if !self.commit(reservation, &id, &proc) {
             stop_shim(&mut shim).await;
             return Err(ProcError::SpawnFailed("the supervisor is shutting down".into()));

@@ -7,6 +7,7 @@
 //! [`Hook`] once every write has landed and before verification, so a race (a directory
 //! swapped under the patch) is deterministic. Only the `test-hooks` feature sets one.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use codespace_fs::{FsError, Root, Version, WorkspacePath};
@@ -19,12 +20,20 @@ use crate::{
 /// A callback run between a patch's last write and its verification.
 pub type Hook = Arc<dyn Fn() + Send + Sync>;
 
+/// A callback run before each write or removal of a patch, with how many came before it.
+pub type WriteHook = Arc<dyn Fn(usize) + Send + Sync>;
+
 #[derive(Default)]
-pub(super) struct HookSlot(Mutex<Option<Hook>>);
+pub(super) struct HookSlot {
+    written: Mutex<Option<Hook>>,
+    before_write: Mutex<Option<WriteHook>>,
+}
 
 impl HookSlot {
-    fn get(&self) -> Option<Hook> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    fn get(&self) -> (Option<Hook>, Option<WriteHook>) {
+        let written = self.written.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let before = self.before_write.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        (written, before)
     }
 }
 
@@ -54,7 +63,9 @@ impl LocalRunner {
     /// Writes a plan: every file or none (rolled back), or says which it could not restore.
     pub fn apply(&self, ws: &str, writes: &[PlannedWrite]) -> Result<ApplyOutcome, RunnerError> {
         let w = self.opened(ws)?;
-        Ok(crate::apply(&Hooked { root: &w.root, hook: self.hook.get() }, writes))
+        let (hook, before_write) = self.hook.get();
+        let fs = Hooked { root: &w.root, hook, before_write, writes: AtomicUsize::new(0) };
+        Ok(crate::apply(&fs, writes))
     }
 
     /// What each interrupted file holds now.
@@ -97,13 +108,31 @@ impl LocalRunner {
     /// Runs `hook` in every later patch between its last write and its verification.
     #[cfg(feature = "test-hooks")]
     pub fn set_written_hook(&self, hook: Option<Hook>) {
-        *self.hook.0.lock().unwrap_or_else(PoisonError::into_inner) = hook;
+        *self.hook.written.lock().unwrap_or_else(PoisonError::into_inner) = hook;
+    }
+
+    /// Runs `hook` before every later write or removal of a patch (so a test can stop a
+    /// worker before its first write, or between two).
+    #[cfg(feature = "test-hooks")]
+    pub fn set_before_write_hook(&self, hook: Option<WriteHook>) {
+        *self.hook.before_write.lock().unwrap_or_else(PoisonError::into_inner) = hook;
     }
 }
 
 struct Hooked<'a> {
     root: &'a Root,
     hook: Option<Hook>,
+    before_write: Option<WriteHook>,
+    writes: AtomicUsize,
+}
+
+impl Hooked<'_> {
+    fn before_write(&self) {
+        let done = self.writes.fetch_add(1, Ordering::Relaxed);
+        if let Some(hook) = &self.before_write {
+            hook(done);
+        }
+    }
 }
 
 impl PatchFs for Hooked<'_> {
@@ -119,9 +148,11 @@ impl PatchFs for Hooked<'_> {
         bytes: &[u8],
         mode: Option<u32>,
     ) -> Result<(), FsError> {
+        self.before_write();
         self.root.write_atomic(p, bytes, mode)
     }
     fn remove_file(&self, p: &WorkspacePath) -> Result<(), FsError> {
+        self.before_write();
         self.root.remove_file(p)
     }
     fn remove_empty_dir(&self, p: &WorkspacePath) -> Result<(), FsError> {

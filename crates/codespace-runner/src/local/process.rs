@@ -12,6 +12,16 @@ use crate::{ProcError, SpawnJob};
 impl LocalRunner {
     /// Starts a command in workspace `ws`.
     pub async fn spawn(&self, ws: &str, job: SpawnJob) -> Result<Spawned, ProcError> {
+        self.spawn_as(ws, None, job).await
+    }
+
+    /// [`LocalRunner::spawn`] under an id the caller chose.
+    pub async fn spawn_as(
+        &self,
+        ws: &str,
+        id: Option<String>,
+        job: SpawnJob,
+    ) -> Result<Spawned, ProcError> {
         let w = self
             .workspaces
             .get(ws)
@@ -29,7 +39,7 @@ impl LocalRunner {
             timeout: job.timeout,
             sandbox: job.sandbox,
         };
-        self.supervisor.spawn(req).await
+        self.supervisor.spawn_as(id, req).await
     }
 
     pub fn write_stdin(&self, id: &str, data: &[u8], close: bool) -> Result<(), ProcError> {

@@ -30,6 +30,7 @@ mod process;
 mod protocol;
 mod raw_stdio;
 mod root_swap;
+mod runner_uds;
 mod sockets;
 mod spill;
 mod startup;

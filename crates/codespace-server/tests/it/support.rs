@@ -33,6 +33,12 @@ pub fn codespace_vars() -> Vec<std::ffi::OsString> {
         .collect()
 }
 
+/// The runner every started server uses: `CODESPACE_IT_RUNNER=uds` runs the whole suite
+/// with the runner in a worker process (`CODESPACE_RUNNER=uds`), in-process otherwise.
+pub fn it_runner() -> Option<String> {
+    std::env::var("CODESPACE_IT_RUNNER").ok().filter(|v| !v.is_empty())
+}
+
 /// A scratch area holding workspaces, a registry file and a private state directory.
 pub struct Env {
     pub dir: TempDir,
@@ -93,6 +99,9 @@ impl Env {
             c.env_remove(name);
         }
         c.env("XDG_STATE_HOME", self.state()).env("RUST_LOG", "warn");
+        if let Some(runner) = it_runner() {
+            c.env("CODESPACE_RUNNER", runner);
+        }
         c
     }
 
@@ -115,6 +124,7 @@ impl Env {
                     .arg(&config)
                     .env("XDG_STATE_HOME", &state)
                     .env("RUST_LOG", "warn")
+                    .envs(it_runner().map(|r| ("CODESPACE_RUNNER".to_owned(), r)))
                     .envs(vars.iter().map(|(k, v)| (*k, *v)))
                     .stderr(Stdio::inherit());
             }))

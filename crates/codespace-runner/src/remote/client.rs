@@ -1,0 +1,237 @@
+//! [`SocketRunner`]: the gateway's side of the worker's socket. Every job is one call with a
+//! deadline; the answer is the worker's, unchanged, and a failure of the socket itself is
+//! classified exactly ([`Transport`]): never sent (nothing ran), lost after sending (it may
+//! have run), or past its deadline. There is no reconnect: once the connection is lost the
+//! runner is gone, and every lease a process held is released.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use codespace_process::ExitWatch;
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, watch};
+
+use super::call::{Call, Event, Opened, Reply};
+use crate::wire::{self, CallError};
+use crate::{ProcessFacts, RunnerError, Transport};
+
+/// How long a call may go unanswered before it is `TIMEOUT` (beyond its own wait).
+pub const CALL_DEADLINE: Duration = Duration::from_secs(120);
+
+/// Why the runner could not be reached at start.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("runner worker: {0}")]
+    Handshake(#[from] wire::HandshakeError),
+    #[error("runner worker: opening the workspaces: {0}")]
+    Call(Transport),
+    #[error("{0}")]
+    Open(crate::OpenError),
+    #[error("runner worker: {0}")]
+    Protocol(String),
+}
+
+/// The runner in a worker process, over a Unix socket.
+pub struct SocketRunner {
+    client: wire::Client<Call, Reply, Event>,
+    handle: tokio::runtime::Handle,
+    roots: BTreeMap<String, PathBuf>,
+    facts: ProcessFacts,
+    processes: Arc<Mutex<Processes>>,
+    lost: watch::Receiver<bool>,
+}
+
+/// What the gateway knows of the worker's processes: an exit watch per id it started.
+#[derive(Default)]
+struct Processes {
+    exits: HashMap<String, (watch::Sender<bool>, Option<Instant>)>,
+    lost: bool,
+}
+
+impl std::fmt::Debug for SocketRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SocketRunner").field("roots", &self.roots).finish_non_exhaustive()
+    }
+}
+
+impl SocketRunner {
+    /// Shakes hands on `stream` and has the worker open `roots`.
+    pub async fn connect(
+        stream: UnixStream,
+        build: &str,
+        roots: &[(String, PathBuf)],
+        watch: bool,
+    ) -> Result<SocketRunner, ConnectError> {
+        let (client, events) = wire::Client::connect(stream, build).await?;
+        let call = Call::Open { roots: roots.to_vec(), watch };
+        let Opened { roots, facts } = match client.call(call, CALL_DEADLINE).await {
+            Ok(Reply::Opened(Ok(opened))) => opened,
+            Ok(Reply::Opened(Err(e))) => return Err(ConnectError::Open(e)),
+            Ok(other) => return Err(ConnectError::Protocol(format!("answered {other:?}"))),
+            Err(e) => return Err(ConnectError::Call(transport(e))),
+        };
+        let processes = Arc::new(Mutex::new(Processes::default()));
+        let (lost_tx, lost) = watch::channel(false);
+        tokio::spawn(follow(events, Arc::clone(&processes), lost_tx));
+        Ok(SocketRunner {
+            client,
+            handle: tokio::runtime::Handle::current(),
+            roots: roots.into_iter().collect(),
+            facts,
+            processes,
+            lost,
+        })
+    }
+
+    /// Resolves once the connection to the worker is lost.
+    pub async fn lost(&self) {
+        let mut lost = self.lost.clone();
+        let _ = lost.wait_for(|l| *l).await;
+    }
+
+    pub fn root_path(&self, id: &str) -> Option<&Path> {
+        self.roots.get(id).map(PathBuf::as_path)
+    }
+
+    pub fn process_facts(&self) -> ProcessFacts {
+        self.facts
+    }
+
+    /// One call, answered or classified.
+    pub(crate) async fn call(&self, call: Call, wait: Duration) -> Result<Reply, Transport> {
+        self.client.call(call, CALL_DEADLINE + wait).await.map_err(transport)
+    }
+
+    /// One call whose caller may give up: when `cancel` is raised the worker is told, and
+    /// its (early, incomplete) answer is still awaited.
+    pub(crate) async fn call_cancellable(
+        &self,
+        call: Call,
+        wait: Duration,
+        cancel: crate::Cancel,
+    ) -> Result<Reply, Transport> {
+        let cancelled = async move {
+            while !cancel.is_cancelled() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        self.client.call_cancellable(call, CALL_DEADLINE + wait, cancelled).await.map_err(transport)
+    }
+
+    /// [`SocketRunner::call`] from a thread that may block (never an async worker thread).
+    pub(crate) fn call_blocking(&self, call: Call) -> Result<Reply, Transport> {
+        self.handle.block_on(self.call(call, Duration::ZERO))
+    }
+
+    /// The exit watch of a process started under `id`: it turns `true` when the worker
+    /// says the process is gone, or when the worker itself is.
+    pub(crate) fn watch_exit(&self, id: &str) -> ExitWatch {
+        let mut p = lock(&self.processes);
+        let (tx, rx) = watch::channel(p.lost);
+        p.exits.insert(id.to_owned(), (tx, None));
+        ExitWatch::from_receiver(rx)
+    }
+
+    /// Stops watching a process that did not start.
+    pub(crate) fn forget(&self, id: &str) {
+        lock(&self.processes).exits.remove(id);
+    }
+
+    /// For a command whose start was not confirmed: asks the worker about it every second
+    /// until it is known gone (its exit event, or the worker never heard of it) or the
+    /// worker is.
+    pub(crate) fn confirm_later(&self, id: &str) {
+        let (client, processes, id) =
+            (self.client.clone(), Arc::clone(&self.processes), id.to_owned());
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let gone = match client.call(Call::Status { id: id.clone() }, CALL_DEADLINE).await {
+                    Ok(Reply::Status(Err(crate::ProcError::NotFound))) => true,
+                    Ok(_) => false,
+                    Err(CallError::Timeout { .. }) => false,
+                    Err(_) => true,
+                };
+                let mut p = lock(&processes);
+                let Some((tx, at)) = p.exits.get_mut(&id) else { return };
+                if *tx.borrow() {
+                    return;
+                }
+                if gone {
+                    let _ = tx.send(true);
+                    *at = Some(Instant::now());
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Whether process `id` may still be known to the worker: started here, and not gone
+    /// for longer than the worker keeps a completed process.
+    pub fn knows(&self, id: &str) -> bool {
+        let keep = self.facts.completed_ttl;
+        let mut p = lock(&self.processes);
+        p.exits.retain(|_, (_, gone)| gone.is_none_or(|at| at.elapsed() < keep));
+        p.exits.contains_key(id)
+    }
+}
+
+/// Routes the worker's events; when they end, the connection is lost: every process counts
+/// as gone (the worker kills them all when its gateway goes) and the runner as lost.
+async fn follow(
+    mut events: mpsc::UnboundedReceiver<Event>,
+    processes: Arc<Mutex<Processes>>,
+    lost: watch::Sender<bool>,
+) {
+    while let Some(event) = events.recv().await {
+        match event {
+            Event::ProcessExited { id } => {
+                let mut p = lock(&processes);
+                if let Some((tx, gone)) = p.exits.get_mut(&id) {
+                    let _ = tx.send(true);
+                    *gone = Some(Instant::now());
+                }
+            }
+        }
+    }
+    tracing::error!(
+        "the connection to the runner worker is lost: no file or process tool can run until the server is restarted"
+    );
+    let mut p = lock(&processes);
+    p.lost = true;
+    for (tx, gone) in p.exits.values_mut() {
+        let _ = tx.send(true);
+        gone.get_or_insert_with(Instant::now);
+    }
+    drop(p);
+    let _ = lost.send(true);
+}
+
+fn lock(p: &Mutex<Processes>) -> MutexGuard<'_, Processes> {
+    // Only whole entries are inserted and updated; a panic cannot leave one half-changed.
+    p.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A socket failure, as the gateway classifies it.
+fn transport(e: CallError) -> Transport {
+    match e {
+        CallError::NotSent { reason } => Transport::NotSent { reason },
+        CallError::TooLarge { bytes } => Transport::NotSent {
+            reason: format!("the request is {bytes} bytes, over the frame cap"),
+        },
+        CallError::Ambiguous { reason } => Transport::Ambiguous { reason },
+        CallError::Timeout { after } => Transport::Timeout { secs: after.as_secs() },
+    }
+}
+
+/// The answer was not the variant of its call: the worker is not speaking this protocol.
+pub(crate) fn mismatched(reply: Reply) -> RunnerError {
+    match reply {
+        Reply::Refused(why) => {
+            RunnerError::Task { reason: format!("the runner worker refused: {why}") }
+        }
+        other => RunnerError::Task { reason: format!("the runner worker answered {other:?}") },
+    }
+}

@@ -1,0 +1,216 @@
+//! Where the runner runs: in this process, in a worker this server starts (`--runner uds`:
+//! this binary's `worker` role on a socket in a fresh private directory), or in a worker
+//! started separately (`--runner-socket`). Also the worker role itself.
+
+use std::os::fd::AsFd;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use codespace_gateway::{Runner, SocketRunner, WorkerFaults};
+use codespace_gateway::{Supervisor, Workspaces};
+use rand::Rng;
+
+use crate::Failure;
+use crate::cli::{RunnerMode, ServeArgs, WorkerArgs};
+use crate::config::UsageError;
+
+/// The variables a started worker keeps: what its supervisor and logs read, and the fault
+/// hooks of a test build. Everything else (the token above all) stays behind.
+const WORKER_ENV: [&str; 12] = [
+    "CODESPACE_TEST_WORKER_STALL_AT",
+    "CODESPACE_TEST_WORKER_MARKER",
+    "CODESPACE_TEST_WORKER_HANG_UP",
+    "PATH",
+    "HOME",
+    "LANG",
+    "RUST_LOG",
+    "NO_COLOR",
+    "CODESPACE_PROCESS_TIMEOUT_SECS",
+    "CODESPACE_MAX_PROCESSES",
+    "CODESPACE_PROCESS_MAX_PIDS",
+    "CODESPACE_PROCESS_SPILL_BYTES",
+];
+
+/// How long a started worker may take to listen.
+const LISTEN_WAIT: Duration = Duration::from_secs(5);
+
+/// A worker this server started: it must not outlive the server, nor the server it.
+pub(crate) struct OwnedWorker {
+    child: tokio::process::Child,
+    dir: PathBuf,
+}
+
+/// Whether `args` put the runner in a worker.
+pub(crate) fn in_worker(args: &ServeArgs) -> bool {
+    args.runner == RunnerMode::Uds || args.runner_socket.is_some()
+}
+
+/// The runner `args` ask for, over `workspaces`. `supervisor` is used only in process.
+pub(crate) async fn start(
+    args: &ServeArgs,
+    workspaces: &Workspaces,
+    supervisor: Arc<Supervisor>,
+    state_dir: &Path,
+) -> Result<(Runner, Option<OwnedWorker>), Failure> {
+    let name = crate::config_name(&args.registry);
+    let at_fault = |e: codespace_gateway::StartError| UsageError(format!("{name}: {e}"));
+    if !in_worker(args) {
+        let runner = workspaces.local_runner(supervisor, !args.no_watch).map_err(at_fault)?;
+        return Ok((runner, None));
+    }
+    let (socket, owned) = match &args.runner_socket {
+        Some(path) => (path.clone(), None),
+        None => {
+            let owned = spawn_worker(args.runner_dir.as_deref().unwrap_or(state_dir), state_dir)?;
+            (owned.dir.join("runner.sock"), Some(owned))
+        }
+    };
+    let stream = connect(&socket, owned.is_some()).await?;
+    let version = env!("CARGO_PKG_VERSION");
+    let runner = SocketRunner::connect(stream, version, &workspaces.host_roots(), !args.no_watch)
+        .await
+        .map_err(|e| Failure::Usage(UsageError(format!("--runner: {e}"))))?;
+    let runner = Runner::Socket(runner);
+    workspaces.check_roots(&runner).map_err(at_fault)?;
+    tracing::info!(socket = %socket.display(), owned = owned.is_some(), "runner worker connected");
+    Ok((runner, owned))
+}
+
+/// Starts this binary's worker role on a socket in a fresh 0700 directory under `base`:
+/// stdin from /dev/null, stdout to our stderr (stdout is MCP's), only the variables
+/// [`WORKER_ENV`] names, and no descriptor beyond 0-2 (ours are close-on-exec).
+fn spawn_worker(base: &Path, state_dir: &Path) -> Result<OwnedWorker, Failure> {
+    let runtime =
+        |what: &str, e: std::io::Error| Failure::Runtime(format!("runner worker: {what}: {e}"));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(base)
+        .map_err(|e| runtime("its directory", e))?;
+    let mut nonce = [0u8; 8];
+    rand::rng().fill_bytes(&mut nonce);
+    let dir = base.join(format!("run-{}-{}", std::process::id(), hex::encode(nonce)));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).map_err(|e| runtime("its directory", e))?;
+    let exe = std::env::current_exe().map_err(|e| runtime("locating this binary", e))?;
+    let stderr =
+        std::io::stderr().as_fd().try_clone_to_owned().map_err(|e| runtime("stderr", e))?;
+    let mut command = tokio::process::Command::new(exe);
+    command
+        .arg("worker")
+        .arg("--socket")
+        .arg(dir.join("runner.sock"))
+        .arg("--spill-dir")
+        .arg(state_dir.join("spill"))
+        .arg("--owned-by")
+        .arg(std::process::id().to_string())
+        .env_clear()
+        .envs(WORKER_ENV.iter().filter_map(|k| std::env::var_os(k).map(|v| (k, v))))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::from(stderr))
+        .kill_on_drop(true);
+    let child = command.spawn().map_err(|e| runtime("starting it", e))?;
+    Ok(OwnedWorker { child, dir })
+}
+
+/// Connects to the worker's socket; a worker this server started gets a few seconds to
+/// listen.
+async fn connect(socket: &Path, wait: bool) -> Result<tokio::net::UnixStream, Failure> {
+    let deadline = tokio::time::Instant::now() + if wait { LISTEN_WAIT } else { Duration::ZERO };
+    loop {
+        match tokio::net::UnixStream::connect(socket).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) if tokio::time::Instant::now() >= deadline => {
+                return Err(Failure::Usage(UsageError(format!(
+                    "--runner: cannot connect to the runner worker at {}: {e}",
+                    socket.display()
+                ))));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+/// Removes a started worker's private directory once the server is done with it.
+pub(crate) fn remove_run_dir(dir: Option<&Path>) {
+    if let Some(dir) = dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+impl OwnedWorker {
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Waits until the worker or its connection is gone, then ends this server with a
+    /// failure: a supervisor (systemd, say) restarts it. There is no reconnect.
+    pub(crate) async fn watch(mut self, runner: Arc<Runner>) {
+        let lost = async {
+            match &*runner {
+                Runner::Socket(r) => r.lost().await,
+                Runner::Local(_) => std::future::pending().await,
+            }
+        };
+        let why = tokio::select! {
+            status = self.child.wait() => format!("the runner worker exited ({})", status.map_or_else(|e| e.to_string(), |s| s.to_string())),
+            () = lost => "the connection to the runner worker is lost".to_owned(),
+        };
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+        let _ = std::fs::remove_dir_all(&self.dir);
+        tracing::error!(
+            "{why}: no file or process tool can run; exiting so that a supervisor restarts the server"
+        );
+        std::process::exit(1);
+    }
+}
+
+/// The faults a test asks a worker for (inert unless the binary was built with the
+/// runner's `test-hooks` feature).
+fn faults() -> WorkerFaults {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    WorkerFaults {
+        stall_at: var("CODESPACE_TEST_WORKER_STALL_AT").and_then(|v| v.parse().ok()),
+        marker: var("CODESPACE_TEST_WORKER_MARKER").map(PathBuf::from),
+        hang_up_after: var("CODESPACE_TEST_WORKER_HANG_UP"),
+    }
+}
+
+/// The worker role: listens on `--socket` (0600, refused if the path exists), serves the
+/// one gateway that connects, and ends (its commands killed) when that gateway goes.
+pub(crate) fn worker(args: WorkerArgs) -> Result<(), Failure> {
+    if let Some(parent) = args.owned_by {
+        // A started worker dies with its server, even a killed one: its commands' reapers
+        // then kill their trees, and no write of it outlives the server's recovery.
+        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+            .map_err(|e| Failure::Runtime(format!("runner worker: parent-death signal: {e}")))?;
+        if rustix::process::getppid().map(|p| p.as_raw_nonzero().get()) != Some(parent as i32) {
+            return Err(Failure::Runtime("runner worker: its server is already gone".to_owned()));
+        }
+    }
+    let process_vars = crate::process_env::ProcessEnv::from_env()?;
+    let (supervisor, _) = crate::config::processes(&process_vars, vec![], args.spill_dir.clone())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::UnixListener::bind(&args.socket).map_err(|e| {
+            Failure::Usage(UsageError(format!("--socket {}: {e}", args.socket.display())))
+        })?;
+        std::fs::set_permissions(&args.socket, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| Failure::Runtime(format!("--socket: {e}")))?;
+        let (stream, _) = listener
+            .accept()
+            .await
+            .map_err(|e| Failure::Runtime(format!("--socket: accept: {e}")))?;
+        // One gateway per worker: nobody else may connect.
+        drop(listener);
+        let _ = std::fs::remove_file(&args.socket);
+        let build = env!("CARGO_PKG_VERSION").to_owned();
+        let served = codespace_gateway::serve_worker(stream, supervisor, build, faults()).await;
+        served.map_err(|e| Failure::Runtime(format!("runner worker: {e}")))
+    })
+}
