@@ -32,6 +32,13 @@ impl Progress {
         self.0.files_searched.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Raises the counters to counts taken elsewhere (a runner worker's walk): they never
+    /// go down.
+    pub fn catch_up(&self, entries: u64, files_searched: u64) {
+        self.0.entries.fetch_max(entries, Ordering::Relaxed);
+        self.0.files_searched.fetch_max(files_searched, Ordering::Relaxed);
+    }
+
     /// Directory entries read so far.
     pub fn entries(&self) -> u64 {
         self.0.entries.load(Ordering::Relaxed)

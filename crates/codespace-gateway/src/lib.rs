@@ -23,8 +23,9 @@ use std::sync::Arc;
 use codespace_policy::{Action, Registry, allow};
 
 pub use codespace_runner::{
-    Cancel, DEFAULT_PATH, DEFAULT_SPILL_BYTES, Hook, LocalRunner, Progress, REAPER_ARG, Runner,
-    SocketRunner, Supervisor, SupervisorConfig, WorkerFaults, reaper_main, serve_worker,
+    Cancel, ConnectError, DEFAULT_PATH, DEFAULT_SPILL_BYTES, Hook, LocalRunner, Progress,
+    REAPER_ARG, Runner, SocketRunner, Supervisor, SupervisorConfig, WorkerFaults, reaper_main,
+    serve_worker,
 };
 pub use codespace_store::{ApprovalFilter, ApprovalRecord, ApprovalState, Store};
 pub use error::GatewayError;

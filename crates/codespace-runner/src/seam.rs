@@ -93,7 +93,7 @@ impl Runner {
               r => r.read(ws, path, offset, limit).await)
     }
 
-    /// `progress` counts in this process only: a worker's walk reports none.
+    /// `progress`: a worker's counts arrive every 100 ms.
     pub async fn find(
         &self,
         ws: &str,
@@ -101,10 +101,10 @@ impl Runner {
         cancel: Cancel,
         progress: Progress,
     ) -> Result<FindPage, RunnerError> {
-        each!(self, r => r.find(ws, job, cancel, progress).await, r => r.find(ws, job, cancel).await)
+        each!(self, r => r.find(ws, job, cancel, progress).await, r => r.find(ws, job, cancel, progress).await)
     }
 
-    /// `progress` counts in this process only: a worker's search reports none.
+    /// `progress`: a worker's counts arrive every 100 ms.
     pub async fn grep(
         &self,
         ws: &str,
@@ -112,7 +112,7 @@ impl Runner {
         cancel: Cancel,
         progress: Progress,
     ) -> Result<GrepOutcome, RunnerError> {
-        each!(self, r => r.grep(ws, job, cancel, progress).await, r => r.grep(ws, job, cancel).await)
+        each!(self, r => r.grep(ws, job, cancel, progress).await, r => r.grep(ws, job, cancel, progress).await)
     }
 
     pub async fn versions(

@@ -133,7 +133,8 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
         .enable_all()
         .build()
         .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
-    let (runner, worker) =
+    // Dropped before `keep_state`, a started worker takes what was made for it along.
+    let (runner, mut worker) =
         runtime.block_on(runner::start(&args, &workspaces, supervisor, &state_dir))?;
     let roots = workspaces.root_paths(&runner);
     let ledger = config::ledger_path(
@@ -142,6 +143,9 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
         roots.iter().map(|p| p.as_path()),
     )?;
     config::create_state_dir(&state_dir)?;
+    if let Some(worker) = &mut worker {
+        worker.keep_state();
+    }
     exec.masked = masked_paths(&args, &state_dir, &ledger);
     let store = match &ledger {
         config::LedgerPath::Memory => Store::open_in_memory(),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use codespace_gateway::{Runner, SocketRunner, WorkerFaults};
+use codespace_gateway::{ConnectError, Runner, SocketRunner, WorkerFaults};
 use codespace_gateway::{Supervisor, Workspaces};
 use rand::Rng;
 
@@ -40,6 +40,19 @@ const LISTEN_WAIT: Duration = Duration::from_secs(5);
 pub(crate) struct OwnedWorker {
     child: tokio::process::Child,
     dir: PathBuf,
+    /// The first directory made for the worker that did not exist before (the state
+    /// directory on a first start): removed with it if the start is refused, so a refused
+    /// start leaves nothing behind.
+    created: Option<PathBuf>,
+}
+
+/// A refused start (the worker dropped before [`OwnedWorker::keep_state`]) removes what it
+/// made; any other end removes only the worker's own directory.
+impl Drop for OwnedWorker {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = std::fs::remove_dir_all(self.created.as_ref().unwrap_or(&self.dir));
+    }
 }
 
 /// Whether `args` put the runner in a worker.
@@ -71,7 +84,14 @@ pub(crate) async fn start(
     let version = env!("CARGO_PKG_VERSION");
     let runner = SocketRunner::connect(stream, version, &workspaces.host_roots(), !args.no_watch)
         .await
-        .map_err(|e| Failure::Usage(UsageError(format!("--runner: {e}"))))?;
+        .map_err(|e| match e {
+            // A root the worker cannot open is the registry's fault, as in process.
+            ConnectError::Open(e) => Failure::Usage(at_fault(codespace_gateway::StartError {
+                key: format!("workspaces.{}.root", e.id),
+                reason: e.reason,
+            })),
+            other => Failure::Usage(UsageError(format!("--runner: {other}"))),
+        })?;
     let runner = Runner::Socket(runner);
     workspaces.check_roots(&runner).map_err(at_fault)?;
     tracing::info!(socket = %socket.display(), owned = owned.is_some(), "runner worker connected");
@@ -84,6 +104,7 @@ pub(crate) async fn start(
 fn spawn_worker(base: &Path, state_dir: &Path) -> Result<OwnedWorker, Failure> {
     let runtime =
         |what: &str, e: std::io::Error| Failure::Runtime(format!("runner worker: {what}: {e}"));
+    let created = base.ancestors().take_while(|a| !a.exists()).last().map(Path::to_path_buf);
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -110,8 +131,12 @@ fn spawn_worker(base: &Path, state_dir: &Path) -> Result<OwnedWorker, Failure> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::from(stderr))
         .kill_on_drop(true);
-    let child = command.spawn().map_err(|e| runtime("starting it", e))?;
-    Ok(OwnedWorker { child, dir })
+    let worker = OwnedWorker {
+        child: command.spawn().map_err(|e| runtime("starting it", e))?,
+        dir,
+        created,
+    };
+    Ok(worker)
 }
 
 /// Connects to the worker's socket; a worker this server started gets a few seconds to
@@ -142,6 +167,12 @@ pub(crate) fn remove_run_dir(dir: Option<&Path>) {
 impl OwnedWorker {
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The start went through: the directories made for the worker stay (the state
+    /// directory holds the ledger now).
+    pub(crate) fn keep_state(&mut self) {
+        self.created = None;
     }
 
     /// Waits until the worker or its connection is gone, then ends this server with a

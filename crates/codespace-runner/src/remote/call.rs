@@ -30,13 +30,16 @@ pub(crate) enum Call {
         offset: u64,
         limit: usize,
     },
+    /// `progress`: the token the worker's progress events for this call name.
     Find {
         ws: String,
         job: FindJob,
+        progress: u64,
     },
     Grep {
         ws: String,
         job: GrepJob,
+        progress: u64,
     },
     Versions {
         ws: String,
@@ -157,4 +160,6 @@ pub(crate) enum Reply {
 pub(crate) enum Event {
     /// The process and its whole tree are gone: the gateway releases its lease.
     ProcessExited { id: String },
+    /// How far a walk or search of the call with this progress token has come.
+    Progress { token: u64, entries: u64, files_searched: u64 },
 }

@@ -43,10 +43,13 @@ pub struct SocketRunner {
     lost: watch::Receiver<bool>,
 }
 
-/// What the gateway knows of the worker's processes: an exit watch per id it started.
+/// What the gateway knows of the worker's processes (an exit watch per id it started) and
+/// of its running walks (the caller's counters per progress token).
 #[derive(Default)]
 struct Processes {
     exits: HashMap<String, (watch::Sender<bool>, Option<Instant>)>,
+    walks: HashMap<u64, crate::Progress>,
+    next_walk: u64,
     lost: bool,
 }
 
@@ -134,6 +137,20 @@ impl SocketRunner {
         ExitWatch::from_receiver(rx)
     }
 
+    /// A token under which the worker's progress events raise `counts`, until
+    /// [`SocketRunner::end_walk`].
+    pub(crate) fn start_walk(&self, counts: crate::Progress) -> u64 {
+        let mut p = lock(&self.processes);
+        p.next_walk += 1;
+        let token = p.next_walk;
+        p.walks.insert(token, counts);
+        token
+    }
+
+    pub(crate) fn end_walk(&self, token: u64) {
+        lock(&self.processes).walks.remove(&token);
+    }
+
     /// Stops watching a process that did not start.
     pub(crate) fn forget(&self, id: &str) {
         lock(&self.processes).exits.remove(id);
@@ -187,6 +204,11 @@ async fn follow(
 ) {
     while let Some(event) = events.recv().await {
         match event {
+            Event::Progress { token, entries, files_searched } => {
+                if let Some(counts) = lock(&processes).walks.get(&token) {
+                    counts.catch_up(entries, files_searched);
+                }
+            }
             Event::ProcessExited { id } => {
                 let mut p = lock(&processes);
                 if let Some((tx, gone)) = p.exits.get_mut(&id) {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use codespace_fs::{Cancel, FsError, RootStatus, Version, Window, WorkspacePath};
+use codespace_fs::{Cancel, FsError, Progress, RootStatus, Version, Window, WorkspacePath};
 use codespace_process::{ProcStatus, ReadChunk, Terminate, WaitFor};
 use codespace_watch::{BadCursor, Changes, WatchReport};
 
@@ -42,10 +42,14 @@ impl SocketRunner {
         ws: &str,
         job: FindJob,
         cancel: Cancel,
+        counts: Progress,
     ) -> Result<FindPage, RunnerError> {
         let budget = job.walk.budget;
-        let call = Call::Find { ws: ws.to_owned(), job };
-        expect_reply!(self.call_cancellable(call, budget, cancel).await, Found)
+        let progress = self.start_walk(counts);
+        let call = Call::Find { ws: ws.to_owned(), job, progress };
+        let reply = self.call_cancellable(call, budget, cancel).await;
+        self.end_walk(progress);
+        expect_reply!(reply, Found)
     }
 
     pub async fn grep(
@@ -53,10 +57,14 @@ impl SocketRunner {
         ws: &str,
         job: GrepJob,
         cancel: Cancel,
+        counts: Progress,
     ) -> Result<GrepOutcome, RunnerError> {
         let budget = job.walk.budget;
-        let call = Call::Grep { ws: ws.to_owned(), job };
-        expect_reply!(self.call_cancellable(call, budget, cancel).await, Grep)
+        let progress = self.start_walk(counts);
+        let call = Call::Grep { ws: ws.to_owned(), job, progress };
+        let reply = self.call_cancellable(call, budget, cancel).await;
+        self.end_walk(progress);
+        expect_reply!(reply, Grep)
     }
 
     pub async fn versions(

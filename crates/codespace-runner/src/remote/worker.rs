@@ -15,6 +15,9 @@ use super::call::{Call, Event, Opened, Reply};
 use crate::wire::{self, Cancelled, ServeOptions};
 use crate::{LocalRunner, Progress};
 
+/// How often a running walk's counts are sent.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The worker's state over its one connection.
 struct Worker {
     supervisor: Arc<Supervisor>,
@@ -82,16 +85,20 @@ impl Worker {
             Call::Read { ws, path, offset, limit } => {
                 Reply::Window(r.read(&ws, path, offset, limit).await)
             }
-            Call::Find { ws, job } => {
+            Call::Find { ws, job, progress } => {
                 let (cancel, watcher) = cancel_on(cancelled);
-                let found = r.find(&ws, job, cancel, Progress::new()).await;
+                let (counts, ticker) = self.report(progress);
+                let found = r.find(&ws, job, cancel, counts).await;
                 watcher.abort();
+                ticker.abort();
                 Reply::Found(found)
             }
-            Call::Grep { ws, job } => {
+            Call::Grep { ws, job, progress } => {
                 let (cancel, watcher) = cancel_on(cancelled);
-                let found = r.grep(&ws, job, cancel, Progress::new()).await;
+                let (counts, ticker) = self.report(progress);
+                let found = r.grep(&ws, job, cancel, counts).await;
                 watcher.abort();
+                ticker.abort();
                 Reply::Grep(found)
             }
             Call::Versions { ws, paths } => Reply::Versions(r.versions(&ws, paths).await),
@@ -128,6 +135,26 @@ impl Worker {
             Opened { roots, facts }
         });
         Reply::Opened(opened)
+    }
+
+    /// Counters for a walk, and the task that reports them every [`PROGRESS_EVERY`] while
+    /// they move (aborted once the call is answered).
+    fn report(&self, token: u64) -> (Progress, tokio::task::JoinHandle<()>) {
+        let counts = Progress::new();
+        let (seen, events) = (counts.clone(), self.events.clone());
+        let ticker = tokio::spawn(async move {
+            let mut last = (0, 0);
+            loop {
+                tokio::time::sleep(PROGRESS_EVERY).await;
+                let now = (seen.entries(), seen.files_searched());
+                if now != last {
+                    last = now;
+                    let (entries, files_searched) = now;
+                    let _ = events.send(Event::Progress { token, entries, files_searched });
+                }
+            }
+        });
+        (counts, ticker)
     }
 
     /// Starts the command and, once it and its tree are gone, says so.

@@ -37,9 +37,23 @@ fn slow_tree(env: &mut Env, files: usize, kib: usize) {
     }
 }
 
-/// CPU time (user + system) the process has used so far, from `/proc/<pid>/stat`.
+/// CPU time (user + system) the server has used so far, with its runner worker's when it
+/// has one (the worker does the searching then).
 fn cpu_time(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let worker = crate::process::alive(" worker --socket ").into_iter().find(|w| {
+        let stat = std::fs::read_to_string(format!("/proc/{w}/stat")).unwrap_or_default();
+        stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            == Some(&pid.to_string())
+    });
+    process_cpu(pid) + worker.map_or(Duration::ZERO, process_cpu)
+}
+
+/// CPU time (user + system) one process has used so far, from `/proc/<pid>/stat`.
+fn process_cpu(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    if stat.is_empty() {
+        return Duration::ZERO;
+    }
     // Fields after the command name, which sits in parentheses and may hold spaces.
     let rest = &stat[stat.rfind(')').unwrap() + 2..];
     let fields: Vec<&str> = rest.split(' ').collect();
