@@ -15,7 +15,7 @@ use codespace_protocol::{
     WorkspaceInfoParams, tool,
 };
 
-use codespace_runner::{RootStatus, WatchReport};
+use codespace_runner::{RootStatus, Runner, WatchReport};
 
 use crate::{Gateway, GatewayError};
 
@@ -79,6 +79,28 @@ impl Gateway {
             root: None,
             root_status: None,
             execution: None,
+            runner: self.runner_info(),
+        }
+    }
+
+    /// Where the runner is, and whether it still serves.
+    fn runner_info(&self) -> wire::RunnerInfo {
+        match &*self.runner {
+            Runner::Local(_) => wire::RunnerInfo {
+                mode: wire::RunnerMode::InProcess,
+                state: wire::RunnerState::Serving,
+                note: "files are read and commands run in the server process".to_owned(),
+            },
+            Runner::Socket(r) if r.is_lost() => wire::RunnerInfo {
+                mode: wire::RunnerMode::Uds,
+                state: wire::RunnerState::Lost,
+                note: "the connection to the runner worker is lost: no file or process tool can run until the server restarts; every command it ran was killed".to_owned(),
+            },
+            Runner::Socket(_) => wire::RunnerInfo {
+                mode: wire::RunnerMode::Uds,
+                state: wire::RunnerState::Serving,
+                note: "files are read and commands run in a worker process over a private Unix socket (not a sandbox: the command sandbox is separate)".to_owned(),
+            },
         }
     }
 

@@ -49,6 +49,39 @@ pub struct WorkspaceInfo {
     /// The effective execution contract (with an id only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution: Option<WorkspaceExecutionInfo>,
+    /// Where files are read and commands run, and whether that runner still serves.
+    pub runner: RunnerInfo,
+}
+
+/// Where the runner (files and commands) is, and whether it still serves.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub struct RunnerInfo {
+    /// `in-process`, or `uds` (a worker process behind a Unix socket).
+    pub mode: RunnerMode,
+    /// `serving`, or `lost` (no file or process tool can run until the server restarts).
+    pub state: RunnerState,
+    /// What this means for the caller, in a sentence.
+    pub note: String,
+}
+
+/// Where the runner is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunnerMode {
+    /// In the server process.
+    InProcess,
+    /// In a worker process behind a Unix socket.
+    Uds,
+}
+
+/// Whether the runner serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunnerState {
+    Serving,
+    /// The worker's connection is lost: no file or process tool can run until the server
+    /// restarts (there is no reconnect).
+    Lost,
 }
 
 /// The effective contract of one workspace.

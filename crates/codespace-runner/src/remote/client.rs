@@ -88,6 +88,11 @@ impl SocketRunner {
         })
     }
 
+    /// Whether the connection to the worker is lost.
+    pub fn is_lost(&self) -> bool {
+        *self.lost.borrow()
+    }
+
     /// Resolves once the connection to the worker is lost.
     pub async fn lost(&self) {
         let mut lost = self.lost.clone();

@@ -92,6 +92,12 @@ async fn a_started_worker_is_private_and_holds_no_secret() {
         env.stdio_with(&[("CODESPACE_RUNNER", "uds"), ("CODESPACE_TOKEN", token)]).await;
     let r = call(&client, "read", json!({"workspace_id": "w", "path": "hello.txt"})).await.unwrap();
     assert_eq!(r["content"], "hello\n");
+    let info = call(&client, "workspace_info", json!({"workspace_id": "w"})).await.unwrap();
+    assert_eq!(
+        (info["runner"]["mode"].clone(), info["runner"]["state"].clone()),
+        (json!("uds"), json!("serving")),
+        "{info}"
+    );
     let worker = worker_of(server);
     let environ = std::fs::read(format!("/proc/{worker}/environ")).unwrap();
     let environ = String::from_utf8_lossy(&environ);
@@ -225,6 +231,9 @@ async fn a_lost_answer_is_unknown_then_settled_from_the_disk() {
     let e =
         refused(&client, "read", json!({"workspace_id": "w", "path": "a.txt"}), "TIMEOUT").await;
     assert!(e["message"].as_str().unwrap().contains("nothing ran"), "{e}");
+    let info = call(&client, "workspace_info", json!({})).await.unwrap();
+    assert_eq!(info["runner"]["mode"], "uds", "{info}");
+    assert_eq!(info["runner"]["state"], "lost", "{info}");
     client.cancel().await.unwrap();
     assert!(worker.wait().unwrap().success(), "the worker ends when its gateway connection does");
 
