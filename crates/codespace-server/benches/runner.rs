@@ -1,0 +1,122 @@
+//! Runner benchmark: the same workspace served with the runner in process and with
+//! `--runner uds` (a worker behind a Unix socket), in one run, medians interleaved round by
+//! round so both see the same machine:
+//! - `read` of a 4 KiB file;
+//! - `exec_command ["true"]` then `process_status` with `wait_ms` until `exited`;
+//! - a one-line `apply_patch` to a 1,000-line file (durable file ledger).
+//!
+//! Each figure is printed as what the socket adds per call, and as a ratio against the
+//! in-process median (the floor); target: the socket adds at most 100 µs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "benchmarks build their trees on the host filesystem and start the server binary"
+)]
+
+mod common;
+
+use common::{binary, call, median};
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::json;
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+async fn server(dir: &Path, mode: &str) -> Client {
+    let config = dir.join("reg.json");
+    let transport = TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
+        c.args(["serve", "--config"])
+            .arg(&config)
+            .args(["--runner", mode])
+            .arg("--operations-db")
+            .arg(dir.join(format!("ledger-{mode}.sqlite3")))
+            .env("XDG_STATE_HOME", dir.join("state"))
+            .env("RUST_LOG", "error");
+    }))
+    .unwrap();
+    ().serve(transport).await.unwrap()
+}
+
+/// One round of each operation on `client`: (read, exec, patch).
+async fn round(client: &Client, ws: &str, n: usize) -> [Duration; 3] {
+    let t = Instant::now();
+    let r = call(client, "read", json!({"workspace_id": ws, "path": "small.txt"})).await;
+    let read = t.elapsed();
+    assert_eq!(r["byte_count"], 4096);
+
+    let t = Instant::now();
+    let r = call(client, "exec_command", json!({"workspace_id": ws, "command": ["true"]})).await;
+    let id = r["process_id"].as_str().unwrap().to_owned();
+    loop {
+        let st = call(client, "process_status", json!({"process_id": id, "wait_ms": 30000})).await;
+        if st["state"] == "exited" {
+            break;
+        }
+    }
+    let exec = t.elapsed();
+    // The lease is released right after the exit; let the patch find it free.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+
+    let (old, new) = (format!("line {n} old"), format!("line {n} new"));
+    let patch =
+        format!("*** Begin Patch\n*** Update File: big.txt\n@@\n-{old}\n+{new}\n*** End Patch\n");
+    let t = Instant::now();
+    let r = call(client, "apply_patch", json!({"workspace_id": ws, "patch": patch})).await;
+    let patch = t.elapsed();
+    assert_eq!(r["status"], "applied", "{r}");
+    [read, exec, patch]
+}
+
+#[tokio::main]
+async fn main() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rounds = 60;
+    let mut reg = serde_json::Map::new();
+    for mode in ["in-process", "uds"] {
+        let ws = tmp.path().join(mode);
+        std::fs::create_dir(&ws).unwrap();
+        std::fs::write(ws.join("small.txt"), "x".repeat(4095) + "\n").unwrap();
+        let big: String = (0..1000).map(|i| format!("line {i} old\n")).collect();
+        std::fs::write(ws.join("big.txt"), big).unwrap();
+        reg.insert(
+            mode.to_owned(),
+            json!({"root": ws.display().to_string(), "profile": "workspace-write", "sandbox": "off"}),
+        );
+    }
+    std::fs::write(tmp.path().join("reg.json"), json!({"workspaces": reg}).to_string()).unwrap();
+    let local = server(tmp.path(), "in-process").await;
+    let uds = server(tmp.path(), "uds").await;
+    let mut times: [[Vec<Duration>; 3]; 2] = Default::default();
+    for n in 0..rounds {
+        for (i, (client, ws)) in [(&local, "in-process"), (&uds, "uds")].into_iter().enumerate() {
+            let got = round(client, ws, n).await;
+            for (k, d) in got.into_iter().enumerate() {
+                times[i][k].push(d);
+            }
+        }
+    }
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    for (k, what) in
+        ["read 4 KiB", "exec_command [\"true\"] until exited", "apply_patch one line of 1,000"]
+            .iter()
+            .enumerate()
+    {
+        let floor = median(times[0][k].clone());
+        let socket = median(times[1][k].clone());
+        let added = us(socket) - us(floor);
+        println!(
+            "{what}: in process {:.0} µs, --runner uds {:.0} µs = {:.2}x; the socket adds {:+.0} µs per call (target <= 100 µs: {})",
+            us(floor),
+            us(socket),
+            socket.as_secs_f64() / floor.as_secs_f64(),
+            added,
+            if added <= 100.0 { "met" } else { "missed" }
+        );
+    }
+    local.cancel().await.unwrap();
+    uds.cancel().await.unwrap();
+}
