@@ -213,7 +213,7 @@ impl ErrorCode {
                 "Writing to the process's stdin or resizing its terminal failed."
             }
             ErrorCode::Timeout => {
-                "The command was killed at its time limit: read_process says so once, at the end of its output, instead of eof."
+                "The command was killed at its time limit: read_process says so once, at the end of its output, instead of eof. Also: the runner worker (`--runner uds`) could not be reached (the message says nothing ran), its connection was lost after the request was sent, or it did not answer within its deadline (the message says the request may have run)."
             }
             ErrorCode::WorkNotFound => {
                 "No work with that work_id in this workspace (never opened here, or the id is of another workspace)."
@@ -303,7 +303,7 @@ impl ErrorCode {
                 "Check process_status; the process may have stopped reading."
             }
             ErrorCode::Timeout => {
-                "Treat the work as interrupted, not finished: rerun it with a larger exec_command timeout_secs (at most the max_timeout_secs workspace_info shows), or split it."
+                "For a command's time limit: treat the work as interrupted, not finished; rerun it with a larger exec_command timeout_secs (at most the max_timeout_secs workspace_info shows), or split it. For the runner: check operation_status (a patch) or process_status (a command) before retrying anything that may have run; workspace_info's runner.state says whether the server must be restarted."
             }
             ErrorCode::WorkNotFound => {
                 "Use the work_id work_open returned for this workspace, or open a new work."
