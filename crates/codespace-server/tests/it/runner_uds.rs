@@ -383,3 +383,47 @@ async fn a_worker_run_as_another_user_cannot_read_the_ledger_or_token() {
     client.cancel().await.unwrap();
     assert!(worker.wait().unwrap().success());
 }
+
+/// SIGTERM or SIGKILL to a server whose worker runs a daemonizing command (a `setsid`
+/// escapee), or SIGKILL to the worker itself: 2 s later nothing of the command is left.
+#[tokio::test]
+async fn a_killed_server_or_worker_leaves_no_command_behind() {
+    for (i, (target, signal)) in [
+        ("server", rustix::process::Signal::TERM),
+        ("server", rustix::process::Signal::KILL),
+        ("worker", rustix::process::Signal::KILL),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut env = Env::new();
+        env.workspace("w", json!({"profile": "workspace-write", "sandbox": "off"}));
+        let (client, server) = env.stdio_with(&[("CODESPACE_RUNNER", "uds")]).await;
+        let (escapee, child) = (format!("sleep 1000.44{i}"), format!("sleep 1000.45{i}"));
+        let script = format!("setsid sh -c '{escapee}' & {child}");
+        let r = call(
+            &client,
+            "exec_command",
+            json!({"workspace_id": "w", "command": ["sh", "-c", script]}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r["dispatch_status"], "confirmed");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while alive(&escapee).is_empty() || alive(&child).is_empty() {
+            assert!(Instant::now() < deadline, "the command never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let pid = if target == "server" { server } else { worker_of(server) };
+        rustix::process::kill_process(rustix::process::Pid::from_raw(pid as i32).unwrap(), signal)
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(
+            alive(&escapee).is_empty() && alive(&child).is_empty(),
+            "{target} {signal:?}: left {:?} {:?}",
+            alive(&escapee),
+            alive(&child)
+        );
+        drop(client);
+    }
+}
