@@ -6,24 +6,22 @@
 //!   preserved, and what is discarded once the operation is terminal and verified.
 //! - `recover`: start-up rollback of operations a crash left unfinished.
 //! - `operations`: the operator's view: list, show, and restore preserved content.
+//! - `transaction`: everything after the lease, and a runner answer lost on its socket.
 
 mod operations;
 mod recover;
+mod transaction;
 mod undo;
 
 use std::sync::Arc;
 
 use codespace_policy::{Action, Approvals};
 use codespace_protocol::{
-    ApplyPatchParams, ApplyPatchResult, ChangeKind, ErrorBody, EventName, ExpectedVersion,
-    FileChange, OperationEvent, OperationKind, OperationStatusParams, OperationStatusResult,
-    PatchStatus,
+    ApplyPatchParams, ApplyPatchResult, ChangeKind, ErrorBody, EventName, FileChange,
+    OperationEvent, OperationKind, OperationStatusParams, OperationStatusResult, PatchStatus,
 };
-use codespace_runner::{
-    ApplyOutcome, ChangeKind as PlanKind, PlannedWrite, PrepareError, Runner, RunnerError,
-    Transport, Version, WorkspacePath,
-};
-use codespace_store::{Draft, Drafted, OpStatus, OperationRecord, PlannedFile, Store};
+use codespace_runner::{ChangeKind as PlanKind, PlannedWrite};
+use codespace_store::{OpStatus, OperationRecord, PlannedFile};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -172,9 +170,10 @@ impl Gateway {
             }
         };
         let runner = Arc::clone(&self.runner);
-        let (result, settled) = blocking(move || Ok(transaction(&runner, &store, p, reserved)))
-            .await
-            .unwrap_or_else(|e| (Err(e), true));
+        let (result, settled) =
+            blocking(move || Ok(transaction::transaction(&runner, &store, p, reserved)))
+                .await
+                .unwrap_or_else(|e| (Err(e), true));
         if !settled {
             // The worker may still be writing: no other mutation may start on this
             // workspace until the server restarts and recovery settles the operation.
@@ -269,109 +268,6 @@ fn status_of(rec: OperationRecord) -> OperationStatusResult {
     }
 }
 
-/// Everything after the lease: draft, check, plan (with the old content, one commit),
-/// write, verify, finish (one commit). The flag is false when the runner may still be
-/// writing (its answer timed out): the caller keeps the lease.
-fn transaction(
-    runner: &Runner,
-    store: &Arc<Store>,
-    p: ApplyPatchParams,
-    reserved: Option<String>,
-) -> (Result<ApplyPatchResult, GatewayError>, bool) {
-    match decide(runner, store, p, reserved) {
-        Ok(done) => (done, true),
-        Err(Undecided::Unrecorded(e)) => (Err(e), true),
-        Err(Undecided::Uncertain(result, still_running)) => (Ok(*result), !still_running),
-    }
-}
-
-/// Why a transaction has no recorded outcome.
-enum Undecided {
-    /// The runner could not be asked to plan: nothing is durable and nothing was written,
-    /// so nothing is recorded (a retry under the same key runs afresh).
-    Unrecorded(GatewayError),
-    /// The write's answer was lost (the flag: it may still be running).
-    Uncertain(Box<ApplyPatchResult>, bool),
-}
-
-fn decide(
-    runner: &Runner,
-    store: &Arc<Store>,
-    p: ApplyPatchParams,
-    reserved: Option<String>,
-) -> Result<Result<ApplyPatchResult, GatewayError>, Undecided> {
-    let fp = fingerprint(&p);
-    let key = p.operation_key.as_deref();
-    let drafted = match store.draft(reserved.as_deref(), &p.workspace_id, key, &fp, now()) {
-        Ok(drafted) => drafted,
-        Err(e) => return Ok(Err(e.into())),
-    };
-    let draft = match drafted {
-        Drafted::Fresh(draft) => draft,
-        Drafted::Replayed(rec) => return Ok(replay(rec)),
-        Drafted::KeyConflict(rec) => {
-            return Ok(Err(GatewayError::KeyConflict { operation_id: rec.operation_id }));
-        }
-    };
-    let outcome = match run(runner, store, &draft, &p) {
-        Ran::Done(outcome) => outcome,
-        Ran::Unrecorded(e) => return Err(Undecided::Unrecorded(e)),
-        Ran::Uncertain(result, still_running) => {
-            return Err(Undecided::Uncertain(Box::new(result), still_running));
-        }
-        // Another handle on the ledger recorded this key first: its record answers.
-        Ran::Raced(Drafted::Replayed(rec)) => return Ok(replay(rec)),
-        Ran::Raced(Drafted::KeyConflict(rec)) => {
-            return Ok(Err(GatewayError::KeyConflict { operation_id: rec.operation_id }));
-        }
-        Ran::Raced(Drafted::Fresh(_)) => {
-            return Ok(Err(GatewayError::Internal("a planned draft raced with itself".to_owned())));
-        }
-    };
-    Ok(record(store, &draft, outcome))
-}
-
-/// Records the outcome as the operation's terminal result, in one commit.
-fn record(
-    store: &Store,
-    draft: &Draft,
-    outcome: Result<ApplyPatchResult, GatewayError>,
-) -> Result<ApplyPatchResult, GatewayError> {
-    let op = draft.operation_id.clone();
-    let (status, recorded, reason) = match &outcome {
-        Ok(r) => (store_status(r.status), Recorded::Result(r.clone()), r.failure.as_deref()),
-        Err(e) => {
-            let mut body = e.to_body();
-            body.operation_id = Some(op.clone());
-            (OpStatus::Rejected, Recorded::Error(body), None)
-        }
-    };
-    let json = serde_json::to_string(&recorded)
-        .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
-    store.finish_draft(draft, status, &json, reason, now()).map_err(|e| {
-        GatewayError::LedgerAfterRun { operation_id: op.clone(), status, source: Box::new(e) }
-    })?;
-    // Terminal and verified: only what a result names as preserved stays in the log.
-    let preserved = match &recorded {
-        Recorded::Result(r) => r.preserved.as_slice(),
-        Recorded::Error(_) => &[],
-    };
-    undo::settle(store, &op, preserved);
-    match recorded {
-        Recorded::Result(r) => Ok(r),
-        Recorded::Error(body) => Err(GatewayError::Recorded(Box::new(body))),
-    }
-}
-
-/// How a run ended: with its outcome, or because the ledger already had the key, or with
-/// no outcome to record (see [`Undecided`]).
-enum Ran {
-    Done(Result<ApplyPatchResult, GatewayError>),
-    Raced(Drafted),
-    Unrecorded(GatewayError),
-    Uncertain(ApplyPatchResult, bool),
-}
-
 pub(crate) fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayError> {
     let recorded: Option<Recorded> =
         rec.result_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
@@ -394,123 +290,5 @@ pub(crate) fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayEr
             preserved: vec![],
             coordination: None,
         }),
-    }
-}
-
-fn run(runner: &Runner, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> Ran {
-    let ws = p.workspace_id.as_str();
-    let writes = match expected(p)
-        .and_then(|expected| runner.prepare(ws, &p.patch, &expected).map_err(GatewayError::from))
-    {
-        Ok(writes) => writes,
-        // Nothing is durable and nothing was written: a retry under this key runs afresh.
-        Err(e @ GatewayError::Runner(RunnerError::Transport(_))) => return Ran::Unrecorded(e),
-        Err(e) => return Ran::Done(Err(e)),
-    };
-    let op = draft.operation_id.as_str();
-    let changes = changes_of(&writes);
-    let mut result = ApplyPatchResult {
-        status: PatchStatus::Checked,
-        operation_id: op.to_owned(),
-        replayed: false,
-        files: changes.iter().map(|c| c.path.clone()).collect(),
-        changes,
-        unrestored: vec![],
-        failure: None,
-        work_id: p.work_id.clone(),
-        preserved: vec![],
-        coordination: None,
-    };
-    if p.check_only.unwrap_or(false) {
-        return Ran::Done(Ok(result));
-    }
-    let plan: Vec<PlannedFile> = result
-        .changes
-        .iter()
-        .map(|c| PlannedFile {
-            path: c.path.clone(),
-            kind: c.kind,
-            before_version: c.before_version,
-            after_version: c.after_version,
-            move_from: c.move_from.clone(),
-            before_mode: None,
-        })
-        .zip(&writes)
-        .map(|(f, w)| PlannedFile { before_mode: w.before.as_ref().and(w.mode), ..f })
-        .collect();
-    // Durable before the first write, in one commit: the plan and the old content of every
-    // file it replaces, so a crash from here on is rolled back from the disk.
-    match store.plan_draft(draft, &plan, &undo::entries(&writes), now()) {
-        Ok(None) => {}
-        Ok(Some(known)) => return Ran::Raced(known),
-        Err(e) => return Ran::Done(Err(e.into())),
-    }
-    let applied = match runner.apply(ws, &writes) {
-        Ok(outcome) => outcome,
-        Err(RunnerError::Transport(t)) => return lost_write(result, &t),
-        Err(e) => return Ran::Done(Err(e.into())),
-    };
-    match applied {
-        ApplyOutcome::Applied => result.status = PatchStatus::Applied,
-        ApplyOutcome::RolledBack { failure } => {
-            result.status = PatchStatus::FailedRolledBack;
-            result.failure = Some(failure);
-        }
-        ApplyOutcome::Partial { failure, unrestored } => {
-            result.status = PatchStatus::FailedPartial;
-            result.preserved = undo::preserved(store, op, &plan, &unrestored);
-            result.failure = Some(undo::partial_failure(&failure, &result.preserved));
-            result.unrestored = unrestored;
-        }
-    }
-    Ran::Done(Ok(result))
-}
-
-/// The write's answer did not come back. Never sent: nothing was written, the plan is
-/// finished as rolled back. Otherwise it may have run: the row stays unfinished (the next
-/// start classifies it from the disk, as after a crash) and the caller hears `unknown`.
-fn lost_write(mut result: ApplyPatchResult, t: &Transport) -> Ran {
-    result.failure = Some(t.to_string());
-    match t {
-        Transport::NotSent { .. } => {
-            result.status = PatchStatus::FailedRolledBack;
-            Ran::Done(Ok(result))
-        }
-        Transport::Ambiguous { .. } | Transport::Timeout { .. } => {
-            result.status = PatchStatus::Unknown;
-            result.failure = Some(format!(
-                "{t}; the operation stays unfinished and the next start classifies it from the disk: check operation_status"
-            ));
-            Ran::Uncertain(result, matches!(t, Transport::Timeout { .. }))
-        }
-    }
-}
-
-/// The versions the caller said it read, each path and version checked.
-fn expected(p: &ApplyPatchParams) -> Result<Vec<(WorkspacePath, Version)>, GatewayError> {
-    p.expected_versions
-        .iter()
-        .map(|(path, expected)| {
-            let wp = WorkspacePath::parse(path)?;
-            match expected {
-                ExpectedVersion::Valid(v) => Ok((wp, *v)),
-                ExpectedVersion::Invalid(text) => Err(GatewayError::BadExpectedVersion {
-                    path: path.clone(),
-                    value: text.clone(),
-                }),
-            }
-        })
-        .collect()
-}
-
-impl From<PrepareError> for GatewayError {
-    fn from(e: PrepareError) -> Self {
-        match e {
-            PrepareError::VersionConflict { path, expected, actual } => {
-                GatewayError::VersionConflict { path, expected, actual }
-            }
-            PrepareError::Plan(e) => GatewayError::Patch(e),
-            PrepareError::Runner(e) => e.into(),
-        }
     }
 }

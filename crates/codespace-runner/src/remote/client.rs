@@ -255,10 +255,13 @@ fn transport(e: CallError) -> Transport {
 
 /// The answer was not the variant of its call: the worker is not speaking this protocol.
 pub(crate) fn mismatched(reply: Reply) -> RunnerError {
-    match reply {
-        Reply::Refused(why) => {
-            RunnerError::Task { reason: format!("the runner worker refused: {why}") }
+    let reason = match reply {
+        Reply::Refused(why) => format!("the runner worker refused: {why}"),
+        // Only the start of it: an answer may carry a whole file.
+        other => {
+            let shown: String = format!("{other:?}").chars().take(160).collect();
+            format!("the runner worker answered out of turn: {shown}")
         }
-        other => RunnerError::Task { reason: format!("the runner worker answered {other:?}") },
-    }
+    };
+    RunnerError::Task { reason }
 }
