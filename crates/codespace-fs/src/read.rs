@@ -25,6 +25,7 @@ const SWAP_RETRIES: usize = 4;
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Window {
     /// Bytes `[offset, offset + limit)` of the file (fewer at end of file; empty past it).
+    #[serde(with = "serde_bytes")]
     pub data: Vec<u8>,
     /// Bytes read in total, i.e. the size of the content `version` is the hash of.
     pub file_size: u64,

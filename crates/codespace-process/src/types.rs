@@ -76,6 +76,7 @@ pub struct ReadChunk {
     /// The next cursor: the absolute offset just past `chunk`.
     pub cursor: u64,
     /// Raw output bytes (stdout and stderr interleaved as written; a PTY's single stream).
+    #[serde(with = "serde_bytes")]
     pub chunk: Vec<u8>,
     /// The output is complete (the process and its tree are gone and every byte was
     /// collected) **and** `cursor` is at its end. Never a success signal.

@@ -37,8 +37,10 @@ pub struct PlannedWrite {
     pub kind: ChangeKind,
     pub move_from: Option<String>,
     /// None: the path did not exist.
+    #[serde(with = "serde_bytes")]
     pub before: Option<Vec<u8>>,
     /// None: the path is deleted.
+    #[serde(with = "serde_bytes")]
     pub after: Option<Vec<u8>>,
     /// Permission bits of the file before (or of the move source, for a move destination).
     pub mode: Option<u32>,

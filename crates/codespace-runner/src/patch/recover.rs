@@ -16,6 +16,7 @@ pub struct InterruptedFile {
     pub before: Version,
     pub after: Version,
     /// The before-content the undo log kept; `None` when it kept none.
+    #[serde(with = "serde_bytes")]
     pub undo: Option<Vec<u8>>,
     /// Permission bits to restore the before-content with.
     pub mode: Option<u32>,

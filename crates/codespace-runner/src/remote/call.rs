@@ -93,6 +93,7 @@ pub(crate) enum Call {
     },
     WriteStdin {
         id: String,
+        #[serde(with = "serde_bytes")]
         data: Vec<u8>,
         close: bool,
     },
