@@ -139,15 +139,13 @@ impl<Req: Payload, Resp: Payload, Ev: Payload> Client<Req, Resp, Ev> {
         let (read, write) = stream.into_split();
         let (mut read, mut write) = (framed_read(read), framed_write(write));
         handshake::hello::<Req, Resp, Ev, _, _>(&mut read, &mut write, build).await?;
-        let (out, queue) = mpsc::unbounded_channel();
         let (events, events_rx) = mpsc::unbounded_channel();
         let inner = Arc::new(Inner {
             next_id: AtomicU64::new(1),
-            out,
+            sink: Arc::new(tokio::sync::Mutex::new(write)),
             state: Mutex::new(State { calls: HashMap::new(), replays: HashMap::new(), lost: None }),
             lost: CancellationToken::new(),
         });
-        tokio::spawn(tasks::write_loop(Arc::clone(&inner), write, queue));
         tokio::spawn(tasks::read_loop::<Req, Resp, Ev>(Arc::clone(&inner), read, events));
         Ok((Client { handle: Arc::new(Handle { inner }), types: PhantomData }, events_rx))
     }
@@ -230,11 +228,11 @@ impl<Req: Payload, Resp: Payload, Ev: Payload> Client<Req, Resp, Ev> {
         cancelled: impl Future<Output = ()>,
     ) -> Result<T, CallError> {
         let progress = Progress::new();
-        let outgoing = Outgoing { bytes, progress: Some(Arc::clone(&progress)) };
-        if self.handle.inner.out.send(outgoing).is_err() {
+        if let Some(reason) = self.handle.inner.lock().lost.clone() {
             self.handle.inner.forget(waiting);
-            return Err(CallError::NotSent { reason: "the writer task has stopped".to_owned() });
+            return Err(CallError::NotSent { reason });
         }
+        self.handle.inner.send(Outgoing { bytes, progress: Some(Arc::clone(&progress)) });
         let mut guard = GiveUp { client: self, waiting, progress, cancel_sent: false, armed: true };
         let mut timer = pin!(tokio::time::sleep(deadline));
         let mut cancelled = pin!(cancelled);
@@ -269,7 +267,7 @@ impl<Req: Payload, Resp: Payload, Ev: Payload> Client<Req, Resp, Ev> {
         match encode(&Frame::<Req, Resp, Ev>::Cancel { id }) {
             Ok(bytes) => {
                 // A closed writer means a lost connection, which the worker sees as well.
-                let _ = self.handle.inner.out.send(Outgoing { bytes, progress: None });
+                self.handle.inner.send(Outgoing { bytes, progress: None });
             }
             Err(e) => tracing::warn!(id, error = %e, "runner wire: cancel frame not encoded"),
         }

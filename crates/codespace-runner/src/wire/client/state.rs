@@ -5,8 +5,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use tokio::sync::{mpsc, oneshot};
+use futures_util::{FutureExt, SinkExt};
+use tokio::net::unix::OwnedWriteHalf;
+use tokio::sync::oneshot;
 use tokio_util::bytes::Bytes;
+use tokio_util::codec::{FramedWrite, LengthDelimitedCodec};
 use tokio_util::sync::CancellationToken;
 
 use super::CallError;
@@ -14,8 +17,9 @@ use super::CallError;
 /// What the clients and the two tasks share.
 pub(super) struct Inner<Resp> {
     pub(super) next_id: AtomicU64,
-    /// To the writer task, the only one that writes to the socket.
-    pub(super) out: mpsc::UnboundedSender<Outgoing>,
+    /// The socket's write half: one frame at a time, in the order the lock is taken (tokio's
+    /// mutex is fair), so frames never interleave.
+    pub(super) sink: Arc<tokio::sync::Mutex<FramedWrite<OwnedWriteHalf, LengthDelimitedCodec>>>,
     pub(super) state: Mutex<State<Resp>>,
     /// Raised once, when the connection is lost for any reason.
     pub(super) lost: CancellationToken,
@@ -30,8 +34,8 @@ pub(super) struct State<Resp> {
     pub(super) lost: Option<String>,
 }
 
-/// A frame for the writer task; `progress` is there when a caller needs to know whether the
-/// writing started.
+/// A frame to write; `progress` is there when a caller needs to know whether the writing
+/// started.
 pub(super) struct Outgoing {
     pub(super) bytes: Bytes,
     pub(super) progress: Option<Arc<Progress>>,
@@ -182,6 +186,36 @@ impl<Resp> Inner<Resp> {
         }
         if queue.is_empty() {
             state.replays.remove(&id);
+        }
+    }
+}
+
+impl<Resp: Send + 'static> Inner<Resp> {
+    /// Writes `frame`: on the caller's own thread when the socket takes it at once (no
+    /// hand-off to another task, the common case), else in a task that finishes it, so a
+    /// frame that has started is never left half-written by a caller that goes away. A
+    /// frame whose caller gave up before its turn is skipped.
+    pub(super) fn send(self: &Arc<Self>, frame: Outgoing) {
+        let (inner, sink) = (Arc::clone(self), Arc::clone(&self.sink));
+        let mut write = Box::pin(async move {
+            let mut sink = sink.lock_owned().await;
+            if let Some(progress) = &frame.progress
+                && !progress.start()
+            {
+                return;
+            }
+            // A worker that stops reading must not hold the write past the connection's end.
+            let sent = tokio::select! {
+                biased;
+                () = inner.lost.cancelled() => return,
+                sent = sink.send(frame.bytes) => sent,
+            };
+            if let Err(e) = sent {
+                inner.lose(format!("writing to the runner worker failed: {e}"));
+            }
+        });
+        if (&mut write).now_or_never().is_none() {
+            tokio::spawn(write);
         }
     }
 }
