@@ -130,7 +130,7 @@ impl<Resp> Drop for Handle<Resp> {
 }
 
 impl<Req: Payload, Resp: Payload, Ev: Payload> Client<Req, Resp, Ev> {
-    /// Says hello over `stream` and starts the connection's reader and writer tasks. The
+    /// Says hello over `stream` and starts the connection's reader task. The
     /// receiver gets the worker's events, in order.
     pub async fn connect(
         stream: UnixStream,
@@ -218,7 +218,8 @@ impl<Req: Payload, Resp: Payload, Ev: Payload> Client<Req, Resp, Ev> {
         self.handle.inner.lock().lost.clone()
     }
 
-    /// Hands `bytes` to the writer and waits for `answer`, classifying every way it can end.
+    /// Writes `bytes` (its turn on the write half) and waits for `answer`, classifying every
+    /// way it can end.
     async fn exchange<T>(
         &self,
         waiting: Waiting,
@@ -266,7 +267,6 @@ impl<Req: Payload, Resp: Payload, Ev: Payload> Client<Req, Resp, Ev> {
         let Waiting::Call(id) = waiting else { return };
         match encode(&Frame::<Req, Resp, Ev>::Cancel { id }) {
             Ok(bytes) => {
-                // A closed writer means a lost connection, which the worker sees as well.
                 self.handle.inner.send(Outgoing { bytes, progress: None });
             }
             Err(e) => tracing::warn!(id, error = %e, "runner wire: cancel frame not encoded"),

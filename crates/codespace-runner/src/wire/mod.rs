@@ -2,9 +2,10 @@
 //! Unix socket, the version handshake, request ids, deadlines, cancellation and replay. It is
 //! generic over the request, response and event types, which the gateway and worker define.
 //!
-//! [`Client`] is the gateway's end: one writer task owns the socket's write half (frames never
-//! interleave) and reports per frame whether it started writing it, so a failed call says
-//! exactly whether the request may have run ([`CallError`]). [`serve`] is the worker's end:
+//! [`Client`] is the gateway's end: a caller writes its own frame, taking its turn on the
+//! write half (frames never interleave; a write that cannot finish at once is finished by a
+//! task, never left half-written), and each frame records whether its write started, so a
+//! failed call says exactly whether the request may have run ([`CallError`]). [`serve`] is the worker's end:
 //! every request runs as its own task, and the last [`REPLAY_RESPONSES`] answers are kept.
 //!
 //! Architecture Invariant: the wire knows no operation; it moves whole values of the caller's

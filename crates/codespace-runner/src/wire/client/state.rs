@@ -1,5 +1,5 @@
 //! The client connection's shared state: the callers waiting for answers, each frame's
-//! progress through the writer, and the reason the connection was lost.
+//! progress through the write half, and the reason the connection was lost.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -41,8 +41,9 @@ pub(super) struct Outgoing {
     pub(super) progress: Option<Arc<Progress>>,
 }
 
-/// A frame's fate, decided once by whichever comes first: the writer starting it, or its
-/// caller giving up on it (which the writer then skips). That race is what makes
+/// A frame's fate, decided once by whichever comes first: its write starting (its turn on
+/// the write half came), or its caller giving up on it (the write is then skipped). That
+/// race is what makes
 /// "not sent" exact.
 pub(super) struct Progress(AtomicU8);
 
@@ -55,12 +56,12 @@ impl Progress {
         Arc::new(Progress(AtomicU8::new(QUEUED)))
     }
 
-    /// The writer's claim: true when it may write the frame.
+    /// The write's claim: true when it may write the frame.
     pub(super) fn start(&self) -> bool {
         self.0.compare_exchange(QUEUED, STARTED, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
-    /// Whether the writer claimed the frame (it may be on the wire, in part or whole).
+    /// Whether the write claimed the frame (it may be on the wire, in part or whole).
     pub(super) fn started(&self) -> bool {
         self.0.load(Ordering::Acquire) == STARTED
     }
