@@ -286,3 +286,6 @@ pub fn show_approval(store: &Store, approval_id: &str) -> Result<ApprovalRecord,
         .approval(approval_id)?
         .ok_or_else(|| GatewayError::ApprovalNotFound { approval_id: approval_id.to_owned() })
 }
+
+#[cfg(test)]
+mod tests;

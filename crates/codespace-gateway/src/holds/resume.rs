@@ -6,7 +6,7 @@
 
 use codespace_policy::Action;
 use codespace_protocol::{ApprovalState, OperationResumeResult};
-use codespace_runner::ProcError;
+use codespace_runner::{ProcError, RunnerError};
 use codespace_store::{ApprovalRecord, Cas, EventName, OpStatus, OperationRecord};
 
 use super::{Held, Outcome, replay};
@@ -110,7 +110,13 @@ async fn execute(
     match &outcome {
         // Refused before anything ran: the hold stays queued, and a later resume retries.
         Err(GatewayError::Lease(_)) => outcome,
-        Err(GatewayError::Process(ProcError::LimitReached)) => {
+        // The process limit, or a runner worker that could not be asked (a transport error
+        // reaches here only when the action never ran: a write that may have run answers
+        // `unknown`, a spawn `dispatch_status: "unknown"`): back to queued, retryable.
+        Err(
+            GatewayError::Process(ProcError::LimitReached)
+            | GatewayError::Runner(RunnerError::Transport(_)),
+        ) => {
             let store = gw.store.clone();
             let owned = id.clone();
             blocking(move || Ok(store.requeue_approval(&owned)?)).await?;
