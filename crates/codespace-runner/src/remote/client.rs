@@ -142,18 +142,14 @@ impl SocketRunner {
         ExitWatch::from_receiver(rx)
     }
 
-    /// A token under which the worker's progress events raise `counts`, until
-    /// [`SocketRunner::end_walk`].
-    pub(crate) fn start_walk(&self, counts: crate::Progress) -> u64 {
+    /// A token under which the worker's progress events raise `counts`, for as long as the
+    /// returned guard lives (also when the caller's future is dropped mid-call).
+    pub(crate) fn start_walk(&self, counts: crate::Progress) -> Walk {
         let mut p = lock(&self.processes);
         p.next_walk += 1;
         let token = p.next_walk;
         p.walks.insert(token, counts);
-        token
-    }
-
-    pub(crate) fn end_walk(&self, token: u64) {
-        lock(&self.processes).walks.remove(&token);
+        Walk { token, processes: Arc::clone(&self.processes) }
     }
 
     /// Stops watching a process that did not start.
@@ -197,6 +193,18 @@ impl SocketRunner {
         let mut p = lock(&self.processes);
         p.exits.retain(|_, (_, gone)| gone.is_none_or(|at| at.elapsed() < keep));
         p.exits.contains_key(id)
+    }
+}
+
+/// A walk's progress token, forgotten when dropped.
+pub(crate) struct Walk {
+    pub(crate) token: u64,
+    processes: Arc<Mutex<Processes>>,
+}
+
+impl Drop for Walk {
+    fn drop(&mut self) {
+        lock(&self.processes).walks.remove(&self.token);
     }
 }
 

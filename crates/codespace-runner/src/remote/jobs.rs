@@ -45,10 +45,10 @@ impl SocketRunner {
         counts: Progress,
     ) -> Result<FindPage, RunnerError> {
         let budget = job.walk.budget;
-        let progress = self.start_walk(counts);
-        let call = Call::Find { ws: ws.to_owned(), job, progress };
+        let walk = self.start_walk(counts);
+        let call = Call::Find { ws: ws.to_owned(), job, progress: walk.token };
         let reply = self.call_cancellable(call, budget, cancel).await;
-        self.end_walk(progress);
+        drop(walk);
         expect_reply!(reply, Found)
     }
 
@@ -60,10 +60,10 @@ impl SocketRunner {
         counts: Progress,
     ) -> Result<GrepOutcome, RunnerError> {
         let budget = job.walk.budget;
-        let progress = self.start_walk(counts);
-        let call = Call::Grep { ws: ws.to_owned(), job, progress };
+        let walk = self.start_walk(counts);
+        let call = Call::Grep { ws: ws.to_owned(), job, progress: walk.token };
         let reply = self.call_cancellable(call, budget, cancel).await;
-        self.end_walk(progress);
+        drop(walk);
         expect_reply!(reply, Grep)
     }
 
