@@ -158,9 +158,6 @@ impl Gateway {
         })?;
         let sandbox = settings.sandbox(&reg.ws, root);
         let granted = self.granted_timeout(&p)?;
-        // A replaced root is reported (and logged), never followed: the command starts in
-        // the directory pinned at start, through its descriptor.
-        self.root_status(&p.workspace_id).await;
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
         if let Some(approval_id) = resume {
             crate::holds::start(self, approval_id, false).await?;

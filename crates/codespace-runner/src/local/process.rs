@@ -26,6 +26,16 @@ impl LocalRunner {
             .workspaces
             .get(ws)
             .ok_or_else(|| ProcError::SpawnFailed(format!("workspace {ws:?} is not open here")))?;
+        // A replaced root is logged, never followed: the command starts in the directory
+        // pinned at start, through its descriptor.
+        if w.root.status() != codespace_fs::RootStatus::Current {
+            tracing::warn!(
+                workspace = ws,
+                root = %w.root.path().display(),
+                status = ?w.root.status(),
+                "the workspace root path no longer names the directory opened at start; the command starts in that directory"
+            );
+        }
         let cwd_dir = w
             .root
             .dir_handle()
