@@ -11,7 +11,7 @@ use codespace_policy::{Action, Denial, EnvironmentKind, Profile};
 use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
 use codespace_runner::ProcError;
 use codespace_runner::{
-    FsError, LookupError, PatchError, PlanError, PlanFailure, RunnerError, Version,
+    FsError, LookupError, PatchError, PlanError, PlanFailure, RunnerError, Transport, Version,
 };
 use codespace_store::{IntentState, OpStatus, StoreError, WorkState};
 
@@ -225,6 +225,31 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
             GatewayError::Runner(RunnerError::RegexTooLarge { limit: 1 << 20 }),
             ErrorCode::InvalidPattern,
         ),
+        (
+            GatewayError::Runner(RunnerError::NoWorkspace { id: "w".to_owned() }),
+            ErrorCode::Internal,
+        ),
+        (
+            GatewayError::Runner(RunnerError::Task { reason: "panicked".to_owned() }),
+            ErrorCode::Internal,
+        ),
+        // The worker's socket failed, however: nothing ran, it may have run, or it is late.
+        (
+            GatewayError::Runner(RunnerError::Transport(Transport::NotSent {
+                reason: "gone".to_owned(),
+            })),
+            ErrorCode::Timeout,
+        ),
+        (
+            GatewayError::Runner(RunnerError::Transport(Transport::Ambiguous {
+                reason: "lost".to_owned(),
+            })),
+            ErrorCode::Timeout,
+        ),
+        (
+            GatewayError::Runner(RunnerError::Transport(Transport::Timeout { secs: 120 })),
+            ErrorCode::Timeout,
+        ),
         (GatewayError::OutputLimit { what: "limit", value: 0, max: 10 }, ErrorCode::OutputLimit),
         (
             GatewayError::Patch(PlanFailure::Parse(PatchError::InvalidPatch {
@@ -307,6 +332,12 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
         plan_rows().into_iter().map(|(e, code)| (GatewayError::Patch(PlanFailure::Plan(e)), code)),
     );
     rows.extend(proc_rows().into_iter().map(|(e, code)| (GatewayError::Process(e), code)));
+    // A supervisor refusal that came through the runner keeps its own variant and code.
+    rows.extend(
+        proc_rows()
+            .into_iter()
+            .map(|(e, code)| (GatewayError::from(RunnerError::Process(e)), code)),
+    );
     for e in store_rows() {
         rows.push((GatewayError::from(e), ErrorCode::LedgerError));
     }
@@ -371,8 +402,16 @@ fn every_internal_error_has_its_wire_code() {
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), 30, "every GatewayError variant has a row: {seen:?}");
-    // 34 direct rows, then 8 fs, 11 + 8 plan, 9 process and 2 x 12 ledger rows.
-    assert_eq!(table.len(), 34 + 8 + 19 + 9 + 24);
+    // 39 direct rows, then 8 fs, 11 + 8 plan, 2 x 9 process and 2 x 12 ledger rows.
+    assert_eq!(table.len(), 39 + 8 + 19 + 18 + 24);
+    assert!(
+        table
+            .iter()
+            .filter(|(e, _)| matches!(e, GatewayError::Runner(RunnerError::Process(_))))
+            .count()
+            == 0,
+        "a runner's process error becomes GatewayError::Process"
+    );
 }
 
 #[test]
