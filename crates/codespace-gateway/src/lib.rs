@@ -89,6 +89,33 @@ impl Gateway {
         }
     }
 
+    /// A gateway for tests over `workspaces` and `runner`: the ledger `store`, a host that
+    /// lacks `sandbox_missing`, and commands limited to 10 s with a plain `PATH`.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn for_tests(
+        workspaces: Workspaces,
+        runner: Runner,
+        store: Arc<Store>,
+        sandbox_missing: Vec<String>,
+    ) -> Gateway {
+        let exec = ExecSettings {
+            timeout: std::time::Duration::from_secs(10),
+            path: "/usr/bin:/bin".to_owned(),
+            home: "/".to_owned(),
+            lang: "C.UTF-8".to_owned(),
+            max_pids: 1024,
+            masked: vec![],
+        };
+        let config = GatewayConfig {
+            host: HostFacts { sandbox_missing },
+            server_version: "test".to_owned(),
+            store,
+            runner: Arc::new(runner),
+            exec,
+        };
+        Gateway::with_workspaces(workspaces, config)
+    }
+
     /// The runner this gateway works through.
     pub fn runner(&self) -> &Arc<Runner> {
         &self.runner

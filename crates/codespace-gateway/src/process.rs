@@ -350,7 +350,6 @@ mod tests {
     use codespace_store::Store;
 
     use super::*;
-    use crate::{GatewayConfig, HostFacts};
 
     fn gateway(dir: &std::path::Path, missing: &[&str]) -> Gateway {
         for id in ["boxed", "open"] {
@@ -364,31 +363,14 @@ mod tests {
             .to_string(),
         )
         .unwrap();
-        let settings = ExecSettings {
-            timeout: Duration::from_secs(5),
-            path: "/usr/bin:/bin".to_owned(),
-            home: "/".to_owned(),
-            lang: "C.UTF-8".to_owned(),
-            max_pids: 1024,
-            masked: vec![],
-        };
         let workspaces = crate::Workspaces::open(&registry).unwrap();
         // Never started: every call below is refused before a spawn.
         let supervisor =
             Supervisor::new(SupervisorConfig::new(std::path::PathBuf::from("/nonexistent/reaper")));
         let runner = workspaces.local_runner(supervisor, true).unwrap();
-        Gateway::with_workspaces(
-            workspaces,
-            GatewayConfig {
-                host: HostFacts {
-                    sandbox_missing: missing.iter().map(|m| m.to_string()).collect(),
-                },
-                server_version: "test".to_owned(),
-                store: Arc::new(Store::open_in_memory().unwrap()),
-                runner: Arc::new(runner),
-                exec: settings,
-            },
-        )
+        let store = Arc::new(Store::open_in_memory().unwrap());
+        let missing = missing.iter().map(|m| m.to_string()).collect();
+        Gateway::for_tests(workspaces, runner, store, missing)
     }
 
     /// Decision 5: without the sandbox, a sandbox=on workspace refuses commands naming what

@@ -14,7 +14,7 @@ use codespace_protocol::{
 use codespace_runner::{Runner, SocketRunner, Supervisor, SupervisorConfig, WorkerFaults};
 use codespace_store::Store;
 
-use crate::{ExecSettings, Gateway, GatewayConfig, HostFacts, Workspaces};
+use crate::{Gateway, Workspaces};
 
 /// A gateway whose runner is a worker (in this process, over a socket pair) that has
 /// already gone away.
@@ -43,24 +43,7 @@ async fn gateway_with_a_lost_worker(dir: &std::path::Path) -> (Gateway, Arc<Stor
     worker.abort();
     tokio::time::timeout(Duration::from_secs(5), runner.lost()).await.unwrap();
     let store = Arc::new(Store::open_in_memory().unwrap());
-    let settings = ExecSettings {
-        timeout: Duration::from_secs(5),
-        path: "/usr/bin:/bin".to_owned(),
-        home: "/".to_owned(),
-        lang: "C.UTF-8".to_owned(),
-        max_pids: 1024,
-        masked: vec![],
-    };
-    let gw = Gateway::with_workspaces(
-        workspaces,
-        GatewayConfig {
-            host: HostFacts { sandbox_missing: vec![] },
-            server_version: "test".to_owned(),
-            store: Arc::clone(&store),
-            runner: Arc::new(Runner::Socket(runner)),
-            exec: settings,
-        },
-    );
+    let gw = Gateway::for_tests(workspaces, Runner::Socket(runner), Arc::clone(&store), vec![]);
     (gw, store)
 }
 

@@ -13,7 +13,7 @@ use codespace_protocol::{
 use codespace_runner::{Supervisor, SupervisorConfig};
 use codespace_store::Store;
 
-use crate::{ExecSettings, Gateway, GatewayConfig, GatewayError, HostFacts, Workspaces};
+use crate::{Gateway, GatewayError, Workspaces};
 
 fn gateway(dir: &std::path::Path) -> Gateway {
     for id in ["a", "b"] {
@@ -27,28 +27,11 @@ fn gateway(dir: &std::path::Path) -> Gateway {
         .to_string(),
     )
     .unwrap();
-    let settings = ExecSettings {
-        timeout: std::time::Duration::from_secs(5),
-        path: "/usr/bin:/bin".to_owned(),
-        home: "/".to_owned(),
-        lang: "C.UTF-8".to_owned(),
-        max_pids: 1024,
-        masked: vec![],
-    };
     let workspaces = Workspaces::open(&registry).unwrap();
     let supervisor =
         Supervisor::new(SupervisorConfig::new(std::path::PathBuf::from("/nonexistent/reaper")));
     let runner = workspaces.local_runner(supervisor, true).unwrap();
-    Gateway::with_workspaces(
-        workspaces,
-        GatewayConfig {
-            host: HostFacts { sandbox_missing: vec![] },
-            server_version: "test".to_owned(),
-            store: Arc::new(Store::open_in_memory().unwrap()),
-            runner: Arc::new(runner),
-            exec: settings,
-        },
-    )
+    Gateway::for_tests(workspaces, runner, Arc::new(Store::open_in_memory().unwrap()), vec![])
 }
 
 async fn open(gw: &Gateway, ws: &str) -> String {

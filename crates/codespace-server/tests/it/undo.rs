@@ -8,40 +8,17 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::Arc;
 
-use codespace_gateway::{
-    ExecSettings, Gateway, GatewayConfig, HostFacts, Store, Supervisor, SupervisorConfig,
-    Workspaces,
-};
+use codespace_gateway::{Gateway, Store};
 use codespace_protocol::{ApplyPatchParams, OperationStatusParams, PatchStatus};
 use serde_json::{Value, json};
 
-use crate::support::{Env, bin};
+use crate::support::Env;
 
 const OLD: &str = "the only copy of this content\n";
 
 /// A gateway over `env`'s registry and the ledger file `db`, in this process.
 fn gateway(env: &Env, db: &Path) -> Gateway {
-    let registry =
-        codespace_policy::Registry::parse(&std::fs::read_to_string(env.config()).unwrap()).unwrap();
-    let settings = ExecSettings {
-        timeout: std::time::Duration::from_secs(10),
-        path: "/usr/bin:/bin".to_owned(),
-        home: "/".to_owned(),
-        lang: "C.UTF-8".to_owned(),
-        max_pids: 64,
-        masked: vec![],
-    };
-    let workspaces = Workspaces::open(&registry).unwrap();
-    let supervisor = Supervisor::new(SupervisorConfig::new(bin()));
-    let runner = workspaces.local_runner(supervisor, true).unwrap();
-    let config = GatewayConfig {
-        host: HostFacts { sandbox_missing: vec![] },
-        server_version: "test".to_owned(),
-        store: Arc::new(Store::open(db).unwrap()),
-        runner: Arc::new(runner),
-        exec: settings,
-    };
-    Gateway::with_workspaces(workspaces, config)
+    crate::support::in_process_gateway(env, Store::open(db).unwrap())
 }
 
 /// Runs the patch that moves `d/mv.txt` to `e/mv.txt` while, between its last write and its

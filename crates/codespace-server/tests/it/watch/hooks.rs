@@ -4,40 +4,16 @@
 //! say `resync_required`, and a restart starts a new epoch.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use codespace_gateway::{
-    Cancel, ExecSettings, Gateway, GatewayConfig, HostFacts, Progress, Store, Supervisor,
-    SupervisorConfig, Workspaces,
-};
+use codespace_gateway::{Cancel, Gateway, Progress, Store};
 use codespace_protocol::{ChangesParams, FindParams, GrepParams, VersionParams, WatchState};
 use serde_json::json;
 
-use crate::support::{Env, bin};
+use crate::support::Env;
 
 fn gateway(env: &Env) -> Gateway {
-    let registry =
-        codespace_policy::Registry::parse(&std::fs::read_to_string(env.config()).unwrap()).unwrap();
-    let settings = ExecSettings {
-        timeout: Duration::from_secs(10),
-        path: "/usr/bin:/bin".to_owned(),
-        home: "/".to_owned(),
-        lang: "C.UTF-8".to_owned(),
-        max_pids: 64,
-        masked: vec![],
-    };
-    let workspaces = Workspaces::open(&registry).unwrap();
-    let supervisor = Supervisor::new(SupervisorConfig::new(bin()));
-    let runner = workspaces.local_runner(supervisor, true).unwrap();
-    let config = GatewayConfig {
-        host: HostFacts { sandbox_missing: vec![] },
-        server_version: "test".to_owned(),
-        store: Arc::new(Store::open_in_memory().unwrap()),
-        runner: Arc::new(runner),
-        exec: settings,
-    };
-    Gateway::with_workspaces(workspaces, config)
+    crate::support::in_process_gateway(env, Store::open_in_memory().unwrap())
 }
 
 fn decode<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
