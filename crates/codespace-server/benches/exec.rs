@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{binary, call, median};
+use common::{binary, call, median, true_until_exited};
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -115,20 +115,6 @@ async fn main() {
         if drained.as_secs_f64() <= 2.0 * local.as_secs_f64() { "met" } else { "missed" }
     );
     client.cancel().await.unwrap();
-}
-
-/// `exec_command ["true"]` in `ws`, then `process_status` with `wait_ms` until `exited`.
-async fn true_until_exited(client: &Client, ws: &str) -> Duration {
-    let t = Instant::now();
-    let r = call(client, "exec_command", json!({"workspace_id": ws, "command": ["true"]})).await;
-    let id = r["process_id"].as_str().unwrap().to_owned();
-    loop {
-        let st = call(client, "process_status", json!({"process_id": id, "wait_ms": 30000})).await;
-        if st["state"] == "exited" {
-            assert_eq!(st["exit_code"], 0, "{st}");
-            return t.elapsed();
-        }
-    }
 }
 
 /// Runs `argv` and reads its whole output, 256 KiB per `read_process`, each waiting for

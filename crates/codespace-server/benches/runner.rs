@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{binary, call, median};
+use common::{binary, call, median, true_until_exited};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -50,16 +50,7 @@ async fn round(client: &Client, ws: &str, n: usize) -> [Duration; 3] {
     let read = t.elapsed();
     assert_eq!(r["byte_count"], 4096);
 
-    let t = Instant::now();
-    let r = call(client, "exec_command", json!({"workspace_id": ws, "command": ["true"]})).await;
-    let id = r["process_id"].as_str().unwrap().to_owned();
-    loop {
-        let st = call(client, "process_status", json!({"process_id": id, "wait_ms": 30000})).await;
-        if st["state"] == "exited" {
-            break;
-        }
-    }
-    let exec = t.elapsed();
+    let exec = true_until_exited(client, ws).await;
     // The lease is released right after the exit; let the patch find it free.
     tokio::time::sleep(Duration::from_millis(5)).await;
 

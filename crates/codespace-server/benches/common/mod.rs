@@ -37,6 +37,28 @@ pub(crate) async fn call(
     r.structured_content.unwrap()
 }
 
+/// `exec_command ["true"]` in `ws`, then `process_status` with `wait_ms` until `exited`;
+/// the time it all took.
+#[allow(dead_code)] // not every benchmark runs commands
+pub(crate) async fn true_until_exited(
+    client: &RunningService<RoleClient, ()>,
+    ws: &str,
+) -> std::time::Duration {
+    let t = std::time::Instant::now();
+    let r =
+        call(client, "exec_command", serde_json::json!({"workspace_id": ws, "command": ["true"]}))
+            .await;
+    let id = r["process_id"].as_str().unwrap().to_owned();
+    loop {
+        let args = serde_json::json!({"process_id": id, "wait_ms": 30000});
+        let st = call(client, "process_status", args).await;
+        if st["state"] == "exited" {
+            assert_eq!(st["exit_code"], 0, "{st}");
+            return t.elapsed();
+        }
+    }
+}
+
 /// The string one file in 97 of [`build_tree`]'s tree holds.
 #[allow(dead_code)] // not every benchmark builds the tree
 pub(crate) const NEEDLE: &str = "codespace_bench_needle";
