@@ -62,6 +62,9 @@ pub struct Gateway {
     owners: work::Owners,
     /// Holds a resume is running for in this process.
     resumes: holds::InFlight,
+    /// Applied patches whose terminal record is still being written (each holds a read
+    /// guard until it is): a writer guard waits for every one that started before it.
+    recordings: Arc<tokio::sync::RwLock<()>>,
 }
 
 impl Gateway {
@@ -86,6 +89,7 @@ impl Gateway {
             exec: config.exec,
             owners: work::Owners::default(),
             resumes: holds::InFlight::default(),
+            recordings: Arc::default(),
         }
     }
 

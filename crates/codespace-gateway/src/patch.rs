@@ -27,6 +27,7 @@ use sha2::{Digest, Sha256};
 
 use crate::holds::{Held, Resume};
 use crate::{Gateway, GatewayError, blocking, now};
+use transaction::Transacted;
 
 pub use operations::{PutBack, RestoreOutcome, list_operations, show_operation};
 
@@ -170,21 +171,37 @@ impl Gateway {
             }
         };
         let runner = Arc::clone(&self.runner);
-        let (result, settled) =
-            blocking(move || Ok(transaction::transaction(&runner, &store, p, reserved)))
-                .await
-                .unwrap_or_else(|e| (Err(e), true));
-        if !settled {
+        let done = blocking(move || Ok(transaction::transaction(&runner, &store, p, reserved)))
+            .await
+            .unwrap_or_else(|e| Transacted { result: Err(e), settled: true, finish: None });
+        if !done.settled {
             // The worker may still be writing: no other mutation may start on this
             // workspace until the server restarts and recovery settles the operation.
             tracing::error!(
                 "a patch's write timed out in the runner worker: the workspace stays locked until restart"
             );
             lease.keep_forever();
-            return result;
+            return done.result;
+        }
+        if let Some(finish) = done.finish {
+            // The answer goes out now; the terminal record follows under the same lease,
+            // and `operation_status` and shutdown wait for it.
+            let recording = Arc::clone(&self.recordings).read_owned().await;
+            tokio::task::spawn_blocking(move || {
+                finish.record();
+                drop(lease);
+                drop(recording);
+            });
+            return done.result;
         }
         drop(lease);
-        result
+        done.result
+    }
+
+    /// Waits until every applied patch's terminal record that was pending when called is
+    /// written, so what the ledger says next matches what those callers were told.
+    pub(crate) async fn recorded(&self) {
+        drop(self.recordings.write().await);
     }
 
     /// The recorded answer to a retry of a finished operation with this key, if any.
@@ -210,6 +227,7 @@ impl Gateway {
         &self,
         p: OperationStatusParams,
     ) -> Result<OperationStatusResult, GatewayError> {
+        self.recorded().await;
         let store = self.store.clone();
         blocking(move || {
             let record = match (p.operation_id.as_deref(), p.operation_key.as_deref()) {

@@ -298,6 +298,8 @@ impl Gateway {
 
     /// Kills every live command's whole tree (stdio EOF, SIGTERM, SIGINT).
     pub async fn shutdown(&self) {
+        // An applied patch's terminal record is written before the runner goes.
+        self.recorded().await;
         self.runner.shutdown().await;
     }
 }

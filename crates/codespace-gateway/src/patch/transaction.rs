@@ -1,7 +1,7 @@
 //! The transaction after the lease: draft, expected versions and plan (the runner's
 //! `prepare`), the plan and old content made durable in one commit, the runner's write, and
-//! the terminal record in one commit; and what a runner answer lost on its socket makes of
-//! it.
+//! the terminal record in one commit (for an applied patch, after the reply: see
+//! [`Finish`]); and what a runner answer lost on its socket makes of it.
 
 use std::sync::Arc;
 
@@ -14,20 +14,63 @@ use codespace_store::{Draft, Drafted, OpStatus, PlannedFile, Store};
 use super::{Recorded, changes_of, fingerprint, replay, store_status, undo};
 use crate::{GatewayError, now};
 
+/// How a transaction ended, for the caller holding the lease.
+pub(super) struct Transacted {
+    pub(super) result: Result<ApplyPatchResult, GatewayError>,
+    /// False when the runner may still be writing (its answer timed out): the caller keeps
+    /// the lease.
+    pub(super) settled: bool,
+    /// An applied patch's terminal record, still to be written: the caller answers first
+    /// and keeps the lease until it is.
+    pub(super) finish: Option<Finish>,
+}
+
+/// An applied patch's terminal record, written after the reply. Recovery classifies an
+/// unfinished plan whose every file holds its after-version as `applied` from the disk
+/// alone, so a crash before this commit ends exactly as the reply said; the commit only
+/// moves the row from unfinished to finished and drops the undo content.
+pub(super) struct Finish {
+    store: Arc<Store>,
+    draft: Draft,
+    result: ApplyPatchResult,
+}
+
+impl Finish {
+    /// Writes the record. A failure leaves the row unfinished for the next start's
+    /// recovery (which reads the same answer off the disk), so it is logged, not returned.
+    pub(super) fn record(self) {
+        let op = self.draft.operation_id.clone();
+        if let Err(e) = record(&self.store, &self.draft, Ok(self.result)) {
+            tracing::error!(operation_id = %op, "the applied patch's terminal record failed ({e}); the next start's recovery records it from the disk");
+        }
+    }
+}
+
 /// Everything after the lease: draft, check, plan (with the old content, one commit),
-/// write, verify, finish (one commit). The flag is false when the runner may still be
-/// writing (its answer timed out): the caller keeps the lease.
+/// write, verify, finish (one commit; an applied patch's is left to the caller).
 pub(super) fn transaction(
     runner: &Runner,
     store: &Arc<Store>,
     p: ApplyPatchParams,
     reserved: Option<String>,
-) -> (Result<ApplyPatchResult, GatewayError>, bool) {
+) -> Transacted {
+    let done = |result| Transacted { result, settled: true, finish: None };
     match decide(runner, store, p, reserved) {
-        Ok(done) => (done, true),
-        Err(Undecided::Unrecorded(e)) => (Err(e), true),
-        Err(Undecided::Uncertain(result, still_running)) => (Ok(*result), !still_running),
+        Ok(Decided::Now(result)) => done(result),
+        Ok(Decided::Later(finish)) => {
+            Transacted { result: Ok(finish.result.clone()), settled: true, finish: Some(finish) }
+        }
+        Err(Undecided::Unrecorded(e)) => done(Err(e)),
+        Err(Undecided::Uncertain(result, still_running)) => {
+            Transacted { result: Ok(*result), settled: !still_running, finish: None }
+        }
     }
+}
+
+/// A transaction with an outcome: recorded already, or applied with its record to come.
+enum Decided {
+    Now(Result<ApplyPatchResult, GatewayError>),
+    Later(Finish),
 }
 
 /// Why a transaction has no recorded outcome.
@@ -44,18 +87,20 @@ fn decide(
     store: &Arc<Store>,
     p: ApplyPatchParams,
     reserved: Option<String>,
-) -> Result<Result<ApplyPatchResult, GatewayError>, Undecided> {
+) -> Result<Decided, Undecided> {
     let fp = fingerprint(&p);
     let key = p.operation_key.as_deref();
     let drafted = match store.draft(reserved.as_deref(), &p.workspace_id, key, &fp, now()) {
         Ok(drafted) => drafted,
-        Err(e) => return Ok(Err(e.into())),
+        Err(e) => return Ok(Decided::Now(Err(e.into()))),
     };
     let draft = match drafted {
         Drafted::Fresh(draft) => draft,
-        Drafted::Replayed(rec) => return Ok(replay(rec)),
+        Drafted::Replayed(rec) => return Ok(Decided::Now(replay(rec))),
         Drafted::KeyConflict(rec) => {
-            return Ok(Err(GatewayError::KeyConflict { operation_id: rec.operation_id }));
+            return Ok(Decided::Now(Err(GatewayError::KeyConflict {
+                operation_id: rec.operation_id,
+            })));
         }
     };
     let outcome = match run(runner, store, &draft, &p) {
@@ -65,15 +110,23 @@ fn decide(
             return Err(Undecided::Uncertain(Box::new(result), still_running));
         }
         // Another handle on the ledger recorded this key first: its record answers.
-        Ran::Raced(Drafted::Replayed(rec)) => return Ok(replay(rec)),
+        Ran::Raced(Drafted::Replayed(rec)) => return Ok(Decided::Now(replay(rec))),
         Ran::Raced(Drafted::KeyConflict(rec)) => {
-            return Ok(Err(GatewayError::KeyConflict { operation_id: rec.operation_id }));
+            return Ok(Decided::Now(Err(GatewayError::KeyConflict {
+                operation_id: rec.operation_id,
+            })));
         }
         Ran::Raced(Drafted::Fresh(_)) => {
-            return Ok(Err(GatewayError::Internal("a planned draft raced with itself".to_owned())));
+            let e = GatewayError::Internal("a planned draft raced with itself".to_owned());
+            return Ok(Decided::Now(Err(e)));
         }
     };
-    Ok(record(store, &draft, outcome))
+    Ok(match outcome {
+        Ok(result) if result.status == PatchStatus::Applied => {
+            Decided::Later(Finish { store: Arc::clone(store), draft, result })
+        }
+        outcome => Decided::Now(record(store, &draft, outcome)),
+    })
 }
 
 /// Records the outcome as the operation's terminal result, in one commit.

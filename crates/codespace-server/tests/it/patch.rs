@@ -323,3 +323,51 @@ async fn c3_one_hundred_concurrent_duplicates_apply_once() {
     assert_eq!(ids.len(), 1);
     assert_eq!(std::fs::read_to_string(root.join("count.txt")).unwrap(), "base\nonce\n");
 }
+
+/// An applied patch is answered before its terminal record is written (recovery reads the
+/// same answer off the disk); `operation_status` right after the answer, and a server that
+/// stops right after it, still see the finished record.
+#[tokio::test]
+async fn an_applied_answer_is_what_the_ledger_says_at_once() {
+    let mut env = Env::new();
+    let root = ww(&mut env, "w");
+    std::fs::write(root.join("a.txt"), "v0\n").unwrap();
+    let client = env.stdio().await;
+    for i in 0..30 {
+        let p = patch(&format!("*** Update File: a.txt\n@@\n-v{i}\n+v{}\n", i + 1));
+        let applied = call(&client, "apply_patch", apply("w", &p)).await.unwrap();
+        assert_eq!(applied["status"], "applied");
+        let st =
+            call(&client, "operation_status", json!({"operation_id": applied["operation_id"]}))
+                .await
+                .unwrap();
+        assert_eq!(st["status"], "applied", "round {i}: {st}");
+        assert!(st["finished_at"].is_i64(), "round {i}: {st}");
+    }
+    client.cancel().await.unwrap();
+
+    // The last patch's answer, then at once the end of stdin: the record is written before
+    // the server exits, so the next start has nothing to recover.
+    let (client, pid) = env.stdio_with(&[]).await;
+    let p = patch("*** Update File: a.txt\n@@\n-v30\n+last\n");
+    let applied = call(&client, "apply_patch", apply("w", &p)).await.unwrap();
+    assert_eq!(applied["status"], "applied");
+    client.cancel().await.unwrap();
+    let gone = std::time::Instant::now();
+    while std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+    {
+        assert!(gone.elapsed() < std::time::Duration::from_secs(10), "the server did not exit");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let client = env.stdio().await;
+    let st = call(&client, "operation_status", json!({"operation_id": applied["operation_id"]}))
+        .await
+        .unwrap();
+    assert_eq!(st["status"], "applied");
+    let names: Vec<&str> =
+        st["events"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["minted", "planned", "finished"], "nothing was recovered: {st}");
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "last\n");
+    client.cancel().await.unwrap();
+}

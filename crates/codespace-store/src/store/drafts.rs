@@ -1,6 +1,7 @@
 //! Operations minted in memory ([`Draft`]): nothing reaches the ledger until the plan (with
 //! the old content of every file it replaces, in the same transaction) or the terminal
-//! outcome, so a patch costs two commits: one before its first write, one after its last.
+//! outcome, so a patch costs two commits: one before its first write, one after its last
+//! (for an applied patch, the caller may make the second after answering).
 //! A crash before the first commit leaves no row, which is exact: nothing was written.
 
 use codespace_types::EventName;

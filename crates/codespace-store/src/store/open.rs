@@ -101,6 +101,10 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "foreign_keys", "ON")?;
     // The schema is ours alone: no SQL function in it may run with side effects.
     conn.pragma_update(None, "trusted_schema", "OFF")?;
+    // Plans never depend on bound values: without this, SQLite marks statements whose
+    // plan could use a bound value to be prepared again on every new binding, and the
+    // cached statements of every patch were re-parsed each time.
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     Ok(())
 }
 
