@@ -82,10 +82,16 @@ fn decode<T: DeserializeOwned>(
 fn respond<T: Serialize>(result: Result<T, GatewayError>) -> Result<CallToolResponse, McpError> {
     match result {
         Ok(value) => {
-            let json = serde_json::to_value(value).map_err(|e| {
-                McpError::internal_error(format!("result serialization failed: {e}"), None)
-            })?;
-            Ok(CallToolResult::structured(json).into())
+            let failed =
+                |e| McpError::internal_error(format!("result serialization failed: {e}"), None);
+            let json = serde_json::to_value(value).map_err(failed)?;
+            // The text copy through serde_json's writer, not `Value`'s `Display` (what
+            // `CallToolResult::structured` uses), which escapes a long string several times
+            // slower through `fmt::Formatter`.
+            let text = serde_json::to_string(&json).map_err(failed)?;
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(json);
+            Ok(result.into())
         }
         Err(e) => {
             let body = e.to_body();
