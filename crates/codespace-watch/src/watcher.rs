@@ -12,6 +12,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use codespace_fs::{Root, RootStatus};
+use notify::event::EventKindMask;
 use notify::{RecursiveMode, Watcher as _};
 
 use crate::cache::{CacheStats, Caches};
@@ -77,6 +78,8 @@ pub(crate) struct Inner {
     fail_next_spawn: bool,
     /// Test hook: how long the handler waits before handling each event.
     event_delay: Duration,
+    /// Raw events notify delivered, for tests of what is watched.
+    pub(crate) raw_events: u64,
 }
 
 pub(crate) struct Shared {
@@ -117,6 +120,7 @@ impl WorkspaceWatch {
             next_cookie: 0,
             fail_next_spawn: false,
             event_delay: Duration::ZERO,
+            raw_events: 0,
         };
         let shared =
             Arc::new(Shared { root, root_path, inner: Mutex::new(inner), changed: Condvar::new() });
@@ -233,6 +237,12 @@ impl WorkspaceWatch {
         self.shared.lock().event_delay = delay;
     }
 
+    /// How many raw events notify has delivered to this workspace's handler.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn raw_events_for_tests(&self) -> u64 {
+        self.shared.lock().raw_events
+    }
+
     /// Emits `ResyncRequired` as a notify error would, without stopping the watcher.
     #[cfg(any(test, feature = "test-hooks"))]
     pub fn force_resync(&self) {
@@ -296,7 +306,12 @@ fn spawn_watcher(
             handle(&shared, generation, &raw);
         }
     };
-    let config = notify::Config::default().with_follow_symlinks(false);
+    // Changes only: a file opened, or closed unwritten, changed nothing. Watching opens
+    // queues two events for every file a `grep` (or a build) reads: handler time taken
+    // from the reads themselves, and on a large enough tree a queue overflow, which forces
+    // a rescan of the whole tree.
+    let changes = EventKindMask::CORE | EventKindMask::ACCESS_CLOSE;
+    let config = notify::Config::default().with_follow_symlinks(false).with_event_kinds(changes);
     let mut watcher =
         notify::RecommendedWatcher::new(handler, config).map_err(|e| e.to_string())?;
     watcher.watch(&shared.root_path, RecursiveMode::Recursive).map_err(|e| e.to_string())?;

@@ -23,6 +23,7 @@ pub(super) fn handle(shared: &Shared, generation: u64, raw: &notify::Result<noti
             .is_some_and(|m| m.kind == codespace_fs::FileKind::Directory)
     });
     let mut inner = shared.lock();
+    inner.raw_events += 1;
     if inner.generation != generation {
         return;
     }

@@ -124,3 +124,33 @@ async fn overflow_resync_and_restart_each_make_changes_ask_for_a_resync() {
     write(&root, "z.txt", "z");
     assert_eq!(find(&gw).await, ["x.txt", "y.txt", "z.txt"]);
 }
+
+/// Reading is not a change: reads deliver no event to the watcher. (Watching opens would
+/// queue two events per file read, enough on a large tree to overflow the kernel's queue
+/// and force a rescan; here they would be at least 400.)
+#[tokio::test]
+async fn reading_files_delivers_no_events_to_the_watcher() {
+    let mut env = Env::new();
+    let root = env.workspace("w", json!({}));
+    for i in 0..200 {
+        write(&root, &format!("f{i}.txt"), "hit\n");
+    }
+    let gw = gateway(&env);
+    let hook = gw.runner().workspace_watch("w").unwrap();
+    let start = changes(&gw, None).await;
+    assert!(hook.wait_running(Duration::from_secs(10)));
+    write(&root, "first.txt", "m");
+    let c = changes(&gw, Some(&start.cursor)).await;
+    let before = hook.raw_events_for_tests();
+    for i in 0..200 {
+        let p = decode(json!({"workspace_id": "w", "path": format!("f{i}.txt")}));
+        assert_eq!(gw.read(p).await.unwrap().content, "hit\n");
+    }
+    // `changes` answers once the watcher has seen everything up to the call.
+    write(&root, "last.txt", "m");
+    let after = changes(&gw, Some(&c.cursor)).await;
+    let paths: Vec<&str> = after.changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, ["last.txt"], "{after:?}");
+    let delivered = hook.raw_events_for_tests() - before;
+    assert!(delivered < 40, "200 reads delivered {delivered} events");
+}
