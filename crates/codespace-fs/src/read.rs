@@ -67,6 +67,22 @@ impl Root {
         ))
     }
 
+    /// Opens `p` for reading with one open, for a path a listing has just shown to be a
+    /// regular file (a search's): the listing stands in for [`Root::open_file`]'s `O_PATH`
+    /// probe. The open is `O_NONBLOCK | O_NOCTTY`, beneath the root, following no
+    /// symlink, and the descriptor is refused unless it is a regular file. What is left is
+    /// the race the probe has too: a device node put there (which takes privilege) after
+    /// the listing is opened once, never read.
+    pub fn open_listed_file(&self, p: &WorkspacePath) -> Result<File, FsError> {
+        let path = p.as_str();
+        let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::NOFOLLOW;
+        let fd = self
+            .open_beneath(self.fd(), path, flags, Mode::empty())
+            .map_err(|errno| from_errno(errno, path, "open"))?;
+        require_regular(&fstat(&fd, path)?, path)?;
+        Ok(File::from(fd))
+    }
+
     /// Reads `[offset, offset + limit)` of `p` and hashes the whole file, in one pass.
     ///
     /// Memory is the window plus one 64 KiB buffer, whatever the file size. An offset at

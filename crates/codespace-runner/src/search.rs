@@ -329,7 +329,8 @@ fn search_one(
     wanted: u64,
 ) -> FileResult {
     let Ok(wp) = WorkspacePath::parse(path) else { return FileResult::Skipped };
-    let file = match root.open_file(&wp) {
+    // The walk listed it as a regular file: one open, not a probe and an open.
+    let file = match root.open_listed_file(&wp) {
         Ok(f) => f,
         // The tree changed under the walk: the file is no longer a searchable regular file.
         Err(

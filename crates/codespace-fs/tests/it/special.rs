@@ -1,4 +1,5 @@
-//! P7: FIFOs, sockets and devices are refused at once, never opened for reading or waited on.
+//! P7: FIFOs, sockets and devices are refused at once, never opened for reading or waited on
+//! (`open_listed_file`, for a path a listing showed as regular, opens once and refuses).
 
 use std::os::unix::net::UnixListener;
 use std::path::Path;
@@ -37,6 +38,10 @@ fn assert_refused_everywhere(ws: &Path, name: &'static str, kind: FileKind) {
     let root = within_timeout(move || {
         let path = p(name);
         assert_special(root.open_file(&path), kind);
+        // One open, no probe: refused all the same (a socket's open fails before its type
+        // is known), and a FIFO's does not wait for a writer.
+        let listed = root.open_listed_file(&path);
+        assert!(matches!(listed, Err(FsError::SpecialFileRejected { .. })), "{listed:?}");
         assert_special(root.read_window(&path, 0, 10), kind);
         assert_special(root.version(&path), kind);
         assert_special(root.write_atomic(&path, b"x", None), kind);
