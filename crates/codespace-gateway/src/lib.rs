@@ -65,6 +65,8 @@ pub struct Gateway {
     /// Applied patches whose terminal record is still being written (each holds a read
     /// guard until it is): a writer guard waits for every one that started before it.
     recordings: Arc<tokio::sync::RwLock<()>>,
+    /// The last coordination hint per workspace and work, while the ledger is unchanged.
+    hints: work::Hints,
 }
 
 impl Gateway {
@@ -90,6 +92,7 @@ impl Gateway {
             owners: work::Owners::default(),
             resumes: holds::InFlight::default(),
             recordings: Arc::default(),
+            hints: work::Hints::default(),
         }
     }
 

@@ -18,6 +18,7 @@ use codespace_store::{IntentRow, WorkRow, Works};
 
 use crate::GatewayError;
 
+pub(crate) use hint::Hints;
 pub use inbox::MAX_INTENT_BYTES;
 pub(crate) use owners::Owners;
 

@@ -58,5 +58,5 @@ pub use model::{
     ApprovalFilter, ApprovalRecord, Begin, Cas, Event, NewApproval, OpStatus, OperationRecord,
     PlannedFile,
 };
-pub use store::{BUSY_TIMEOUT, Draft, Drafted, IntentRow, Store, WorkRow, Works};
+pub use store::{BUSY_TIMEOUT, ChangeStamp, Draft, Drafted, IntentRow, Store, WorkRow, Works};
 pub use undo::UndoLog;

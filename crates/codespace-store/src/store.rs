@@ -32,6 +32,7 @@ mod operations;
 mod plans;
 mod queries;
 mod sql;
+mod stamp;
 mod undo_rows;
 mod works;
 
@@ -42,6 +43,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 pub use busy::BUSY_TIMEOUT;
 pub use drafts::{Draft, Drafted};
+pub use stamp::ChangeStamp;
 pub use works::{IntentRow, WorkRow, Works};
 
 use crate::error::{StoreError, is_storage_failure};

@@ -16,6 +16,10 @@ use codespace_store::Store;
 use crate::{Gateway, GatewayError, Workspaces};
 
 fn gateway(dir: &std::path::Path) -> Gateway {
+    gateway_on(dir, Arc::new(Store::open_in_memory().unwrap()))
+}
+
+fn gateway_on(dir: &std::path::Path, store: Arc<Store>) -> Gateway {
     for id in ["a", "b"] {
         std::fs::create_dir_all(dir.join(id)).unwrap();
     }
@@ -31,7 +35,7 @@ fn gateway(dir: &std::path::Path) -> Gateway {
     let supervisor =
         Supervisor::new(SupervisorConfig::new(std::path::PathBuf::from("/nonexistent/reaper")));
     let runner = workspaces.local_runner(supervisor, true).unwrap();
-    Gateway::for_tests(workspaces, runner, Arc::new(Store::open_in_memory().unwrap()), vec![])
+    Gateway::for_tests(workspaces, runner, store, vec![])
 }
 
 async fn open(gw: &Gateway, ws: &str) -> String {
@@ -229,4 +233,21 @@ async fn the_hint_follows_the_queue() {
     // Two open works and none named: no hint.
     open(&gw, "a").await;
     assert_eq!(gw.work_hint("a", None).unwrap(), None);
+}
+
+/// The hint is kept while the ledger is unchanged; a work opened by another server on the
+/// same ledger file shows at the next call all the same.
+#[tokio::test]
+async fn the_kept_hint_follows_another_handle_on_the_same_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let gw = gateway_on(dir.path(), Arc::new(Store::open(&ledger).unwrap()));
+    let other = gateway_on(dir.path(), Arc::new(Store::open(&ledger).unwrap()));
+    assert_eq!(gw.work_hint("a", None).unwrap(), None);
+    assert_eq!(gw.work_hint("a", None).unwrap(), None);
+    let work = open(&other, "a").await;
+    let hint = gw.work_hint("a", None).unwrap().expect("the other server's work");
+    assert_eq!(hint.work_id, work);
+    say(&other, &work, "stop", Delivery::NextCheckpoint).await;
+    assert_eq!(gw.work_hint("a", None).unwrap().unwrap().pending_user_items, 1);
 }

@@ -180,3 +180,20 @@ fn a_planned_file_with_an_unknown_kind_or_a_malformed_version_reads_as_corrupt()
         assert!(matches!(store.unfinished(), Err(StoreError::CorruptRow { .. })), "{column}");
     }
 }
+
+#[test]
+fn the_change_stamp_moves_with_every_write_from_any_connection_and_never_with_a_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("ledger.sqlite3");
+    let store = Store::open(&path).expect("open");
+    let other = Store::open(&path).expect("second handle");
+    let first = store.change_stamp().expect("stamp");
+    assert_eq!(store.change_stamp().expect("stamp"), first, "nothing changed");
+    store.get("op-none").expect("a read");
+    assert_eq!(store.change_stamp().expect("stamp"), first, "a read changes nothing");
+    store.begin("ws", Some("mine"), "fp", 1).expect("own write");
+    let mine = store.change_stamp().expect("stamp");
+    assert_ne!(mine, first, "a write through this handle");
+    other.begin("ws", Some("theirs"), "fp", 1).expect("other write");
+    assert_ne!(store.change_stamp().expect("stamp"), mine, "a commit by another connection");
+}
