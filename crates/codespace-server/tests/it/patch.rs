@@ -324,6 +324,59 @@ async fn c3_one_hundred_concurrent_duplicates_apply_once() {
     assert_eq!(std::fs::read_to_string(root.join("count.txt")).unwrap(), "base\nonce\n");
 }
 
+/// The terminal record of an applied patch comes after the answer, and `operation_status`
+/// answers with it: deterministic, with the ledger's write lock held by another connection
+/// from between the patch's last write and its verification (after the plan's commit)
+/// until 400 ms later, so the record cannot land before then. (A record made before the
+/// answer would wait out the lock first and fail the first check.)
+#[tokio::test]
+async fn the_answer_does_not_wait_for_the_terminal_record_but_operation_status_does() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use codespace_protocol::{ApplyPatchParams, OperationStatusParams, PatchStatus};
+
+    let mut env = Env::new();
+    let root = ww(&mut env, "w");
+    std::fs::write(root.join("a.txt"), "old\n").unwrap();
+    let db = env.path().join("ledger.sqlite3");
+    let gw = crate::support::in_process_gateway(&env, codespace_gateway::Store::open(&db).unwrap());
+    let released = Arc::new(AtomicBool::new(false));
+    let (flag, ledger) = (Arc::clone(&released), db.clone());
+    gw.runner().set_written_hook(Some(Arc::new(move || {
+        let (held, flag, ledger) = (std::sync::mpsc::channel(), Arc::clone(&flag), ledger.clone());
+        let (tx, rx) = held;
+        std::thread::spawn(move || {
+            let conn = rusqlite::Connection::open(&ledger).unwrap();
+            conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+            tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            flag.store(true, Ordering::SeqCst);
+            conn.execute_batch("ROLLBACK").unwrap();
+        });
+        rx.recv().unwrap();
+    })));
+    let p: ApplyPatchParams =
+        serde_json::from_value(apply("w", &patch("*** Update File: a.txt\n@@\n-old\n+new\n")))
+            .unwrap();
+    let applied = gw.apply_patch(p).await.unwrap();
+    assert_eq!(applied.status, PatchStatus::Applied);
+    assert!(!released.load(Ordering::SeqCst), "the answer waited for the terminal record");
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "new\n");
+    let status = gw
+        .operation_status(OperationStatusParams {
+            operation_id: Some(applied.operation_id.clone()),
+            operation_key: None,
+            workspace_id: None,
+        })
+        .await
+        .unwrap();
+    assert!(released.load(Ordering::SeqCst), "operation_status answered before the record");
+    assert_eq!(status.status, PatchStatus::Applied);
+    assert!(status.finished_at.is_some(), "{status:?}");
+    gw.shutdown().await;
+}
+
 /// An applied patch is answered before its terminal record is written (recovery reads the
 /// same answer off the disk); `operation_status` right after the answer, and a server that
 /// stops right after it, still see the finished record.

@@ -118,6 +118,9 @@ fn the_connection_is_configured() {
     let synchronous: i64 =
         inner.conn.pragma_query_value(None, "synchronous", |row| row.get(0)).expect("sync");
     assert_eq!((foreign_keys, synchronous), (1, 2));
+    // Plans never depend on bound values, so a cached statement is never prepared again.
+    let qpsg = rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG;
+    assert!(inner.conn.db_config(qpsg).expect("qpsg"));
 }
 
 #[test]
