@@ -34,6 +34,12 @@ pub use work::*;
 /// Server name reported in `initialize` and `workspace_info`.
 pub const SERVER_NAME: &str = "codespace";
 
+/// The `experimental` capability a client declares at `initialize` to receive a success as
+/// `structuredContent` alone, with an empty `content` array instead of the same JSON again
+/// as text (which carries every string twice, the second time escaped twice). The server
+/// declares it back to say it honours it; a session that does not declare it gets both.
+pub const STRUCTURED_ONLY_CAPABILITY: &str = "codespace/structuredContentOnly";
+
 /// Tool names: the reference's tools in its order, then this server's own.
 pub mod tool {
     pub const WORKSPACE_INFO: &str = "workspace_info";

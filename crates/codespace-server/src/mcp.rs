@@ -1,17 +1,18 @@
 //! The rmcp handler: server identity and capabilities, the session lifecycle (one
 //! `initialize` per session, the log level), the tool list, and dispatch of `tools/call` to
 //! the gateway. Arguments are decoded before any tool logic; results become
-//! `structuredContent` plus the same JSON as text; refusals, arguments that do not fit the
-//! schema included, become `isError: true` with the `ErrorBody` as text.
+//! `structuredContent` plus the same JSON as text (the text left out for a session that
+//! declared [`STRUCTURED_ONLY_CAPABILITY`]); refusals, arguments that do not fit the schema
+//! included, become `isError: true` with the `ErrorBody` as text.
 // The logging capability and `logging/setLevel` are deprecated in rmcp's newest protocol
 // revision; the revisions this server speaks define them.
 #![expect(deprecated, reason = "MCP logging is part of the protocol revisions served")]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use codespace_gateway::{Gateway, GatewayError};
-use codespace_protocol::{SERVER_NAME, tool};
+use codespace_protocol::{SERVER_NAME, STRUCTURED_ONLY_CAPABILITY, tool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
@@ -34,6 +35,8 @@ pub(crate) struct CodeSpace {
     instructions: Arc<str>,
     /// Set by the session's `initialize`: a second one is refused.
     initialized: Arc<AtomicBool>,
+    /// How this session's successes are shaped, set by its `initialize`.
+    shape: Arc<OnceLock<Shape>>,
     log_level: Arc<SessionLevel>,
     /// How long a held call waits for a person's answer through elicitation.
     elicit_wait: std::time::Duration,
@@ -47,6 +50,7 @@ impl CodeSpace {
             tools: crate::tools::catalog(),
             instructions: crate::instructions::text().into(),
             initialized: Arc::new(AtomicBool::new(false)),
+            shape: Arc::new(OnceLock::new()),
             log_level: SessionLevel::new(),
         }
     }
@@ -60,8 +64,30 @@ impl CodeSpace {
     pub(crate) fn session(&self) -> Self {
         CodeSpace {
             initialized: Arc::new(AtomicBool::new(false)),
+            shape: Arc::new(OnceLock::new()),
             log_level: SessionLevel::new(),
             ..self.clone()
+        }
+    }
+}
+
+/// How a session's successful results are shaped on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `structuredContent` plus the same JSON as text, as the MCP spec says a tool SHOULD
+    /// (clients that read only `content` see the result): the default.
+    WithTextCopy,
+    /// `structuredContent` alone with an empty `content`: the client declared
+    /// [`STRUCTURED_ONLY_CAPABILITY`].
+    StructuredOnly,
+}
+
+impl Shape {
+    fn declared_by(request: &InitializeRequestParams) -> Shape {
+        let experimental = request.capabilities.experimental.as_ref();
+        match experimental.is_some_and(|e| e.contains_key(STRUCTURED_ONLY_CAPABILITY)) {
+            true => Shape::StructuredOnly,
+            false => Shape::WithTextCopy,
         }
     }
 }
@@ -79,17 +105,25 @@ fn decode<T: DeserializeOwned>(
     })
 }
 
-fn respond<T: Serialize>(result: Result<T, GatewayError>) -> Result<CallToolResponse, McpError> {
+fn respond<T: Serialize>(
+    shape: Shape,
+    result: Result<T, GatewayError>,
+) -> Result<CallToolResponse, McpError> {
     match result {
         Ok(value) => {
             let failed =
                 |e| McpError::internal_error(format!("result serialization failed: {e}"), None);
             let json = serde_json::to_value(value).map_err(failed)?;
-            // The text copy through serde_json's writer, not `Value`'s `Display` (what
-            // `CallToolResult::structured` uses), which escapes a long string several times
-            // slower through `fmt::Formatter`.
-            let text = serde_json::to_string(&json).map_err(failed)?;
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            let content = match shape {
+                // The text copy through serde_json's writer, not `Value`'s `Display` (what
+                // `CallToolResult::structured` uses), which escapes a long string several
+                // times slower through `fmt::Formatter`.
+                Shape::WithTextCopy => {
+                    vec![ContentBlock::text(serde_json::to_string(&json).map_err(failed)?)]
+                }
+                Shape::StructuredOnly => vec![],
+            };
+            let mut result = CallToolResult::success(content);
             result.structured_content = Some(json);
             Ok(result.into())
         }
@@ -106,6 +140,7 @@ fn respond<T: Serialize>(result: Result<T, GatewayError>) -> Result<CallToolResp
 
 /// Decodes, then runs one gateway call.
 async fn run<P, R, Fut>(
+    shape: Shape,
     name: &str,
     args: Option<rmcp::model::JsonObject>,
     call: impl FnOnce(P) -> Fut,
@@ -116,8 +151,8 @@ where
     Fut: std::future::Future<Output = Result<R, GatewayError>>,
 {
     match decode(name, args) {
-        Ok(params) => respond(call(params).await),
-        Err(e) => respond::<R>(Err(e)),
+        Ok(params) => respond(shape, call(params).await),
+        Err(e) => respond::<R>(shape, Err(e)),
     }
 }
 
@@ -130,60 +165,61 @@ impl CodeSpace {
     ) -> Option<Result<CallToolResponse, McpError>> {
         let g = &self.gateway;
         let ct = &context.ct;
+        let shape = self.shape.get().copied().unwrap_or(Shape::WithTextCopy);
         Some(match name {
-            tool::WORKSPACE_INFO => run(name, args, |p| g.workspace_info(p)).await,
-            tool::READ => run(name, args, |p| g.read(p)).await,
+            tool::WORKSPACE_INFO => run(shape, name, args, |p| g.workspace_info(p)).await,
+            tool::READ => run(shape, name, args, |p| g.read(p)).await,
             tool::FIND => {
                 let signals = CallSignals::new(context);
                 let (cancel, progress) = (signals.cancel.clone(), signals.progress.clone());
-                run(name, args, |p| g.find(p, cancel, progress)).await
+                run(shape, name, args, |p| g.find(p, cancel, progress)).await
             }
             tool::GREP => {
                 let signals = CallSignals::new(context);
                 let (cancel, progress) = (signals.cancel.clone(), signals.progress.clone());
-                run(name, args, |p| g.grep(p, cancel, progress)).await
+                run(shape, name, args, |p| g.grep(p, cancel, progress)).await
             }
-            tool::VERSION => run(name, args, |p| g.version(p)).await,
-            tool::CHANGES => run(name, args, |p| g.changes(p)).await,
+            tool::VERSION => run(shape, name, args, |p| g.version(p)).await,
+            tool::CHANGES => run(shape, name, args, |p| g.changes(p)).await,
             tool::APPLY_PATCH => {
                 let wait = self.elicit_wait;
-                run(name, args, |p| async move {
+                run(shape, name, args, |p| async move {
                     let first = g.apply_patch(p).await;
                     crate::elicit::ask(g, context, wait, first, |r| r.apply_patch).await
                 })
                 .await
             }
-            tool::OPERATION_STATUS => run(name, args, |p| g.operation_status(p)).await,
+            tool::OPERATION_STATUS => run(shape, name, args, |p| g.operation_status(p)).await,
             tool::EXEC_COMMAND => {
                 let wait = self.elicit_wait;
-                run(name, args, |p| async move {
+                run(shape, name, args, |p| async move {
                     let first = g.exec_command(p).await;
                     crate::elicit::ask(g, context, wait, first, |r| r.exec_command).await
                 })
                 .await
             }
-            tool::WRITE_STDIN => run(name, args, |p| g.write_stdin(p)).await,
+            tool::WRITE_STDIN => run(shape, name, args, |p| g.write_stdin(p)).await,
             // A wait_ms wait ends when the client cancels the request.
             tool::READ_PROCESS => {
-                let answer = run(name, args, |p| g.read_process(p, ct.cancelled())).await;
+                let answer = run(shape, name, args, |p| g.read_process(p, ct.cancelled())).await;
                 note_cancelled(context, name);
                 answer
             }
             tool::PROCESS_STATUS => {
-                let answer = run(name, args, |p| g.process_status(p, ct.cancelled())).await;
+                let answer = run(shape, name, args, |p| g.process_status(p, ct.cancelled())).await;
                 note_cancelled(context, name);
                 answer
             }
-            tool::PROCESS_RESIZE => run(name, args, |p| g.process_resize(p)).await,
-            tool::TERMINATE_PROCESS => run(name, args, |p| g.terminate_process(p)).await,
-            tool::WORK_OPEN => run(name, args, |p| g.work_open(p)).await,
-            tool::STEER_STATUS => run(name, args, |p| g.steer_status(p)).await,
-            tool::STEER_CLAIM_NEXT => run(name, args, |p| g.steer_claim_next(p)).await,
-            tool::STEER_COMPLETE => run(name, args, |p| g.steer_complete(p)).await,
-            tool::WORK_FINISH => run(name, args, |p| g.work_finish(p)).await,
-            tool::APPROVAL_CREATE => run(name, args, |p| g.approval_create(p)).await,
-            tool::APPROVAL_RESOLVE => run(name, args, |p| g.approval_resolve(p)).await,
-            tool::OPERATION_RESUME => run(name, args, |p| g.operation_resume(p)).await,
+            tool::PROCESS_RESIZE => run(shape, name, args, |p| g.process_resize(p)).await,
+            tool::TERMINATE_PROCESS => run(shape, name, args, |p| g.terminate_process(p)).await,
+            tool::WORK_OPEN => run(shape, name, args, |p| g.work_open(p)).await,
+            tool::STEER_STATUS => run(shape, name, args, |p| g.steer_status(p)).await,
+            tool::STEER_CLAIM_NEXT => run(shape, name, args, |p| g.steer_claim_next(p)).await,
+            tool::STEER_COMPLETE => run(shape, name, args, |p| g.steer_complete(p)).await,
+            tool::WORK_FINISH => run(shape, name, args, |p| g.work_finish(p)).await,
+            tool::APPROVAL_CREATE => run(shape, name, args, |p| g.approval_create(p)).await,
+            tool::APPROVAL_RESOLVE => run(shape, name, args, |p| g.approval_resolve(p)).await,
+            tool::OPERATION_RESUME => run(shape, name, args, |p| g.operation_resume(p)).await,
             _ => return None,
         })
     }
@@ -202,7 +238,12 @@ fn note_cancelled(context: &RequestContext<RoleServer>, name: &str) {
 
 impl ServerHandler for CodeSpace {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_logging().enable_tools().build();
+        let structured_only = [(STRUCTURED_ONLY_CAPABILITY.to_owned(), Default::default())];
+        let capabilities = ServerCapabilities::builder()
+            .enable_experimental_with(structured_only.into_iter().collect())
+            .enable_logging()
+            .enable_tools()
+            .build();
         #[cfg(feature = "conformance-fixtures")]
         let capabilities = crate::fixtures::capabilities(capabilities);
         ServerConfig::new(capabilities)
@@ -222,6 +263,8 @@ impl ServerHandler for CodeSpace {
             ));
         }
         context.peer.set_peer_info(request.clone());
+        // Set once: `initialized` refuses a second initialize above.
+        let _ = self.shape.set(Shape::declared_by(&request));
         self.negotiate_initialize(&request)
     }
 

@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rmcp::RoleClient;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig};
 use rmcp::service::RunningService;
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
 
 pub(crate) fn median(mut v: Vec<Duration>) -> Duration {
@@ -23,8 +23,8 @@ pub(crate) fn binary() -> PathBuf {
 
 /// Calls a tool and returns its structuredContent; a refusal fails the benchmark.
 #[allow(dead_code)] // not every benchmark calls tools through this
-pub(crate) async fn call(
-    client: &RunningService<RoleClient, ()>,
+pub(crate) async fn call<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
     name: &str,
     args: Value,
 ) -> Value {
@@ -37,11 +37,21 @@ pub(crate) async fn call(
     r.structured_content.unwrap()
 }
 
+/// A client that declares `codespace/structuredContentOnly`: each success arrives once, as
+/// `structuredContent`, without the text copy.
+#[allow(dead_code)] // not every benchmark compares the two shapes
+pub(crate) fn structured_only() -> ClientConfig {
+    let experimental = [("codespace/structuredContentOnly".to_owned(), Default::default())];
+    let capabilities =
+        ClientCapabilities::builder().enable_experimental_with(experimental.into()).build();
+    ClientConfig::new(capabilities, rmcp::model::Implementation::new("bench", "1"))
+}
+
 /// `exec_command ["true"]` in `ws`, then `process_status` with `wait_ms` until `exited`;
 /// the time it all took.
 #[allow(dead_code)] // not every benchmark runs commands
-pub(crate) async fn true_until_exited(
-    client: &RunningService<RoleClient, ()>,
+pub(crate) async fn true_until_exited<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
     ws: &str,
 ) -> std::time::Duration {
     let t = std::time::Instant::now();

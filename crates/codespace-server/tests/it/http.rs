@@ -326,3 +326,35 @@ fn a_single_response_is_plain_json() {
     assert_eq!(v["id"], 2);
     assert_eq!(v["result"]["structuredContent"]["byte_count"], 1 << 20);
 }
+
+/// The structured-only shape is per session: over one HTTP server, the session that
+/// declared it gets `structuredContent` alone, the one that did not gets the text copy too.
+#[test]
+fn structured_only_is_chosen_per_session() {
+    let mut env = Env::new();
+    let root = env.workspace("ro", json!({}));
+    std::fs::write(root.join("a.txt"), "a \"quoted\"\nline\n").unwrap();
+    let server = env.http(&["--no-auth"]);
+    let version = "MCP-Protocol-Version: 2025-06-18";
+    let open = |capabilities: &str| {
+        let init = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{capabilities},"clientInfo":{{"name":"raw","version":"1"}}}}}}"#
+        );
+        let reply = server.post("/mcp", &[], &init);
+        assert_eq!(reply.status, 200, "{reply:?}");
+        let session = format!("Mcp-Session-Id: {}", reply.header("mcp-session-id").unwrap());
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        server.post("/mcp", &[&session, version], initialized);
+        session
+    };
+    let once = open(r#"{"experimental":{"codespace/structuredContentOnly":{}}}"#);
+    let both = open("{}");
+    let read = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"workspace_id":"ro","path":"a.txt"}}}"#;
+    for (session, copies) in [(&once, 0), (&both, 1), (&once, 0)] {
+        let reply = server.post("/mcp", &[session, version], read);
+        let v: serde_json::Value = serde_json::from_str(&reply.body).unwrap();
+        let result = &v["result"];
+        assert_eq!(result["structuredContent"]["content"], "a \"quoted\"\nline\n", "{v}");
+        assert_eq!(result["content"].as_array().map(Vec::len), Some(copies), "{v}");
+    }
+}
