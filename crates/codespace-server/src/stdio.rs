@@ -1,15 +1,21 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin and stdout, framed here rather
 //! than by rmcp so that every malformed line is answered (see `frame`) instead of being
 //! dropped while the client waits. Lines are bounded; stdout is written by one task, so a
-//! reply queued while reading is never interleaved with another.
+//! reply queued while reading is never interleaved with another. A pipe or a stream socket
+//! (what MCP clients give a server they start) is read and written through the runtime's
+//! poller, not tokio's blocking-thread `Stdin`/`Stdout`, which cost two thread hand-offs
+//! per message.
 
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::pin::Pin;
 
 use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Stdin};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -18,8 +24,11 @@ use crate::frame::{self, INVALID_REQUEST, Verdict};
 /// The longest line accepted, in bytes: the same cap as an HTTP request body.
 pub(crate) const MAX_LINE_BYTES: usize = crate::http::MAX_BODY_BYTES;
 
+type Input = Pin<Box<dyn AsyncRead + Send>>;
+type Output = Pin<Box<dyn AsyncWrite + Send>>;
+
 pub(crate) struct Stdio {
-    reader: BufReader<Stdin>,
+    reader: BufReader<Input>,
     /// The line being read; kept across a cancelled `receive`.
     line: Vec<u8>,
     /// Skipping the rest of an over-long line.
@@ -33,16 +42,85 @@ pub(crate) struct Stdio {
 /// and every queued frame is written).
 pub(crate) fn transport() -> (Stdio, JoinHandle<()>) {
     let (out, mut frames) = mpsc::unbounded_channel::<Vec<u8>>();
+    let mut stdout = output();
     let writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
         while let Some(frame) = frames.recv().await {
             if stdout.write_all(&frame).await.is_err() || stdout.flush().await.is_err() {
                 break;
             }
         }
     });
-    let reader = BufReader::new(tokio::io::stdin());
+    let reader = BufReader::new(input());
     (Stdio { reader, line: Vec::new(), discarding: false, open: false, out }, writer)
+}
+
+/// What a standard stream is, for choosing how to wait on it.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Pipe,
+    Socket,
+    /// A file, a terminal, `/dev/null`: read and written on blocking threads.
+    Other,
+}
+
+fn kind(fd: BorrowedFd<'_>) -> Kind {
+    let Ok(stat) = rustix::fs::fstat(fd) else { return Kind::Other };
+    match rustix::fs::FileType::from_raw_mode(stat.st_mode) {
+        rustix::fs::FileType::Fifo => Kind::Pipe,
+        rustix::fs::FileType::Socket
+            if rustix::net::sockopt::socket_type(fd).ok()
+                == Some(rustix::net::SocketType::STREAM) =>
+        {
+            Kind::Socket
+        }
+        _ => Kind::Other,
+    }
+}
+
+/// A socket descriptor as a tokio stream. Unix-domain or not, a connected stream socket is
+/// read and written the same way.
+fn socket(fd: OwnedFd) -> io::Result<tokio::net::UnixStream> {
+    let stream = std::os::unix::net::UnixStream::from(fd);
+    stream.set_nonblocking(true)?;
+    tokio::net::UnixStream::from_std(stream)
+}
+
+/// Stdin, through the poller when it is a pipe or a socket.
+fn input() -> Input {
+    let stdin = io::stdin();
+    let fd = stdin.as_fd();
+    let kind = kind(fd);
+    tracing::debug!("stdin is {kind:?}");
+    let polled = match kind {
+        Kind::Pipe => fd
+            .try_clone_to_owned()
+            .and_then(|fd| pipe::Receiver::from_owned_fd(fd).map(|r| -> Input { Box::pin(r) })),
+        Kind::Socket => fd.try_clone_to_owned().and_then(socket).map(|s| -> Input { Box::pin(s) }),
+        Kind::Other => return Box::pin(tokio::io::stdin()),
+    };
+    polled.unwrap_or_else(|e| {
+        tracing::debug!("stdin through the blocking pool: {e}");
+        Box::pin(tokio::io::stdin())
+    })
+}
+
+/// Stdout, through the poller when it is a pipe or a socket.
+fn output() -> Output {
+    let stdout = io::stdout();
+    let fd = stdout.as_fd();
+    let kind = kind(fd);
+    tracing::debug!("stdout is {kind:?}");
+    let polled = match kind {
+        Kind::Pipe => fd
+            .try_clone_to_owned()
+            .and_then(|fd| pipe::Sender::from_owned_fd(fd).map(|w| -> Output { Box::pin(w) })),
+        Kind::Socket => fd.try_clone_to_owned().and_then(socket).map(|s| -> Output { Box::pin(s) }),
+        Kind::Other => return Box::pin(tokio::io::stdout()),
+    };
+    polled.unwrap_or_else(|e| {
+        tracing::debug!("stdout through the blocking pool: {e}");
+        Box::pin(tokio::io::stdout())
+    })
 }
 
 enum Line {

@@ -316,3 +316,98 @@ fn a_session_that_declares_structured_only_gets_each_result_once() {
     assert_eq!(copy, read["structuredContent"], "{read}");
     assert_eq!(copy["content"], text);
 }
+
+/// One session's worth of lines: initialize, a ping and a read of `a.txt`.
+fn session_lines() -> String {
+    let lines = [
+        INIT.to_owned(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "read", "arguments": {"workspace_id": "w", "path": "a.txt"}}})
+        .to_string(),
+    ];
+    lines.join("\n") + "\n"
+}
+
+/// The answers of [`session_lines`], in any order: initialize, the ping, the read.
+fn check_answers(out: &str, how: &str) {
+    let answers: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v.get("id").is_some())
+        .collect();
+    let by_id = |id: u64| answers.iter().find(|v| v["id"] == id).cloned().unwrap_or_default();
+    assert_eq!(by_id(1)["result"]["serverInfo"]["name"], "codespace", "{how}: {out}");
+    assert_eq!(by_id(2)["result"], json!({}), "{how}: {out}");
+    assert_eq!(by_id(3)["result"]["structuredContent"]["content"], "hello\n", "{how}: {out}");
+}
+
+/// Stdio works whatever the client made stdin and stdout: pipes and a socket pair are read
+/// and written through the poller, a regular file through the blocking pool, and each way
+/// answers the same session.
+#[test]
+fn stdio_answers_over_pipes_a_socket_pair_and_files() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::unix::net::UnixStream;
+    use std::process::Stdio;
+
+    let mut env = Env::new();
+    let root = env.workspace("w", json!({}));
+    std::fs::write(root.join("a.txt"), "hello\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let command = |name: &str| {
+        let mut cmd = env.command();
+        cmd.args(["serve", "--config"]).arg(env.config()).env("RUST_LOG", "codespace=debug");
+        let log = std::fs::File::create(dir.path().join(format!("{name}.log"))).unwrap();
+        cmd.stderr(log);
+        cmd
+    };
+    let log = |name: &str| std::fs::read_to_string(dir.path().join(format!("{name}.log"))).unwrap();
+
+    // Pipes.
+    let mut child = command("pipe").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(session_lines().as_bytes()).unwrap();
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    assert!(child.wait().unwrap().success());
+    check_answers(&out, "pipes");
+    let pipe_log = log("pipe");
+    assert!(
+        pipe_log.contains("stdin is Pipe") && pipe_log.contains("stdout is Pipe"),
+        "{pipe_log}"
+    );
+
+    // One end of a socket pair as both stdin and stdout.
+    let (mut ours, theirs) = UnixStream::pair().unwrap();
+    let input = std::os::fd::OwnedFd::from(theirs.try_clone().unwrap());
+    let output = std::os::fd::OwnedFd::from(theirs);
+    let mut child = command("socket").stdin(input).stdout(output).spawn().unwrap();
+    ours.write_all(session_lines().as_bytes()).unwrap();
+    let mut reader = BufReader::new(ours.try_clone().unwrap());
+    let mut out = String::new();
+    for _ in 0..3 {
+        reader.read_line(&mut out).unwrap();
+    }
+    ours.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(child.wait().unwrap().success());
+    check_answers(&out, "a socket pair");
+    let socket_log = log("socket");
+    assert!(
+        socket_log.contains("stdin is Socket") && socket_log.contains("stdout is Socket"),
+        "{socket_log}"
+    );
+
+    // Regular files: the whole session is read, answered, and the server ends at the end.
+    std::fs::write(dir.path().join("in.jsonl"), session_lines()).unwrap();
+    let input = std::fs::File::open(dir.path().join("in.jsonl")).unwrap();
+    let output = std::fs::File::create(dir.path().join("out.jsonl")).unwrap();
+    let mut child = command("file").stdin(input).stdout(output).spawn().unwrap();
+    assert!(child.wait().unwrap().success());
+    check_answers(&std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap(), "files");
+    let file_log = log("file");
+    assert!(
+        file_log.contains("stdin is Other") && file_log.contains("stdout is Other"),
+        "{file_log}"
+    );
+}
