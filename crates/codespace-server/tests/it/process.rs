@@ -135,6 +135,13 @@ async fn exit_codes_output_and_status() {
     let fds: Vec<String> =
         output(&client, &id).await.split_whitespace().map(str::to_owned).collect();
     assert!(fds.len() <= 4, "R7: only 0-2 (+ the listing's own fd): {fds:?}");
+    // Output that is not UTF-8 arrives with replacement characters; the cursor still counts
+    // the bytes the command wrote.
+    let id = exec(&client, "w", &["printf", "a\\377b\\n\\303\\251\\n"], false).await;
+    wait_exit(&client, &id).await;
+    let r = call(&client, "read_process", json!({"process_id": id})).await.unwrap();
+    assert_eq!(r["chunk"], "a\u{fffd}b\n\u{e9}\n", "{r}");
+    assert_eq!(r["cursor"], 7, "{r}");
 
     refused(
         &client,
