@@ -10,6 +10,7 @@ import os
 import sys
 
 from mcp import Client, StdioServerParameters
+from mcp.client.session import ClientSession
 
 EXPECTED_TOOLS = [
     "workspace_info", "read", "find", "apply_patch", "operation_status", "exec_command",
@@ -63,6 +64,33 @@ async def exercise(target, mode):
     print(f"ok: {mode}")
 
 
+STRUCTURED_ONLY = "codespace/structuredContentOnly"
+
+
+async def structured_only(target):
+    """A session that declares the structured-only capability: the SDK has no setting for
+    experimental capabilities, so its capability builder is wrapped for this session."""
+    original = ClientSession._build_capabilities
+
+    def declaring(self, *args, **kwargs):
+        caps = original(self, *args, **kwargs)
+        caps.experimental = {STRUCTURED_ONLY: {}}
+        return caps
+
+    ClientSession._build_capabilities = declaring
+    try:
+        async with Client(target, mode="legacy") as client:
+            r = await client.call_tool("read", {"workspace_id": "py", "path": "hello.txt"})
+            check(not r.is_error, f"[structured-only] read succeeded: {r}")
+            check(r.content == [], f"[structured-only] no text copy: {r.content}")
+            check(r.structured_content["content"] == "hello from python\n", f"[structured-only] {r.structured_content}")
+            e = await client.call_tool("read", {"workspace_id": "py", "path": "../escape"})
+            check(e.is_error and json.loads(e.content[0].text)["code"] == "PATH_ESCAPE", f"[structured-only] {e}")
+    finally:
+        ClientSession._build_capabilities = original
+    print("ok: structured-only")
+
+
 async def main():
     kind = sys.argv[1]
     if kind == "stdio":
@@ -74,6 +102,7 @@ async def main():
         target = sys.argv[2]
     for mode in ("auto", "legacy"):
         await exercise(target, mode)
+    await structured_only(target)
 
 
 asyncio.run(main())

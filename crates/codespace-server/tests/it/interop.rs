@@ -61,6 +61,7 @@ fn python_sdk_over_stdio_and_http() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("ok: legacy"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok: structured-only"));
 
     let server = env.http(&["--no-auth"]);
     let out = Command::new(&python).arg(script()).args(["http", &server.url()]).output().unwrap();
@@ -71,6 +72,7 @@ fn python_sdk_over_stdio_and_http() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("ok: auto"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok: structured-only"));
 }
 
 /// PATH with the directory of an npm-installed tool first: the suite and the Inspector need
