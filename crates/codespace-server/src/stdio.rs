@@ -79,48 +79,52 @@ fn kind(fd: BorrowedFd<'_>) -> Kind {
 
 /// A socket descriptor as a tokio stream. Unix-domain or not, a connected stream socket is
 /// read and written the same way.
-fn socket(fd: OwnedFd) -> io::Result<tokio::net::UnixStream> {
+fn stream(fd: OwnedFd) -> io::Result<tokio::net::UnixStream> {
     let stream = std::os::unix::net::UnixStream::from(fd);
     stream.set_nonblocking(true)?;
     tokio::net::UnixStream::from_std(stream)
 }
 
-/// Stdin, through the poller when it is a pipe or a socket.
-fn input() -> Input {
-    let stdin = io::stdin();
-    let fd = stdin.as_fd();
+/// A standard stream through the poller when it is a pipe or a socket (`pipe`, `socket`),
+/// else, or when that fails, through the blocking pool (`fallback`).
+fn polled<T>(
+    name: &str,
+    fd: BorrowedFd<'_>,
+    pipe: impl FnOnce(OwnedFd) -> io::Result<T>,
+    socket: impl FnOnce(tokio::net::UnixStream) -> T,
+    fallback: impl FnOnce() -> T,
+) -> T {
     let kind = kind(fd);
-    tracing::debug!("stdin is {kind:?}");
-    let polled = match kind {
-        Kind::Pipe => fd
-            .try_clone_to_owned()
-            .and_then(|fd| pipe::Receiver::from_owned_fd(fd).map(|r| -> Input { Box::pin(r) })),
-        Kind::Socket => fd.try_clone_to_owned().and_then(socket).map(|s| -> Input { Box::pin(s) }),
-        Kind::Other => return Box::pin(tokio::io::stdin()),
+    tracing::debug!("{name} is {kind:?}");
+    let opened = match kind {
+        Kind::Pipe => fd.try_clone_to_owned().and_then(pipe),
+        Kind::Socket => fd.try_clone_to_owned().and_then(stream).map(socket),
+        Kind::Other => return fallback(),
     };
-    polled.unwrap_or_else(|e| {
-        tracing::debug!("stdin through the blocking pool: {e}");
-        Box::pin(tokio::io::stdin())
+    opened.unwrap_or_else(|e| {
+        tracing::debug!("{name} through the blocking pool: {e}");
+        fallback()
     })
 }
 
-/// Stdout, through the poller when it is a pipe or a socket.
+fn input() -> Input {
+    polled::<Input>(
+        "stdin",
+        io::stdin().as_fd(),
+        |fd| Ok(Box::pin(pipe::Receiver::from_owned_fd(fd)?)),
+        |s| Box::pin(s),
+        || Box::pin(tokio::io::stdin()),
+    )
+}
+
 fn output() -> Output {
-    let stdout = io::stdout();
-    let fd = stdout.as_fd();
-    let kind = kind(fd);
-    tracing::debug!("stdout is {kind:?}");
-    let polled = match kind {
-        Kind::Pipe => fd
-            .try_clone_to_owned()
-            .and_then(|fd| pipe::Sender::from_owned_fd(fd).map(|w| -> Output { Box::pin(w) })),
-        Kind::Socket => fd.try_clone_to_owned().and_then(socket).map(|s| -> Output { Box::pin(s) }),
-        Kind::Other => return Box::pin(tokio::io::stdout()),
-    };
-    polled.unwrap_or_else(|e| {
-        tracing::debug!("stdout through the blocking pool: {e}");
-        Box::pin(tokio::io::stdout())
-    })
+    polled::<Output>(
+        "stdout",
+        io::stdout().as_fd(),
+        |fd| Ok(Box::pin(pipe::Sender::from_owned_fd(fd)?)),
+        |s| Box::pin(s),
+        || Box::pin(tokio::io::stdout()),
+    )
 }
 
 enum Line {
