@@ -31,6 +31,7 @@ mod protocol;
 mod raw_stdio;
 mod root_swap;
 mod runner_uds;
+mod shape;
 mod sockets;
 mod spill;
 mod startup;
