@@ -13,14 +13,13 @@
 
 mod common;
 
-use common::{binary, call, median, true_until_exited};
+use common::{call, median, true_until_exited};
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
 use rmcp::model::{ClientRequest, PingRequest};
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 
 type Client<H> = rmcp::service::RunningService<rmcp::RoleClient, H>;
 use serde_json::json;
@@ -41,15 +40,9 @@ async fn main() {
         .to_string(),
     )
     .unwrap();
-    let transport = TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
-        c.args(["serve", "--config"])
-            .arg(&config)
-            .args(["--operations-db", ":memory:"])
-            // Spill files go to this run's own state directory.
-            .env("XDG_STATE_HOME", tmp.path().join("state"))
-            .env("RUST_LOG", "error");
-    }))
-    .unwrap();
+    // Spill files go to this run's own state directory.
+    let in_memory = ["--operations-db", ":memory:"];
+    let transport = common::server(&config, &tmp.path().join("state"), &in_memory);
     let client = ().serve(transport).await.unwrap();
 
     let rounds = 40;
@@ -93,15 +86,7 @@ async fn main() {
     );
 
     // The same drain for a session that declared structured-only (each chunk crosses once).
-    let once_transport =
-        TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
-            c.args(["serve", "--config"])
-                .arg(&config)
-                .args(["--operations-db", ":memory:"])
-                .env("XDG_STATE_HOME", tmp.path().join("state-once"))
-                .env("RUST_LOG", "error");
-        }))
-        .unwrap();
+    let once_transport = common::server(&config, &tmp.path().join("state-once"), &in_memory);
     let once = common::structured_only().serve(once_transport).await.unwrap();
     let (mut local, mut drained, mut drained_once) = (Vec::new(), Vec::new(), Vec::new());
     let expected = Command::new("seq").args(["1", "2000000"]).output().unwrap().stdout;

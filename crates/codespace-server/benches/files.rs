@@ -19,7 +19,6 @@ use std::time::Instant;
 
 use rmcp::ServiceExt;
 use rmcp::model::{ClientRequest, PingRequest};
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
 fn bare_walk(root: &Path) -> usize {
@@ -143,13 +142,7 @@ async fn main() {
     )
     .unwrap();
     let state = tmp.path().join("state");
-    let transport = TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
-        c.args(["serve", "--config"])
-            .arg(&config)
-            .env("XDG_STATE_HOME", &state)
-            .env("RUST_LOG", "error");
-    }))
-    .unwrap();
+    let transport = common::server(&config, &state, &[]);
     let pid = transport.id().unwrap();
     let client = ().serve(transport).await.unwrap();
     let rounds = 15;
@@ -210,14 +203,7 @@ async fn main() {
 
     read_rows(&client, &ws, "").await;
     // The same rows for a session that declared structured-only: the content crosses once.
-    let once_transport =
-        TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
-            c.args(["serve", "--config"])
-                .arg(&config)
-                .env("XDG_STATE_HOME", tmp.path().join("state-once"))
-                .env("RUST_LOG", "error");
-        }))
-        .unwrap();
+    let once_transport = common::server(&config, &tmp.path().join("state-once"), &[]);
     let once = common::structured_only().serve(once_transport).await.unwrap();
     read_rows(&once, &ws, ", structured-only session").await;
 

@@ -21,6 +21,25 @@ pub(crate) fn binary() -> PathBuf {
     bin
 }
 
+/// `codespace serve --config CONFIG EXTRA...` with its state in `state`, as an rmcp child
+/// process transport.
+#[allow(dead_code)] // not every benchmark starts its server this way
+pub(crate) fn server(
+    config: &Path,
+    state: &Path,
+    extra: &[&str],
+) -> rmcp::transport::TokioChildProcess {
+    use rmcp::transport::ConfigureCommandExt;
+    let command = tokio::process::Command::new(binary()).configure(|c| {
+        c.args(["serve", "--config"])
+            .arg(config)
+            .args(extra)
+            .env("XDG_STATE_HOME", state)
+            .env("RUST_LOG", "error");
+    });
+    rmcp::transport::TokioChildProcess::new(command).unwrap()
+}
+
 /// Calls a tool and returns its structuredContent; a refusal fails the benchmark.
 #[allow(dead_code)] // not every benchmark calls tools through this
 pub(crate) async fn call<H: ClientHandler>(
