@@ -40,6 +40,48 @@ pub(crate) fn server(
     rmcp::transport::TokioChildProcess::new(command).unwrap()
 }
 
+/// The median of `rounds` pings over stdio from a bare line-oriented JSON-RPC client (no
+/// rmcp on the client side): the stdio floor for another bare client.
+#[allow(dead_code)] // not every benchmark needs a bare client
+pub(crate) fn bare_stdio_ping(config: &Path, state: &Path, rounds: usize) -> Duration {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = std::process::Command::new(binary())
+        .args(["serve", "--config"])
+        .arg(config)
+        .env("XDG_STATE_HOME", state)
+        .env("RUST_LOG", "error")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let mut rpc = |msg: &str, reply: bool| {
+        stdin.write_all(format!("{msg}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        line.clear();
+        if reply {
+            stdout.read_line(&mut line).unwrap();
+            assert!(line.contains("\"result\""), "{line}");
+        }
+    };
+    rpc(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bare","version":"1"}}}"#,
+        true,
+    );
+    rpc(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, false);
+    let mut times = Vec::with_capacity(rounds);
+    for i in 1..=rounds {
+        let t = std::time::Instant::now();
+        rpc(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#), true);
+        times.push(t.elapsed());
+    }
+    drop(stdin);
+    let _ = child.wait();
+    median(times)
+}
+
 /// Calls a tool and returns its structuredContent; a refusal fails the benchmark.
 #[allow(dead_code)] // not every benchmark calls tools through this
 pub(crate) async fn call<H: ClientHandler>(
