@@ -1,6 +1,7 @@
 //! HTTP benchmark, in one run: `ping` from a keep-alive raw HTTP/1.1 client over Streamable
-//! HTTP against `ping` over stdio (rmcp client), and a 4 KiB and a 1 MiB `read` over both.
-//! Each figure is printed as a ratio against the stdio one measured in the same run.
+//! HTTP against `ping` over stdio (from the rmcp client, and from a bare line client), and a
+//! 4 KiB and a 1 MiB `read` over both. Each figure is printed as a ratio against the stdio one
+//! measured in the same run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 #![expect(
     clippy::disallowed_methods,
