@@ -6,12 +6,16 @@
 //! anything else (progress, a log line, an elicitation request) is passed on unchanged,
 //! with what was read put back in front.
 
+use std::borrow::Cow;
+
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use futures_util::StreamExt;
 use http::{HeaderValue, Method, header};
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer};
 
 /// Past this much buffered stream, the reply stays a stream.
 const MAX_BUFFERED: usize = 32 << 20;
@@ -87,7 +91,10 @@ enum First {
 /// The first SSE event that carries data (priming events carry none), if complete.
 fn first_message(buf: &[u8]) -> First {
     let text = String::from_utf8_lossy(buf);
-    let text = text.replace("\r\n", "\n");
+    let text = match text.contains('\r') {
+        true => Cow::Owned(text.replace("\r\n", "\n")),
+        false => text,
+    };
     let mut events = text.split("\n\n").collect::<Vec<_>>();
     // The last piece has no blank line after it yet: not a complete event.
     events.pop();
@@ -101,17 +108,37 @@ fn first_message(buf: &[u8]) -> First {
         if data.trim().is_empty() {
             continue;
         }
-        return match serde_json::from_str::<serde_json::Value>(&data) {
-            Ok(v)
-                if v.get("id").is_some()
-                    && (v.get("result").is_some() || v.get("error").is_some()) =>
-            {
+        // Only the top-level keys matter: the values are skipped, not built (a 1 MiB window
+        // is one long string).
+        return match serde_json::from_str::<Probe>(&data) {
+            Ok(Probe { id: Present(true), result: Present(r), error: Present(e) }) if r || e => {
                 First::Response(data)
             }
             Ok(_) | Err(_) => First::Other,
         };
     }
     First::Incomplete
+}
+
+/// Which of a JSON-RPC message's top-level keys are present, whatever their values.
+#[derive(Deserialize)]
+struct Probe {
+    #[serde(default)]
+    id: Present,
+    #[serde(default)]
+    result: Present,
+    #[serde(default)]
+    error: Present,
+}
+
+/// A key that is present (with any value, `null` included).
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        IgnoredAny::deserialize(d).map(|_| Present(true))
+    }
 }
 
 #[cfg(test)]
@@ -143,5 +170,11 @@ mod tests {
         assert_eq!(first_message(progress.as_bytes()), First::Other);
         let crlf = "data: {\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{}}\r\n\r\n";
         assert!(matches!(first_message(crlf.as_bytes()), First::Response(_)));
+        // An error to a request whose id could not be read has a null id: still a response.
+        let null_id = "data: {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700}}\n\n";
+        assert!(matches!(first_message(null_id.as_bytes()), First::Response(_)));
+        // A request (an id, no result or error) is not.
+        let request = "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"elicitation/create\"}\n\n";
+        assert_eq!(first_message(request.as_bytes()), First::Other);
     }
 }
