@@ -11,6 +11,8 @@
 //! The file is SQLite in WAL mode with `synchronous=FULL` (an acknowledged call survives
 //! a crash or power loss), `foreign_keys=ON`, a 5 s busy timeout and `BEGIN IMMEDIATE`
 //! writers, so concurrent handles and processes wait for each other instead of failing.
+//! A file ledger also keeps a read-only connection for [`Store::change_stamp`] and
+//! [`Store::works_read`]: in WAL mode a reader never waits for a writer.
 //! The schema comes from numbered migrations (`migrations/NNNN_name.sql`, version in
 //! `PRAGMA user_version`). Opening refuses a symlinked path, a network filesystem, a WAL
 //! without its database and a database that fails `PRAGMA integrity_check`.

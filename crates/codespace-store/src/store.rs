@@ -1,5 +1,6 @@
 //! [`Store`]: one SQLite connection behind a mutex, and the transactions every ledger call
-//! runs in.
+//! runs in; for a file ledger, a second, read-only connection for the snapshots a file or
+//! process call takes (the coordination hint), so that they never wait behind a commit.
 //!
 //! Every write is one `BEGIN IMMEDIATE` transaction, so a writer takes the database lock
 //! before it reads anything and never has to upgrade a read lock (the upgrade is what
@@ -55,6 +56,11 @@ use crate::undo::UndoLog;
 /// handles (and processes) on the same file are serialised by SQLite's locks.
 pub struct Store {
     inner: Mutex<Inner>,
+    /// Read-only, for [`Store::change_stamp`] and [`Store::works_read`]: in WAL mode a
+    /// reader never waits for a writer, so these do not queue behind a commit's fsync or a
+    /// write lock another process holds. `None` in memory (a second connection would open
+    /// another, empty database).
+    reader: Option<Mutex<Connection>>,
     path: Option<PathBuf>,
     undo: UndoLog,
 }
@@ -73,8 +79,14 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    fn new(conn: Connection, path: Option<PathBuf>, undo: UndoLog) -> Store {
-        Store { inner: Mutex::new(Inner { conn, degraded: None }), path, undo }
+    fn new(
+        conn: Connection,
+        reader: Option<Connection>,
+        path: Option<PathBuf>,
+        undo: UndoLog,
+    ) -> Store {
+        let inner = Mutex::new(Inner { conn, degraded: None });
+        Store { inner, reader: reader.map(Mutex::new), path, undo }
     }
 
     /// The undo log that belongs to this ledger.
@@ -95,6 +107,11 @@ impl Store {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while the lock was held dropped its transaction, which rolled back.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The read-only connection, when this ledger has one.
+    fn lock_reader(&self) -> Option<MutexGuard<'_, Connection>> {
+        self.reader.as_ref().map(|r| r.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction and commits it; refused on a

@@ -325,16 +325,17 @@ async fn c3_one_hundred_concurrent_duplicates_apply_once() {
 }
 
 /// The terminal record of an applied patch comes after the answer, and `operation_status`
-/// answers with it: deterministic, with the ledger's write lock held by another connection
-/// from between the patch's last write and its verification (after the plan's commit)
-/// until 400 ms later, so the record cannot land before then. (A record made before the
-/// answer would wait out the lock first and fail the first check.)
+/// answers with it, and a `read` in the meantime does not wait for it either: deterministic,
+/// with the ledger's write lock held by another connection from between the patch's last
+/// write and its verification (after the plan's commit) until 400 ms later, so the record
+/// cannot land before then. (A record made before the answer would wait out the lock first
+/// and fail the first check.)
 #[tokio::test]
 async fn the_answer_does_not_wait_for_the_terminal_record_but_operation_status_does() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    use codespace_protocol::{ApplyPatchParams, OperationStatusParams, PatchStatus};
+    use codespace_protocol::{ApplyPatchParams, OperationStatusParams, PatchStatus, ReadParams};
 
     let mut env = Env::new();
     let root = ww(&mut env, "w");
@@ -363,6 +364,22 @@ async fn the_answer_does_not_wait_for_the_terminal_record_but_operation_status_d
     assert_eq!(applied.status, PatchStatus::Applied);
     assert!(!released.load(Ordering::SeqCst), "the answer waited for the terminal record");
     assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "new\n");
+    // Meanwhile the record's transaction holds the ledger's writing connection, waiting for
+    // the lock: a file call takes its coordination snapshot through the read-only one and
+    // does not wait.
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let read = gw
+        .read(ReadParams {
+            workspace_id: "w".to_owned(),
+            path: "a.txt".to_owned(),
+            offset: None,
+            limit: None,
+            work_id: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(read.content, "new\n");
+    assert!(!released.load(Ordering::SeqCst), "the read waited for the terminal record");
     let status = gw
         .operation_status(OperationStatusParams {
             operation_id: Some(applied.operation_id.clone()),

@@ -48,9 +48,10 @@ impl Store {
             return Err(refused(path, format!("PRAGMA integrity_check failed: {report}")));
         }
         migrate::migrate(&mut conn).map_err(|error| migrate_failure(path, error))?;
+        let reader = open_reader(path)?;
         let undo = UndoLog::beside(path);
         undo.create()?;
-        Ok(Store::new(conn, Some(path.to_owned()), undo))
+        Ok(Store::new(conn, Some(reader), Some(path.to_owned()), undo))
     }
 
     /// Opens a fresh, empty in-memory ledger (the explicit `--operations-db :memory:`
@@ -62,7 +63,7 @@ impl Store {
             Connection::open_in_memory().map_err(|source| open_failure(path, "open", source))?;
         configure(&conn).map_err(|source| open_failure(path, "configure", source))?;
         migrate::migrate(&mut conn).map_err(|error| migrate_failure(path, error))?;
-        Ok(Store::new(conn, None, UndoLog::temporary()?))
+        Ok(Store::new(conn, None, None, UndoLog::temporary()?))
     }
 
     /// The schema version (`PRAGMA user_version`); [`crate::SCHEMA_VERSION`] once open.
@@ -93,6 +94,24 @@ fn enable_wal(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         ));
     }
     Ok(())
+}
+
+/// The read-only connection of a file ledger, opened once the file is checked, in WAL mode
+/// and migrated.
+fn open_reader(path: &Path) -> Result<Connection, StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let mut conn = Connection::open_with_flags(path, flags)
+        .map_err(|source| open_failure(path, "open the reader", source))?;
+    conn.busy_handler(Some(busy_waiter()))
+        .map_err(|source| open_failure(path, "busy handler", source))?;
+    conn.pragma_update(None, "trusted_schema", "OFF")
+        .and_then(|()| {
+            conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        })
+        .map_err(|source| open_failure(path, "configure the reader", source))?;
+    Ok(conn)
 }
 
 /// Per-connection settings for both file and in-memory ledgers.

@@ -5,9 +5,11 @@ use super::Store;
 use crate::error::StoreError;
 
 /// Where the ledger stands: rows changed through this handle (`total_changes`) and commits
-/// by any other connection (`PRAGMA data_version`). Two equal stamps of one handle mean no
-/// row changed in between; a statement rolled back may still count as a change, so a
-/// differing stamp means only that something may have.
+/// by any other connection (`PRAGMA data_version`). For a file ledger both come from its
+/// read-only connection, to which every commit (this handle's too) is another
+/// connection's. Two equal stamps of one handle mean no row changed in between; a
+/// statement rolled back may still count as a change, so a differing stamp means only that
+/// something may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChangeStamp {
     others: i64,
@@ -17,9 +19,14 @@ pub struct ChangeStamp {
 impl Store {
     /// The ledger's [`ChangeStamp`] now.
     pub fn change_stamp(&self) -> Result<ChangeStamp, StoreError> {
+        if let Some(reader) = self.lock_reader() {
+            return Ok(ChangeStamp { others: data_version(&reader)?, own: 0 });
+        }
         let inner = self.lock();
-        let others =
-            inner.conn.prepare_cached("PRAGMA data_version")?.query_row([], |row| row.get(0))?;
-        Ok(ChangeStamp { others, own: inner.conn.total_changes() })
+        Ok(ChangeStamp { others: data_version(&inner.conn)?, own: inner.conn.total_changes() })
     }
+}
+
+fn data_version(conn: &rusqlite::Connection) -> Result<i64, StoreError> {
+    Ok(conn.prepare_cached("PRAGMA data_version")?.query_row([], |row| row.get(0))?)
 }

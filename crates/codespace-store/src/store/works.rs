@@ -72,12 +72,31 @@ impl Store {
         self.works_tx(true, body)
     }
 
-    /// Runs `body` in one read transaction (a consistent snapshot).
+    /// Runs `body` in one read transaction (a consistent snapshot), on the read-only
+    /// connection when the ledger has one: it never waits behind a commit.
     pub fn works_read<T, E: From<StoreError>>(
         &self,
         body: impl FnOnce(&Works<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        self.works_tx(false, body)
+        let Some(mut reader) = self.lock_reader() else { return self.works_tx(false, body) };
+        let (outcome, failure) = run(&mut reader, TransactionBehavior::Deferred, body);
+        drop(reader);
+        match (outcome, failure) {
+            (Ok(value), None) => value,
+            // A storage failure the reader met degrades the handle as one in a write does.
+            (outcome, failure) => {
+                let mut inner = self.lock();
+                if let Some(cause) = failure
+                    && inner.degraded.is_none()
+                {
+                    inner.degraded = Some(cause);
+                }
+                match outcome {
+                    Ok(value) => value,
+                    Err(e) => Err(degrade(&mut inner, e).into()),
+                }
+            }
+        }
     }
 
     fn works_tx<T, E: From<StoreError>>(
@@ -91,21 +110,7 @@ impl Store {
         if write && let Some(cause) = &inner.degraded {
             return Err(StoreError::Degraded { cause: cause.clone() }.into());
         }
-        // Ok(Ok): committed; Ok(Err): the body refused and the transaction rolled back as
-        // `tx` dropped; Err: begin or commit failed.
-        let (outcome, failure) = match inner.conn.transaction_with_behavior(behavior) {
-            Err(e) => (Err(e), None),
-            Ok(tx) => {
-                let works = Works { conn: &tx, failure: Cell::new(None) };
-                let value = body(&works);
-                let failure = works.failure.take();
-                let outcome = match value {
-                    Ok(v) => tx.commit().map(|()| Ok(v)),
-                    Err(e) => Ok(Err(e)),
-                };
-                (outcome, failure)
-            }
-        };
+        let (outcome, failure) = run(&mut inner.conn, behavior, body);
         if let Some(cause) = failure
             && inner.degraded.is_none()
         {
@@ -114,6 +119,29 @@ impl Store {
         match outcome {
             Ok(value) => value,
             Err(e) => Err(degrade(&mut inner, e).into()),
+        }
+    }
+}
+
+/// Runs `body` in one transaction on `conn`: Ok(Ok) committed; Ok(Err) the body refused and
+/// the transaction rolled back as it dropped; Err begin or commit failed. With it, the
+/// storage failure a statement in the body met, if any.
+fn run<T, E>(
+    conn: &mut rusqlite::Connection,
+    behavior: TransactionBehavior,
+    body: impl FnOnce(&Works<'_>) -> Result<T, E>,
+) -> (rusqlite::Result<Result<T, E>>, Option<String>) {
+    match conn.transaction_with_behavior(behavior) {
+        Err(e) => (Err(e), None),
+        Ok(tx) => {
+            let works = Works { conn: &tx, failure: Cell::new(None) };
+            let value = body(&works);
+            let failure = works.failure.take();
+            let outcome = match value {
+                Ok(v) => tx.commit().map(|()| Ok(v)),
+                Err(e) => Ok(Err(e)),
+            };
+            (outcome, failure)
         }
     }
 }
