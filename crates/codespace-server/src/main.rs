@@ -256,7 +256,7 @@ fn is_loopback(host: &str) -> bool {
 
 async fn serve_stdio(gateway: Arc<Gateway>, elicit_wait: Duration) -> Result<(), Failure> {
     let handler = mcp::CodeSpace::new(gateway.clone(), elicit_wait);
-    let (transport, writer) = stdio::transport();
+    let (transport, writer, modes) = stdio::transport();
     logging::serving();
     let service = handler
         .serve(transport)
@@ -271,7 +271,9 @@ async fn serve_stdio(gateway: Arc<Gateway>, elicit_wait: Duration) -> Result<(),
         }
     };
     // Every reply already queued reaches stdout before the process ends.
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+    if let Ok(Ok(())) = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await {
+        modes.restore();
+    }
     // stdio EOF, SIGTERM or SIGINT: every command's whole tree dies with the server.
     gateway.shutdown().await;
     result

@@ -38,9 +38,38 @@ pub(crate) struct Stdio {
     out: mpsc::UnboundedSender<Vec<u8>>,
 }
 
-/// The transport and the task that writes stdout (it ends once the transport is dropped
-/// and every queued frame is written).
-pub(crate) fn transport() -> (Stdio, JoinHandle<()>) {
+/// The status flags of stdin and stdout as the server found them: the poller makes their
+/// open file descriptions non-blocking, and those are shared with whoever started the
+/// server (a wrapper script that writes after it, a parent that reads the same stdin).
+pub(crate) struct Modes {
+    stdin: Option<rustix::fs::OFlags>,
+    stdout: Option<rustix::fs::OFlags>,
+}
+
+impl Modes {
+    fn now() -> Modes {
+        Modes {
+            stdin: rustix::fs::fcntl_getfl(io::stdin()).ok(),
+            stdout: rustix::fs::fcntl_getfl(io::stdout()).ok(),
+        }
+    }
+
+    /// Puts the flags back. Only once the transport is gone and the writer has finished:
+    /// a blocking descriptor under the poller would block a runtime thread.
+    pub(crate) fn restore(self) {
+        if let Some(flags) = self.stdin {
+            let _ = rustix::fs::fcntl_setfl(io::stdin(), flags);
+        }
+        if let Some(flags) = self.stdout {
+            let _ = rustix::fs::fcntl_setfl(io::stdout(), flags);
+        }
+    }
+}
+
+/// The transport, the task that writes stdout (it ends once the transport is dropped and
+/// every queued frame is written), and the flags to put back after both.
+pub(crate) fn transport() -> (Stdio, JoinHandle<()>, Modes) {
+    let modes = Modes::now();
     let (out, mut frames) = mpsc::unbounded_channel::<Vec<u8>>();
     let mut stdout = output();
     let writer = tokio::spawn(async move {
@@ -51,7 +80,7 @@ pub(crate) fn transport() -> (Stdio, JoinHandle<()>) {
         }
     });
     let reader = BufReader::new(input());
-    (Stdio { reader, line: Vec::new(), discarding: false, open: false, out }, writer)
+    (Stdio { reader, line: Vec::new(), discarding: false, open: false, out }, writer, modes)
 }
 
 /// What a standard stream is, for choosing how to wait on it.

@@ -346,3 +346,44 @@ fn stdio_answers_over_pipes_a_socket_pair_and_files() {
         "{file_log}"
     );
 }
+
+/// The poller makes stdin's and stdout's open file descriptions non-blocking; those are
+/// shared with whoever started the server, so once it is done they are blocking again
+/// (seen here through other descriptors of the same descriptions).
+#[test]
+fn stdio_puts_back_the_blocking_mode_it_found() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    use rustix::fs::{OFlags, fcntl_getfl};
+
+    let mut env = Env::new();
+    let root = env.workspace("w", json!({}));
+    std::fs::write(root.join("a.txt"), "hello\n").unwrap();
+    let (stdin_r, mut stdin_w) = std::io::pipe().unwrap();
+    let (stdout_r, stdout_w) = std::io::pipe().unwrap();
+    let (stdin_shared, stdout_shared) =
+        (stdin_r.try_clone().unwrap(), stdout_w.try_clone().unwrap());
+    let mut child = env
+        .command()
+        .args(["serve", "--config"])
+        .arg(env.config())
+        .stdin(Stdio::from(stdin_r))
+        .stdout(Stdio::from(stdout_w))
+        .spawn()
+        .unwrap();
+    stdin_w.write_all(session_lines().as_bytes()).unwrap();
+    let mut reader = BufReader::new(stdout_r);
+    let mut out = String::new();
+    for _ in 0..3 {
+        reader.read_line(&mut out).unwrap();
+    }
+    check_answers(&out, "pipes shared with the test");
+    // While it serves, the descriptions are non-blocking (the poller's).
+    assert!(fcntl_getfl(&stdin_shared).unwrap().contains(OFlags::NONBLOCK));
+    assert!(fcntl_getfl(&stdout_shared).unwrap().contains(OFlags::NONBLOCK));
+    drop(stdin_w);
+    assert!(child.wait().unwrap().success());
+    assert!(!fcntl_getfl(&stdin_shared).unwrap().contains(OFlags::NONBLOCK), "stdin");
+    assert!(!fcntl_getfl(&stdout_shared).unwrap().contains(OFlags::NONBLOCK), "stdout");
+}
