@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{NEEDLE, binary, build_tree, call, median};
+use common::{NEEDLE, build_tree, call, median};
 
 use std::path::Path;
 use std::process::Command;
@@ -210,41 +210,15 @@ async fn main() {
     // The same two calls through a minimal line-oriented JSON-RPC client, to separate the
     // server's cost from the rmcp client's (typed, untagged-enum) response decoding.
     {
-        use std::io::{BufRead, BufReader, Write};
-        let mut child = std::process::Command::new(binary())
-            .args(["serve", "--config"])
-            .arg(&config)
-            .env("XDG_STATE_HOME", &state)
-            .env("RUST_LOG", "error")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        let mut rpc = |msg: Value, expect_reply: bool| -> Option<Value> {
-            stdin.write_all(format!("{msg}\n").as_bytes()).unwrap();
-            stdin.flush().unwrap();
-            if !expect_reply {
-                return None;
-            }
-            line.clear();
-            stdout.read_line(&mut line).unwrap();
-            Some(serde_json::from_str(&line).unwrap())
-        };
-        rpc(
-            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}),
-            true,
-        );
-        rpc(json!({"jsonrpc":"2.0","method":"notifications/initialized"}), false);
+        let mut bare = common::BareClient::start(&config, &state);
         let (mut raw_ping, mut raw_read) = (Vec::new(), Vec::new());
         for i in 0..300 {
             let t = Instant::now();
-            rpc(json!({"jsonrpc":"2.0","id":2 * i + 1,"method":"ping"}), true);
+            bare.request(&format!(r#"{{"jsonrpc":"2.0","id":{},"method":"ping"}}"#, 2 * i + 1));
             raw_ping.push(t.elapsed());
             let t = Instant::now();
-            let r = rpc(json!({"jsonrpc":"2.0","id":2 * i + 2,"method":"tools/call","params":{"name":"read","arguments":{"workspace_id":"b","path":"4k.txt"}}}), true).unwrap();
+            let read = json!({"jsonrpc":"2.0","id":2 * i + 2,"method":"tools/call","params":{"name":"read","arguments":{"workspace_id":"b","path":"4k.txt"}}});
+            let r: Value = serde_json::from_str(bare.request(&read.to_string())).unwrap();
             raw_read.push(t.elapsed());
             assert_eq!(r["result"]["structuredContent"]["byte_count"], 4096);
         }
@@ -253,8 +227,6 @@ async fn main() {
             "read 4 KiB, minimal JSON-RPC line client: {raw_read:?} vs ping {raw_ping:?}: {:.2}x (target <= 1.2x)",
             raw_read.as_secs_f64() / raw_ping.as_secs_f64()
         );
-        drop(stdin);
-        let _ = child.wait();
     }
     if std::env::var_os("CODESPACE_BENCH_SKIP_MEMORY").is_some() {
         once.cancel().await.unwrap();

@@ -129,7 +129,7 @@ async fn main() {
         stdio_big.push(t.elapsed());
     }
     client.cancel().await.unwrap();
-    let bare_ping = common::bare_stdio_ping(&config, &state, 300);
+    let bare_ping = common::BareClient::start(&config, &state).ping(300);
 
     let mut server = Command::new(binary())
         .args(["serve", "--http", "--port", "0", "--no-auth", "--config"])

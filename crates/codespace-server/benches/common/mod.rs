@@ -40,46 +40,71 @@ pub(crate) fn server(
     rmcp::transport::TokioChildProcess::new(command).unwrap()
 }
 
-/// The median of `rounds` pings over stdio from a bare line-oriented JSON-RPC client (no
-/// rmcp on the client side): the stdio floor for another bare client.
+/// A bare line-oriented JSON-RPC client on a started server's stdio (no rmcp on the
+/// client side), initialized.
 #[allow(dead_code)] // not every benchmark needs a bare client
-pub(crate) fn bare_stdio_ping(config: &Path, state: &Path, rounds: usize) -> Duration {
-    use std::io::{BufRead, BufReader, Write};
-    let mut child = std::process::Command::new(binary())
-        .args(["serve", "--config"])
-        .arg(config)
-        .env("XDG_STATE_HOME", state)
-        .env("RUST_LOG", "error")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    let mut rpc = |msg: &str, reply: bool| {
+pub(crate) struct BareClient {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    line: String,
+}
+
+#[allow(dead_code)] // not every benchmark needs a bare client
+impl BareClient {
+    pub(crate) fn start(config: &Path, state: &Path) -> BareClient {
+        let mut child = std::process::Command::new(binary())
+            .args(["serve", "--config"])
+            .arg(config)
+            .env("XDG_STATE_HOME", state)
+            .env("RUST_LOG", "error")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut client = BareClient { child, stdin, stdout, line: String::new() };
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bare","version":"1"}}}"#;
+        client.request(init);
+        client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        client
+    }
+
+    fn send(&mut self, msg: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(format!("{msg}\n").as_bytes()).unwrap();
         stdin.flush().unwrap();
-        line.clear();
-        if reply {
-            stdout.read_line(&mut line).unwrap();
-            assert!(line.contains("\"result\""), "{line}");
-        }
-    };
-    rpc(
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bare","version":"1"}}}"#,
-        true,
-    );
-    rpc(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, false);
-    let mut times = Vec::with_capacity(rounds);
-    for i in 1..=rounds {
-        let t = std::time::Instant::now();
-        rpc(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#), true);
-        times.push(t.elapsed());
     }
-    drop(stdin);
-    let _ = child.wait();
-    median(times)
+
+    /// Sends a request and returns the next line, its answer.
+    pub(crate) fn request(&mut self, msg: &str) -> &str {
+        use std::io::BufRead;
+        self.send(msg);
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).unwrap();
+        &self.line
+    }
+
+    /// The median of `rounds` pings.
+    pub(crate) fn ping(&mut self, rounds: usize) -> Duration {
+        let mut times = Vec::with_capacity(rounds);
+        for i in 1..=rounds {
+            let t = std::time::Instant::now();
+            let answer = self.request(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#));
+            times.push(t.elapsed());
+            assert!(answer.contains("\"result\""), "{answer}");
+        }
+        median(times)
+    }
+}
+
+impl Drop for BareClient {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
 }
 
 /// Calls a tool and returns its structuredContent; a refusal fails the benchmark.

@@ -84,18 +84,7 @@ impl Store {
         match (outcome, failure) {
             (Ok(value), None) => value,
             // A storage failure the reader met degrades the handle as one in a write does.
-            (outcome, failure) => {
-                let mut inner = self.lock();
-                if let Some(cause) = failure
-                    && inner.degraded.is_none()
-                {
-                    inner.degraded = Some(cause);
-                }
-                match outcome {
-                    Ok(value) => value,
-                    Err(e) => Err(degrade(&mut inner, e).into()),
-                }
-            }
+            (outcome, failure) => settle(&mut self.lock(), outcome, failure),
         }
     }
 
@@ -111,15 +100,25 @@ impl Store {
             return Err(StoreError::Degraded { cause: cause.clone() }.into());
         }
         let (outcome, failure) = run(&mut inner.conn, behavior, body);
-        if let Some(cause) = failure
-            && inner.degraded.is_none()
-        {
-            inner.degraded = Some(cause);
-        }
-        match outcome {
-            Ok(value) => value,
-            Err(e) => Err(degrade(&mut inner, e).into()),
-        }
+        settle(&mut inner, outcome, failure)
+    }
+}
+
+/// The caller's answer from [`run`]'s, the handle degraded first by a storage failure in
+/// the body or in begin or commit.
+fn settle<T, E: From<StoreError>>(
+    inner: &mut super::Inner,
+    outcome: rusqlite::Result<Result<T, E>>,
+    failure: Option<String>,
+) -> Result<T, E> {
+    if let Some(cause) = failure
+        && inner.degraded.is_none()
+    {
+        inner.degraded = Some(cause);
+    }
+    match outcome {
+        Ok(value) => value,
+        Err(e) => Err(degrade(inner, e).into()),
     }
 }
 
