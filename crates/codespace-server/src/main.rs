@@ -270,8 +270,9 @@ async fn serve_stdio(gateway: Arc<Gateway>, elicit_wait: Duration) -> Result<(),
             Ok(())
         }
     };
-    // Every reply already queued reaches stdout before the process ends.
-    if let Ok(Ok(())) = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await {
+    // Every reply already queued reaches stdout before the process ends; then, with the
+    // transport gone, stdin and stdout get back the flags the server found.
+    if let Ok(Ok(true)) = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await {
         modes.restore();
     }
     // stdio EOF, SIGTERM or SIGINT: every command's whole tree dies with the server.

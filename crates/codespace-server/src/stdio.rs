@@ -66,18 +66,20 @@ impl Modes {
     }
 }
 
-/// The transport, the task that writes stdout (it ends once the transport is dropped and
-/// every queued frame is written), and the flags to put back after both.
-pub(crate) fn transport() -> (Stdio, JoinHandle<()>, Modes) {
+/// The transport, the task that writes stdout, and the flags to put back after both. The
+/// task ends with `true` once the transport is dropped (so nothing reads stdin any more)
+/// and every queued frame is written; with `false` when stdout failed first.
+pub(crate) fn transport() -> (Stdio, JoinHandle<bool>, Modes) {
     let modes = Modes::now();
     let (out, mut frames) = mpsc::unbounded_channel::<Vec<u8>>();
     let mut stdout = output();
     let writer = tokio::spawn(async move {
         while let Some(frame) = frames.recv().await {
             if stdout.write_all(&frame).await.is_err() || stdout.flush().await.is_err() {
-                break;
+                return false;
             }
         }
+        true
     });
     let reader = BufReader::new(input());
     (Stdio { reader, line: Vec::new(), discarding: false, open: false, out }, writer, modes)
