@@ -55,12 +55,14 @@ use crate::undo::UndoLog;
 /// `Send + Sync`: calls from many threads are serialised on the one connection; separate
 /// handles (and processes) on the same file are serialised by SQLite's locks.
 pub struct Store {
-    inner: Mutex<Inner>,
     /// Read-only, for [`Store::change_stamp`] and [`Store::works_read`]: in WAL mode a
     /// reader never waits for a writer, so these do not queue behind a commit's fsync or a
     /// write lock another process holds. `None` in memory (a second connection would open
-    /// another, empty database).
+    /// another, empty database). Declared before `inner` so that it is closed first: the
+    /// last connection to close checkpoints the WAL into the database and removes it, and
+    /// a read-only one cannot.
     reader: Option<Mutex<Connection>>,
+    inner: Mutex<Inner>,
     path: Option<PathBuf>,
     undo: UndoLog,
 }

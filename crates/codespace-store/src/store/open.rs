@@ -106,11 +106,7 @@ fn open_reader(path: &Path) -> Result<Connection, StoreError> {
         .map_err(|source| open_failure(path, "open the reader", source))?;
     conn.busy_handler(Some(busy_waiter()))
         .map_err(|source| open_failure(path, "busy handler", source))?;
-    conn.pragma_update(None, "trusted_schema", "OFF")
-        .and_then(|()| {
-            conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
-        })
-        .map_err(|source| open_failure(path, "configure the reader", source))?;
+    configure(&conn).map_err(|source| open_failure(path, "configure the reader", source))?;
     Ok(conn)
 }
 

@@ -200,3 +200,20 @@ fn the_change_stamp_moves_with_every_write_from_any_connection_and_never_with_a_
     other.begin("ws", Some("theirs"), "fp", 1).expect("other write");
     assert_ne!(store.change_stamp().expect("stamp"), mine, "a commit by another connection");
 }
+
+/// The read-only connection closes before the writing one, so a handle that used both still
+/// leaves the ledger checkpointed and its WAL removed when it is dropped, as one connection
+/// did (a read-only connection closing last cannot checkpoint).
+#[test]
+fn a_dropped_handle_that_read_through_its_reader_leaves_no_wal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("ledger.sqlite3");
+    let wal = dir.path().join("ledger.sqlite3-wal");
+    let store = Store::open(&path).expect("open");
+    store.begin("ws", Some("k"), "fp", 1).expect("a write");
+    store.change_stamp().expect("a stamp through the reader");
+    store.works_read(|w| w.works(Some("ws"))).expect("a snapshot through the reader");
+    assert!(wal.exists(), "the write is in the WAL while the handle is open");
+    drop(store);
+    assert!(!wal.exists(), "the last close checkpoints and removes the WAL");
+}
