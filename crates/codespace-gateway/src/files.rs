@@ -52,11 +52,7 @@ impl Gateway {
         let byte_count = w.data.len() as u64;
         let end = offset.saturating_add(byte_count);
         let truncated = end < w.file_size;
-        // Validate first (fast) and fall back to the lossy decoder only for invalid bytes.
-        let (content, content_lossy) = match String::from_utf8(w.data) {
-            Ok(text) => (text, false),
-            Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
-        };
+        let (content, content_lossy) = crate::text_of(w.data);
         Ok(ReadResult {
             path: shown,
             content,

@@ -152,6 +152,15 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| GatewayError::Internal(format!("file task failed: {e}")))?
 }
 
+/// Bytes as text: moved when they are UTF-8 (a fast check), else decoded with replacement
+/// characters; the flag says which.
+fn text_of(bytes: Vec<u8>) -> (String, bool) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, false),
+        Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+    }
+}
+
 /// Unix seconds now, as the ledger records times.
 fn now() -> i64 {
     std::time::SystemTime::now()

@@ -237,9 +237,7 @@ impl Gateway {
         Ok(ReadProcessResult {
             process_id: p.process_id,
             cursor: chunk.cursor,
-            // Validate first (fast, and no copy) and decode lossily only invalid bytes.
-            chunk: String::from_utf8(chunk.chunk)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            chunk: crate::text_of(chunk.chunk).0,
             eof: chunk.eof,
             output_lost: chunk.output_lost,
             retained_from: chunk.retained_from,
