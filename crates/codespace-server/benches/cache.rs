@@ -12,14 +12,13 @@
 
 mod common;
 
-use common::{NEEDLE, binary, build_tree, call, median};
+use common::{NEEDLE, build_tree, call, median};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{ClientRequest, PingRequest};
 use rmcp::service::RunningService;
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
@@ -39,15 +38,7 @@ fn rss_kib(pid: u32) -> u64 {
 }
 
 async fn server(config: &Path, state: &Path, extra: &[&str]) -> (Client, u32) {
-    let transport = TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
-        c.arg("serve")
-            .args(extra)
-            .arg("--config")
-            .arg(config)
-            .env("XDG_STATE_HOME", state)
-            .env("RUST_LOG", "error");
-    }))
-    .unwrap();
+    let transport = common::server(config, state, extra);
     let pid = transport.id().unwrap();
     (().serve(transport).await.unwrap(), pid)
 }

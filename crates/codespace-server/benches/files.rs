@@ -142,7 +142,7 @@ async fn main() {
     )
     .unwrap();
     let state = tmp.path().join("state");
-    let transport = common::server(&config, &state, &[]);
+    let transport = common::server::<&str>(&config, &state, &[]);
     let pid = transport.id().unwrap();
     let client = ().serve(transport).await.unwrap();
     let rounds = 15;
@@ -203,7 +203,7 @@ async fn main() {
 
     read_rows(&client, &ws, "").await;
     // The same rows for a session that declared structured-only: the content crosses once.
-    let once_transport = common::server(&config, &tmp.path().join("state-once"), &[]);
+    let once_transport = common::server::<&str>(&config, &tmp.path().join("state-once"), &[]);
     let once = common::structured_only().serve(once_transport).await.unwrap();
     read_rows(&once, &ws, ", structured-only session").await;
 

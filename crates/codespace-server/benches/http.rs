@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
 use rmcp::model::{ClientRequest, PingRequest};
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::json;
 
 /// A keep-alive HTTP/1.1 connection that posts JSON-RPC messages to `/mcp`.
@@ -105,14 +104,7 @@ async fn main() {
     std::fs::write(&config, registry.to_string()).unwrap();
     let state = tmp.path().join("state");
 
-    let transport = TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
-        c.args(["serve", "--config"])
-            .arg(&config)
-            .env("XDG_STATE_HOME", &state)
-            .env("RUST_LOG", "error");
-    }))
-    .unwrap();
-    let client = ().serve(transport).await.unwrap();
+    let client = ().serve(common::server::<&str>(&config, &state, &[])).await.unwrap();
     let mut stdio_ping = Vec::new();
     let (mut stdio_small, mut stdio_big) = (Vec::new(), Vec::new());
     for _ in 0..300 {

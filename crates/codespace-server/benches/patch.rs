@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{binary, median};
+use common::median;
 
 use std::io::Write;
 use std::path::Path;
@@ -154,16 +154,8 @@ async fn round_trip(dir: &Path) {
     let config = dir.join("reg.json");
     std::fs::write(&config, json!({"workspaces": {"w": {"root": ws.display().to_string(), "profile": "workspace-write"}}}).to_string()).unwrap();
     let db = dir.join("state/ledger.sqlite3");
-    let transport = TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
-        c.args(["serve", "--config"])
-            .arg(&config)
-            .arg("--operations-db")
-            .arg(&db)
-            .env("XDG_STATE_HOME", dir.join("state"))
-            .env("RUST_LOG", "error");
-    }))
-    .unwrap();
-    let client = ().serve(transport).await.unwrap();
+    let ledger = [std::ffi::OsStr::new("--operations-db"), db.as_os_str()];
+    let client = ().serve(common::server(&config, &dir.join("state"), &ledger)).await.unwrap();
     let (mut ping, mut apply) = (Vec::new(), Vec::new());
     for i in 0..200 {
         let t = Instant::now();

@@ -16,31 +16,23 @@
 
 mod common;
 
-use common::{binary, call, median, true_until_exited};
+use common::{call, median, true_until_exited};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
 use rmcp::model::{ClientRequest, PingRequest};
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::json;
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
 async fn server(dir: &Path, mode: &str) -> Client {
     let config = dir.join("reg.json");
-    let transport = TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
-        c.args(["serve", "--config"])
-            .arg(&config)
-            .args(["--runner", mode])
-            .arg("--operations-db")
-            .arg(dir.join(format!("ledger-{mode}.sqlite3")))
-            .env("XDG_STATE_HOME", dir.join("state"))
-            .env("RUST_LOG", "error");
-    }))
-    .unwrap();
-    ().serve(transport).await.unwrap()
+    let ledger = dir.join(format!("ledger-{mode}.sqlite3"));
+    let extra =
+        ["--runner".as_ref(), mode.as_ref(), "--operations-db".as_ref(), ledger.as_os_str()];
+    ().serve(common::server::<&std::ffi::OsStr>(&config, &dir.join("state"), &extra)).await.unwrap()
 }
 
 /// One round of each operation on `client`: (read, exec, patch).

@@ -14,12 +14,11 @@
 
 mod common;
 
-use common::{binary, call, median};
+use common::{call, median};
 
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
@@ -103,13 +102,9 @@ async fn main() {
         .to_string(),
     )
     .unwrap();
-    let transport = TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|c| {
-        c.args(["serve", "--config"])
-            .arg(&config)
-            .args(["--operations-db", ":memory:"])
-            .env("RUST_LOG", "error");
-    }))
-    .unwrap();
+    // Spill files go to this run's own state directory, not the user's.
+    let transport =
+        common::server(&config, &tmp.path().join("state"), &["--operations-db", ":memory:"]);
     let client = ().serve(transport).await.unwrap();
     compare(&client, "seq 1 200000", &["seq", "1", "200000"]).await;
     compare(&client, "sleep 1; echo done", &["sh", "-c", "sleep 1; echo done"]).await;

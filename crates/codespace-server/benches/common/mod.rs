@@ -22,12 +22,11 @@ pub(crate) fn binary() -> PathBuf {
 }
 
 /// `codespace serve --config CONFIG EXTRA...` with its state in `state`, as an rmcp child
-/// process transport.
-#[allow(dead_code)] // not every benchmark starts its server this way
-pub(crate) fn server(
+/// process transport (every benchmark's server over stdio).
+pub(crate) fn server<S: AsRef<std::ffi::OsStr>>(
     config: &Path,
     state: &Path,
-    extra: &[&str],
+    extra: &[S],
 ) -> rmcp::transport::TokioChildProcess {
     use rmcp::transport::ConfigureCommandExt;
     let command = tokio::process::Command::new(binary()).configure(|c| {
