@@ -3,8 +3,9 @@
 //! - `exec_command ["true"]` then one `process_status` with `wait_ms` until `exited`, over
 //!   stdio, unsandboxed and sandboxed, vs spawn+wait of `true` in-process (the floor) and
 //!   the client's `ping` (target: floor + 2 ping + 1 ms; sandboxed 2.5 ms more);
-//! - `seq 1 2000000` (13.8 MB) drained through `read_process` with `wait_ms`, every byte
-//!   checked, vs the same output captured in-process (target: at most 2x).
+//! - `seq 1 2000000` (14.9 MB) drained through `read_process` with `wait_ms`, every byte
+//!   checked, vs the same output captured in-process (target: at most 2x), by the rmcp
+//!   client in both result shapes and by a minimal line client.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 #![expect(
     clippy::disallowed_methods,
@@ -88,7 +89,12 @@ async fn main() {
     // The same drain for a session that declared structured-only (each chunk crosses once).
     let once_transport = common::server(&config, &tmp.path().join("state-once"), &in_memory);
     let once = common::structured_only().serve(once_transport).await.unwrap();
+    // And through a minimal line client, to separate the server's cost from the rmcp
+    // client's response decoding.
+    let bare_state = tmp.path().join("state-bare");
+    let mut bare = common::BareClient::launch(&config, &bare_state, &in_memory, true);
     let (mut local, mut drained, mut drained_once) = (Vec::new(), Vec::new(), Vec::new());
+    let mut drained_bare = Vec::new();
     let expected = Command::new("seq").args(["1", "2000000"]).output().unwrap().stdout;
     for _ in 0..10 {
         let t = Instant::now();
@@ -103,12 +109,18 @@ async fn main() {
         let got = drain(&once, &["seq", "1", "2000000"]).await;
         drained_once.push(t.elapsed());
         assert!(got == expected, "{} of {} bytes arrived, or differ", got.len(), expected.len());
+        let t = Instant::now();
+        let got = bare_drain(&mut bare, &["seq", "1", "2000000"]);
+        drained_bare.push(t.elapsed());
+        assert!(got == expected, "{} of {} bytes arrived, or differ", got.len(), expected.len());
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let local = median(local);
-    for (label, drained) in
-        [("", median(drained)), (", structured-only session", median(drained_once))]
-    {
+    for (label, drained) in [
+        ("", median(drained)),
+        (", structured-only session", median(drained_once)),
+        (", structured-only session, minimal line client", median(drained_bare)),
+    ] {
         println!(
             "seq 1 2000000 ({} bytes) drained complete through read_process with wait_ms{label}: {:.2} ms = {:.2}x the in-process capture {:.2} ms (target <= 2x: {})",
             expected.len(),
@@ -120,6 +132,24 @@ async fn main() {
     }
     once.cancel().await.unwrap();
     client.cancel().await.unwrap();
+}
+
+/// [`drain`] through a [`common::BareClient`].
+fn bare_drain(client: &mut common::BareClient, argv: &[&str]) -> Vec<u8> {
+    let r = client.call("exec_command", json!({"workspace_id": "w", "command": argv}));
+    let id = r["process_id"].as_str().unwrap().to_owned();
+    let (mut cursor, mut got) = (0u64, Vec::new());
+    loop {
+        let args =
+            json!({"process_id": id, "cursor": cursor, "max_bytes": 262144, "wait_ms": 30000});
+        let r = client.call("read_process", args);
+        assert_ne!(r["output_lost"], true, "{}", r["retained_from"]);
+        got.extend_from_slice(r["chunk"].as_str().unwrap().as_bytes());
+        cursor = r["cursor"].as_u64().unwrap();
+        if r["eof"] == true {
+            return got;
+        }
+    }
 }
 
 /// Runs `argv` and reads its whole output, 256 KiB per `read_process`, each waiting for

@@ -1,6 +1,7 @@
 //! Patch benchmark, in one run: (1) plan and apply a 50-chunk V4A patch to a 20,000-line file
 //! with the engine in-process vs GNU `patch` applying the equivalent unified diff; (2) the
-//! `apply_patch` round trip over stdio for a one-line change (durable file ledger) vs the
+//! `apply_patch` round trip over stdio for a one-line change (durable file ledger), by the
+//! rmcp client and by a minimal line client, vs the
 //! durable floor (two WAL commits, a file and a directory fsync, in-process) and the
 //! reference filesystem server's `edit_file` (installed, pinned, by the bench itself). Each
 //! figure is printed against its floor measured in the same run.
@@ -180,12 +181,37 @@ async fn round_trip(dir: &Path) {
     }
     client.cancel().await.unwrap();
     let (ping, apply) = (median(ping), median(apply));
+    // The same loop through a minimal line client (its own ledger), to separate the
+    // server's cost from the rmcp client's.
+    let bare_db = dir.join("state-bare/ledger.sqlite3");
+    let bare_ledger = [std::ffi::OsStr::new("--operations-db"), bare_db.as_os_str()];
+    let state = dir.join("state-bare");
+    let mut bare = common::BareClient::launch(&config, &state, &bare_ledger, true);
+    let (mut bare_ping, mut bare_apply) = (Vec::new(), Vec::new());
+    for i in 200..400 {
+        bare_ping.push(bare.ping(1));
+        let p = format!(
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-value {i}\n+value {}\n*** End Patch\n",
+            i + 1
+        );
+        let args = json!({"workspace_id": "w", "patch": p, "operation_key": format!("k{i}")});
+        let t = Instant::now();
+        let r = bare.call("apply_patch", args);
+        bare_apply.push(t.elapsed());
+        assert_eq!(r["status"], "applied");
+    }
+    drop(bare);
+    let (bare_ping, bare_apply) = (median(bare_ping), median(bare_apply));
     println!(
         "durable floor in-process (2 WAL commits, synchronous=FULL; temp file, fsync, rename, directory fsync): {floor:?}"
     );
     println!(
         "apply_patch one-line change over stdio (file ledger, synchronous=FULL): {apply:?} = {:.2}x the durable floor (target <= 1.3x); ping {ping:?}",
         apply.as_secs_f64() / floor.as_secs_f64()
+    );
+    println!(
+        "the same through a minimal line client: {bare_apply:?} = {:.2}x the durable floor (target <= 1.3x); ping {bare_ping:?}",
+        bare_apply.as_secs_f64() / floor.as_secs_f64()
     );
     match filesystem_edit(dir).await {
         Ok(peer) => println!(

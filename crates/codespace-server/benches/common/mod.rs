@@ -47,14 +47,27 @@ pub(crate) struct BareClient {
     stdin: Option<std::process::ChildStdin>,
     stdout: std::io::BufReader<std::process::ChildStdout>,
     line: String,
+    next_id: u64,
 }
 
 #[allow(dead_code)] // not every benchmark needs a bare client
 impl BareClient {
     pub(crate) fn start(config: &Path, state: &Path) -> BareClient {
+        BareClient::launch::<&str>(config, state, &[], false)
+    }
+
+    /// `codespace serve --config CONFIG EXTRA...`, initialized; with `structured_only`, the
+    /// session declares `codespace/structuredContentOnly`.
+    pub(crate) fn launch<S: AsRef<std::ffi::OsStr>>(
+        config: &Path,
+        state: &Path,
+        extra: &[S],
+        structured_only: bool,
+    ) -> BareClient {
         let mut child = std::process::Command::new(binary())
             .args(["serve", "--config"])
             .arg(config)
+            .args(extra)
             .env("XDG_STATE_HOME", state)
             .env("RUST_LOG", "error")
             .stdin(std::process::Stdio::piped())
@@ -63,11 +76,27 @@ impl BareClient {
             .unwrap();
         let stdin = child.stdin.take();
         let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let mut client = BareClient { child, stdin, stdout, line: String::new() };
-        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bare","version":"1"}}}"#;
-        client.request(init);
+        let mut client = BareClient { child, stdin, stdout, line: String::new(), next_id: 1 };
+        let capabilities = match structured_only {
+            true => serde_json::json!({"experimental": {"codespace/structuredContentOnly": {}}}),
+            false => serde_json::json!({}),
+        };
+        let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": capabilities,
+            "clientInfo": {"name": "bare", "version": "1"}}});
+        client.request(&init.to_string());
         client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         client
+    }
+
+    /// Calls a tool and returns its `structuredContent`; a refusal fails the benchmark.
+    pub(crate) fn call(&mut self, name: &str, args: Value) -> Value {
+        self.next_id += 1;
+        let msg = serde_json::json!({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+            "params": {"name": name, "arguments": args}});
+        let mut answer: Value = serde_json::from_str(self.request(&msg.to_string())).unwrap();
+        assert_ne!(answer["result"]["isError"], true, "{name}: {answer}");
+        answer["result"]["structuredContent"].take()
     }
 
     fn send(&mut self, msg: &str) {
@@ -89,9 +118,11 @@ impl BareClient {
     /// The median of `rounds` pings.
     pub(crate) fn ping(&mut self, rounds: usize) -> Duration {
         let mut times = Vec::with_capacity(rounds);
-        for i in 1..=rounds {
+        for _ in 0..rounds {
+            self.next_id += 1;
+            let ping = format!(r#"{{"jsonrpc":"2.0","id":{},"method":"ping"}}"#, self.next_id);
             let t = std::time::Instant::now();
-            let answer = self.request(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#));
+            let answer = self.request(&ping);
             times.push(t.elapsed());
             assert!(answer.contains("\"result\""), "{answer}");
         }
