@@ -4,7 +4,7 @@
 //! reply queued while reading is never interleaved with another. A pipe or a stream socket
 //! (what MCP clients give a server they start) is read and written through the runtime's
 //! poller, not tokio's blocking-thread `Stdin`/`Stdout`, which cost two thread hand-offs
-//! per message.
+//! per message. A stdout pipe is widened so that a large reply is written in one go.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -23,6 +23,12 @@ use crate::frame::{self, INVALID_REQUEST, Verdict};
 
 /// The longest line accepted, in bytes: the same cap as an HTTP request body.
 pub(crate) const MAX_LINE_BYTES: usize = crate::http::MAX_BODY_BYTES;
+
+/// The capacity asked for a stdout pipe: Linux's default ceiling for an unprivileged
+/// process (`fs.pipe-max-size`), and the size of a whole `read` window. With the default
+/// 64 KiB, a 256 KiB `read_process` reply is written in five rounds, each waiting for the
+/// client to make room, and each a pair of context switches.
+pub(crate) const STDOUT_PIPE_BYTES: usize = 1 << 20;
 
 type Input = Pin<Box<dyn AsyncRead + Send>>;
 type Output = Pin<Box<dyn AsyncWrite + Send>>;
@@ -152,10 +158,26 @@ fn output() -> Output {
     polled::<Output>(
         "stdout",
         io::stdout().as_fd(),
-        |fd| Ok(Box::pin(pipe::Sender::from_owned_fd(fd)?)),
+        |fd| {
+            widen(&fd);
+            Ok(Box::pin(pipe::Sender::from_owned_fd(fd)?))
+        },
         |s| Box::pin(s),
         || Box::pin(tokio::io::stdout()),
     )
+}
+
+/// Grows a stdout pipe to [`STDOUT_PIPE_BYTES`], never shrinks it. Best effort: over the
+/// system's ceiling or the user's pipe quota the pipe keeps its size.
+fn widen(fd: &OwnedFd) {
+    let now = rustix::pipe::fcntl_getpipe_size(fd).unwrap_or(0);
+    if now >= STDOUT_PIPE_BYTES {
+        return;
+    }
+    match rustix::pipe::fcntl_setpipe_size(fd, STDOUT_PIPE_BYTES) {
+        Ok(size) => tracing::debug!("stdout pipe widened from {now} to {size} bytes"),
+        Err(e) => tracing::debug!("stdout pipe kept at {now} bytes: {e}"),
+    }
 }
 
 enum Line {

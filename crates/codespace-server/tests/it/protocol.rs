@@ -387,3 +387,38 @@ fn stdio_puts_back_the_blocking_mode_it_found() {
     assert!(!fcntl_getfl(&stdin_shared).unwrap().contains(OFlags::NONBLOCK), "stdin");
     assert!(!fcntl_getfl(&stdout_shared).unwrap().contains(OFlags::NONBLOCK), "stdout");
 }
+
+/// A stdout pipe is widened to 1 MiB (Linux's default ceiling for any process), so a
+/// whole `read` window is written without waiting for the client to make room.
+#[test]
+fn stdio_widens_a_stdout_pipe() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let mut env = Env::new();
+    let root = env.workspace("w", json!({}));
+    std::fs::write(root.join("a.txt"), "hello\n").unwrap();
+    let (stdout_r, stdout_w) = std::io::pipe().unwrap();
+    let before = rustix::pipe::fcntl_getpipe_size(&stdout_r).unwrap();
+    let mut child = env
+        .command()
+        .args(["serve", "--config"])
+        .arg(env.config())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(stdout_w))
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(session_lines().as_bytes()).unwrap();
+    let mut reader = BufReader::new(stdout_r);
+    let mut out = String::new();
+    for _ in 0..3 {
+        reader.read_line(&mut out).unwrap();
+    }
+    check_answers(&out, "a widened pipe");
+    let ceiling = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap();
+    let after = rustix::pipe::fcntl_getpipe_size(reader.get_ref()).unwrap();
+    assert_eq!((before, after), (64 * 1024, 1 << 20), "fs.pipe-max-size is {}", ceiling.trim());
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
