@@ -56,6 +56,6 @@ pub use meta::{FileKind, FileMeta};
 pub use path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, WorkspacePath};
 pub use pinned::RootStatus;
 pub use progress::Progress;
-pub use read::Window;
+pub use read::{OpenedFile, Window};
 pub use root::Root;
 pub use walk::{DirFiles, SmallFile, Walk, WalkFilter, WalkLimits};

@@ -1,4 +1,5 @@
-//! Reading: [`Root::open_file`], [`Root::read_window`] and [`Root::version`].
+//! Reading: [`Root::open_regular`] (and [`Root::open_file`]), [`Root::read_window`] and
+//! [`Root::version`].
 
 use std::fs::File;
 use std::io::{self, Read, Seek};
@@ -33,7 +34,20 @@ pub struct Window {
     pub version: Version,
 }
 
+/// A regular file opened for reading by [`Root::open_regular`], with the metadata of the
+/// descriptor itself, taken right after it was opened.
+#[derive(Debug)]
+pub struct OpenedFile {
+    pub file: File,
+    pub meta: FileMeta,
+}
+
 impl Root {
+    /// [`Root::open_regular`]'s descriptor alone.
+    pub fn open_file(&self, p: &WorkspacePath) -> Result<File, FsError> {
+        self.open_regular(p).map(|opened| opened.file)
+    }
+
     /// Opens the regular file `p` for reading, beneath the root, following no symlink.
     ///
     /// The path is first opened `O_PATH` (which never blocks and has no side effects) and
@@ -42,8 +56,10 @@ impl Root {
     /// `O_RDONLY | O_NOCTTY | O_NONBLOCK` the same way, and the second descriptor must be
     /// the same regular inode (`dev`, `ino`); if it was swapped in between, start over (a
     /// few times), so the type check always describes the descriptor returned.
-    /// `O_NONBLOCK` is left set: it has no effect on regular-file reads.
-    pub fn open_file(&self, p: &WorkspacePath) -> Result<File, FsError> {
+    /// `O_NONBLOCK` is left set: it has no effect on regular-file reads. Neither open waits
+    /// on the file, so a caller may open on an async thread and decide from the size where
+    /// to read.
+    pub fn open_regular(&self, p: &WorkspacePath) -> Result<OpenedFile, FsError> {
         let path = p.as_str();
         for _ in 0..SWAP_RETRIES {
             let probe = self
@@ -57,7 +73,7 @@ impl Root {
                 .map_err(|errno| from_errno(errno, path, "open"))?;
             let opened = fstat(&fd, path)?;
             if (opened.st_dev, opened.st_ino) == (expected.st_dev, expected.st_ino) {
-                return Ok(File::from(fd));
+                return Ok(OpenedFile { file: File::from(fd), meta: FileMeta::from_stat(&opened) });
             }
         }
         Err(FsError::io(
@@ -93,19 +109,29 @@ impl Root {
         offset: u64,
         limit: usize,
     ) -> Result<Window, FsError> {
-        let mut file = self.open_file(p)?;
-        self.window_of(&mut file, p, offset, limit)
+        let opened = self.open_regular(p)?;
+        Self::read_opened(opened, p, offset, limit)
     }
 
-    /// Streams the opened `file`: keeps the window, hashes everything.
-    fn window_of(
-        &self,
-        file: &mut File,
+    /// [`Root::read_window`] of a file [`Root::open_regular`] opened as `p`.
+    pub fn read_opened(
+        mut opened: OpenedFile,
         p: &WorkspacePath,
         offset: u64,
         limit: usize,
     ) -> Result<Window, FsError> {
-        let size_hint = file.metadata().map_or(0, |m| m.len());
+        Self::window_of(&mut opened.file, opened.meta.size, p, offset, limit)
+    }
+
+    /// Streams the opened `file` (about `size_hint` bytes): keeps the window, hashes
+    /// everything.
+    fn window_of(
+        file: &mut File,
+        size_hint: u64,
+        p: &WorkspacePath,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Window, FsError> {
         let expected = usize::try_from(size_hint.saturating_sub(offset)).unwrap_or(usize::MAX);
         let mut data = Vec::with_capacity(limit.min(expected).min(MAX_PREALLOC));
         let end = offset.saturating_add(u64::try_from(limit).unwrap_or(u64::MAX));
@@ -131,44 +157,24 @@ impl Root {
     /// the whole file is streamed and hashed as `read_window` does, and the second value is
     /// the identity that held still while it was read (what a cache may keep), if it did.
     pub fn read_window_known(
-        &self,
+        opened: OpenedFile,
         p: &WorkspacePath,
         offset: u64,
         limit: usize,
         known: impl FnOnce(&FileMeta) -> Option<Version>,
     ) -> Result<(Window, Option<FileMeta>), FsError> {
-        let mut file = self.open_file(p)?;
-        let before = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
-        if let Some(meta) = &before
-            && let Some(version) = known(meta)
-        {
-            let size = meta.size;
-            let want =
-                usize::try_from(size.saturating_sub(offset)).unwrap_or(usize::MAX).min(limit);
-            let mut data = vec![0u8; want];
-            let mut got = 0;
-            while got < want {
-                match std::os::unix::fs::FileExt::read_at(
-                    &file,
-                    &mut data[got..],
-                    offset + got as u64,
-                ) {
-                    Ok(0) => break,
-                    Ok(n) => got += n,
-                    Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                    Err(err) => return Err(FsError::io(p.as_str(), "read", err)),
-                }
-            }
-            data.truncate(got);
-            let after = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
-            if after.as_ref() == Some(meta) && got == want {
-                return Ok((Window { data, file_size: size, version }, None));
+        let OpenedFile { mut file, meta } = opened;
+        let mut before = Some(meta);
+        if let Some(version) = known(&meta) {
+            if let Some(data) = window_at(&file, &meta, p, offset, limit)? {
+                return Ok((Window { data, file_size: meta.size, version }, None));
             }
             // It changed while the window was read: read and hash it all instead.
             file.rewind().map_err(|err| FsError::io(p.as_str(), "seek", err))?;
+            before = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
         }
-        let before = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
-        let window = self.window_of(&mut file, p, offset, limit)?;
+        let size_hint = before.as_ref().map_or(0, |b| b.size);
+        let window = Self::window_of(&mut file, size_hint, p, offset, limit)?;
         let after = rustix::fs::fstat(&file).ok().map(|st| FileMeta::from_stat(&st));
         let still = before.filter(|b| after.as_ref() == Some(b) && b.size == window.file_size);
         Ok((window, still))
@@ -238,6 +244,31 @@ fn stream(
         pos += n as u64;
     }
     Ok((pos, Version::Sha256(hasher.finalize().into())))
+}
+
+/// Bytes `[offset, offset + limit)` of `file`, whose metadata was `meta`, by positioned
+/// reads; `None` when the file's metadata is no longer `meta` afterwards, or it was shorter.
+fn window_at(
+    file: &File,
+    meta: &FileMeta,
+    p: &WorkspacePath,
+    offset: u64,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, FsError> {
+    let want = usize::try_from(meta.size.saturating_sub(offset)).unwrap_or(usize::MAX).min(limit);
+    let mut data = vec![0u8; want];
+    let mut got = 0;
+    while got < want {
+        match std::os::unix::fs::FileExt::read_at(file, &mut data[got..], offset + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(FsError::io(p.as_str(), "read", err)),
+        }
+    }
+    data.truncate(got);
+    let after = rustix::fs::fstat(file).ok().map(|st| FileMeta::from_stat(&st));
+    Ok((after.as_ref() == Some(meta) && got == want).then_some(data))
 }
 
 fn fstat(fd: &OwnedFd, path: &str) -> Result<Stat, FsError> {

@@ -7,7 +7,7 @@
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use codespace_fs::{FsError, Version, Walk, Window, WorkspacePath};
+use codespace_fs::{FsError, OpenedFile, Root, Version, Walk, Window, WorkspacePath};
 
 use crate::cache::Identity;
 use crate::event::{COOKIE_PREFIX, is_cookie};
@@ -128,12 +128,13 @@ impl WorkspaceWatch {
         Ok(version)
     }
 
-    /// A window of `p` with the whole file's version: when the cache knows the version of
-    /// the opened file's identity (same epoch, same device, inode, size, mtime and ctime),
+    /// A window of `p` (`opened` by [`Root::open_regular`]) with the whole file's version:
+    /// when the cache knows the version of the opened file's identity (same epoch, same device, inode, size, mtime and ctime),
     /// only the window is read; otherwise the whole file is hashed as it is read, and its
     /// version kept when it may be, as [`WorkspaceWatch::version`] keeps one.
     pub fn read_window(
         &self,
+        opened: OpenedFile,
         p: &WorkspacePath,
         offset: u64,
         limit: usize,
@@ -141,7 +142,7 @@ impl WorkspaceWatch {
         let epoch = self.running_epoch();
         let started = SystemTime::now();
         let hit = std::cell::Cell::new(false);
-        let (window, still) = self.shared.root.read_window_known(p, offset, limit, |meta| {
+        let (window, still) = Root::read_window_known(opened, p, offset, limit, |meta| {
             let (epoch, identity) = (epoch?, Identity::of(meta)?);
             let inner = self.shared.lock();
             let (cached, version) = inner.caches.version(p.as_str(), epoch)?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use codespace_fs::{
-    Cancel, FileKind, FsError, Progress, Root, Version, Walk, WalkLimits, Window, WorkspacePath,
+    Cancel, FsError, Progress, Root, Version, Walk, WalkLimits, Window, WorkspacePath,
 };
 use codespace_watch::{BadCursor, Changes, WorkspaceWatch};
 use sha2::{Digest, Sha256};
@@ -27,12 +27,14 @@ impl LocalRunner {
         limit: usize,
     ) -> Result<Window, RunnerError> {
         let (root, watch) = self.started(ws)?;
-        let inline = small_file(&root, &path);
+        // Opening waits on nothing (an `O_PATH` probe, then `O_NONBLOCK`) and tells the size.
+        let opened = root.open_regular(&path)?;
+        let inline = opened.meta.size <= INLINE_READ_BYTES;
         let work = move || {
             // With the watcher running, a file whose version is known reads only the window.
             Ok(match &watch {
-                Some(watch) => watch.read_window(&path, offset, limit)?,
-                None => root.read_window(&path, offset, limit)?,
+                Some(watch) => watch.read_window(opened, &path, offset, limit)?,
+                None => Root::read_opened(opened, &path, offset, limit)?,
             })
         };
         if inline {
@@ -185,14 +187,6 @@ fn listing(
         Some(watch) => watch.listing(include_ignored, walk),
         None => walk().map(Arc::new),
     }
-}
-
-/// True when `path` names a regular file small enough to read inline (one `statat`).
-fn small_file(root: &Root, path: &WorkspacePath) -> bool {
-    root.metadata(path)
-        .ok()
-        .flatten()
-        .is_some_and(|m| m.kind == FileKind::Regular && m.size <= INLINE_READ_BYTES)
 }
 
 /// Identifies one observed sorted set: equal sets give equal ids.
