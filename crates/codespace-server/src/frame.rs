@@ -6,6 +6,7 @@
 //! a code that points the client elsewhere.
 
 use rmcp::model::ClientJsonRpcMessage;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// JSON-RPC: the text is not JSON.
@@ -60,7 +61,9 @@ pub(crate) fn check(value: Value) -> Verdict {
             return Verdict::Answer(error(id, INVALID_PARAMS, message));
         }
     }
-    match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
+    // From the borrowed value: cloning the tree first copied every message (a patch's
+    // whole text with it) once more.
+    match ClientJsonRpcMessage::deserialize(&value) {
         Ok(message) => Verdict::Forward(Box::new(message)),
         // A notification is never answered, even when it is malformed.
         Err(_) if id.is_none() && method.is_some() => Verdict::Drop,
