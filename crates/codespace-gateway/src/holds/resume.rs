@@ -5,7 +5,7 @@
 //! started again.
 
 use codespace_policy::Action;
-use codespace_protocol::{ApprovalState, OperationResumeResult};
+use codespace_protocol::{ApprovalState, OperationResumeResult, PatchStatus};
 use codespace_runner::{ProcError, RunnerError};
 use codespace_store::{ApprovalRecord, Cas, EventName, OpStatus, OperationRecord};
 
@@ -23,7 +23,7 @@ pub(crate) struct Resume {
 pub(super) async fn resume(gw: &Gateway, id: &str) -> Result<OperationResumeResult, GatewayError> {
     let hold = load(gw, id).await?;
     if let Some(answer) = settled(&hold) {
-        return answer;
+        return restated(gw, id, answer).await;
     }
     let _claim = gw.resumes.claim(id).ok_or_else(|| {
         conflict(
@@ -34,7 +34,7 @@ pub(super) async fn resume(gw: &Gateway, id: &str) -> Result<OperationResumeResu
     let mut hold = load(gw, id).await?;
     loop {
         if let Some(answer) = settled(&hold) {
-            return answer;
+            return restated(gw, id, answer).await;
         }
         match hold.state {
             ApprovalState::Granted => {
@@ -68,6 +68,50 @@ fn settled(hold: &ApprovalRecord) -> Option<Result<OperationResumeResult, Gatewa
             "the hold was denied; a new request needs a new hold and a new decision",
         ))),
         ApprovalState::Granted | ApprovalState::Queued | ApprovalState::Resuming => None,
+    }
+}
+
+/// A consumed hold's answer, unless it is a patch stored as `unknown` (its write's answer
+/// was lost) whose operation start-up recovery has since settled from the disk: then the
+/// ledger's outcome, which replaces the stored one (best effort: the ledger stays the
+/// authority either way).
+async fn restated(
+    gw: &Gateway,
+    id: &str,
+    answer: Result<OperationResumeResult, GatewayError>,
+) -> Result<OperationResumeResult, GatewayError> {
+    let Ok(stored) = &answer else { return answer };
+    let Some(patch) = stored.apply_patch.as_ref().filter(|p| p.status == PatchStatus::Unknown)
+    else {
+        return answer;
+    };
+    let (store, op) = (gw.store.clone(), patch.operation_id.clone());
+    let Some(record) = blocking(move || Ok(store.get(&op)?)).await? else { return answer };
+    let outcome = match crate::patch::replay(record) {
+        Ok(r) if r.status == PatchStatus::Unknown => return answer,
+        Ok(r) => Outcome::Success(Box::new(OperationResumeResult {
+            apply_patch: Some(r),
+            ..stored.clone()
+        })),
+        Err(GatewayError::Recorded(mut body)) => {
+            body.approval_id = Some(id.to_owned());
+            Outcome::Failed(*body)
+        }
+        Err(_) => return answer,
+    };
+    tracing::info!(approval_id = %id, "a hold stored as unknown restated from the ledger");
+    match serde_json::to_string(&outcome) {
+        Ok(json) => {
+            let (store, owned) = (gw.store.clone(), id.to_owned());
+            if let Err(e) = blocking(move || Ok(store.restate_consumed(&owned, &json)?)).await {
+                tracing::warn!(approval_id = %id, "the settled outcome was not stored: {e}");
+            }
+        }
+        Err(e) => tracing::warn!(approval_id = %id, "hold outcome serialization: {e}"),
+    }
+    match outcome {
+        Outcome::Success(result) => Ok(*result),
+        Outcome::Failed(body) => Err(GatewayError::Recorded(Box::new(body))),
     }
 }
 

@@ -427,3 +427,49 @@ async fn a_killed_server_or_worker_leaves_no_command_behind() {
         drop(client);
     }
 }
+
+/// A held patch whose resume lost its answer is consumed as `unknown`. Once the next start
+/// has settled the operation from the disk, resuming the hold again answers what the ledger
+/// now says, and keeps saying it: the hold does not go on answering `unknown`.
+#[tokio::test]
+async fn a_hold_consumed_as_unknown_answers_what_recovery_settled() {
+    let mut env = Env::new();
+    let config = json!({"profile": "workspace-write", "sandbox": "off", "approvals": "confirm"});
+    let root = env.workspace("w", config);
+    for (i, n) in ["a", "b", "c"].iter().enumerate() {
+        std::fs::write(root.join(format!("{n}.txt")), OLD[i]).unwrap();
+    }
+    let db = env.path().join("ledger.sqlite3");
+    let (mut worker, socket) = external_worker(&env, Some("apply"));
+    let ledger = ("CODESPACE_OPERATIONS_DB", db.to_str().unwrap());
+    let (client, _) =
+        env.stdio_with(&[("CODESPACE_RUNNER_SOCKET", socket.to_str().unwrap()), ledger]).await;
+    let args = json!({"workspace_id": "w", "patch": three_file_patch()});
+    let held = refused(&client, "apply_patch", args, "APPROVAL_REQUIRED").await;
+    let id = held["approval_id"].clone();
+    let grant = json!({"approval_id": id, "decision": "grant"});
+    call(&client, "approval_resolve", grant).await.unwrap();
+    let first = call(&client, "operation_resume", json!({"approval_id": id})).await.unwrap();
+    assert_eq!(first["apply_patch"]["status"], "unknown", "{first}");
+    assert_eq!(contents(&root), NEW, "the worker ran the patch before hanging up");
+    client.cancel().await.unwrap();
+    assert!(worker.wait().unwrap().success());
+
+    std::fs::remove_file(&socket).ok();
+    let (_worker, socket) = external_worker(&env, None);
+    let client =
+        env.stdio_with(&[("CODESPACE_RUNNER_SOCKET", socket.to_str().unwrap()), ledger]).await.0;
+    for round in 0..2 {
+        let again = call(&client, "operation_resume", json!({"approval_id": id})).await.unwrap();
+        let patch = &again["apply_patch"];
+        assert_eq!(patch["status"], "applied", "round {round}: {again}");
+        assert_eq!(patch["operation_id"], first["apply_patch"]["operation_id"], "{again}");
+        assert_eq!(again["state"], "consumed", "{again}");
+    }
+    assert_eq!(contents(&root), NEW, "nothing was applied again");
+    // The settled outcome is kept with the hold.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let sql = "SELECT result_json FROM approvals WHERE approval_id = ?1";
+    let stored: String = conn.query_row(sql, [id.as_str().unwrap()], |r| r.get(0)).unwrap();
+    assert!(stored.contains(r#""status":"applied""#), "{stored}");
+}

@@ -148,6 +148,18 @@ impl Store {
         self.swap(approval_id, sql, params![approval_id, result_json])
     }
 
+    /// Replaces a `consumed` hold's stored outcome: an `unknown` patch outcome once start-up
+    /// recovery has settled the operation. Any other state is stale and keeps its row.
+    pub fn restate_consumed(
+        &self,
+        approval_id: &str,
+        result_json: &str,
+    ) -> Result<Cas, StoreError> {
+        let sql =
+            "UPDATE approvals SET result_json = ?2 WHERE approval_id = ?1 AND state = 'consumed'";
+        self.swap(approval_id, sql, params![approval_id, result_json])
+    }
+
     /// Runs one conditional update and reports whether it moved the row.
     fn swap(
         &self,

@@ -55,10 +55,15 @@ fn a_hold_lives_through_its_states_and_is_reused_while_active() {
     assert_eq!(again.operation_id.as_deref(), Some(reserved.as_str()));
     // Still active: the same request reuses it.
     assert_eq!(store.create_approval(&new("sha256:a"), 14).unwrap().0.approval_id, id);
+    assert!(matches!(store.restate_consumed(id, "{}").unwrap(), Cas::Stale(_)), "not consumed");
     let consumed = moved(store.consume_approval(id, r#"{"outcome":"success"}"#).unwrap());
     assert_eq!(consumed.state, ApprovalState::Consumed);
     assert_eq!(consumed.params_json, None, "consumed scrubs the arguments");
     assert!(matches!(store.consume_approval(id, "{}").unwrap(), Cas::Stale(_)));
+    // Only the stored outcome of a consumed hold may be restated.
+    let restated = moved(store.restate_consumed(id, r#"{"outcome":"failed"}"#).unwrap());
+    assert_eq!(restated.state, ApprovalState::Consumed);
+    assert_eq!(restated.result_json.as_deref(), Some(r#"{"outcome":"failed"}"#));
     // Terminal: the same request now gets a new hold.
     let (fresh, created) = store.create_approval(&new("sha256:a"), 15).unwrap();
     assert!(created);
