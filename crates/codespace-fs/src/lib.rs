@@ -19,14 +19,16 @@
 //! `renameat` it over the target, so a hard link planted to an outside file is replaced,
 //! never written through.
 //!
-//! The API is synchronous; async callers use `spawn_blocking`.
+//! The API is synchronous; async callers use `spawn_blocking`, except for opening one
+//! file ([`Root::open_regular`]), which is cheap enough to do in place and tells the size.
 //!
 //! # Layout
 //! - `path`: [`WorkspacePath`], the lexical validation.
 //! - `error`: [`FsError`] and the errno mapping.
 //! - `root`: [`Root`], descriptor pinning and the beneath-root resolver.
-//! - `read`: [`Root::open_file`], [`Root::read_window`], [`Root::version`],
-//!   [`Root::version_stamped`].
+//! - `read`: [`Root::open_regular`] and its [`OpenedFile`], [`Root::open_file`],
+//!   [`Root::read_window`], [`Root::read_opened`], [`Root::read_window_known`],
+//!   [`Root::version`], [`Root::version_stamped`].
 //! - `walk`: [`Root::walk`], the bounded no-follow listing, and [`Root::walk_filtered`] with
 //!   its [`WalkFilter`] hook (rule files read through [`DirFiles`]).
 //! - `cancel`: [`Cancel`], the stop flag a walk (and the runner's search) polls.

@@ -19,7 +19,7 @@ const BUF_BYTES: usize = 64 * 1024;
 /// Upper bound on the up-front window allocation; a larger window grows as data arrives,
 /// so a huge `limit` on a file that then shrinks does not allocate for nothing.
 const MAX_PREALLOC: usize = 16 * 1024 * 1024;
-/// How often `open_file` starts over when the file is swapped between its two opens.
+/// How often `open_regular` starts over when the file is swapped between its two opens.
 const SWAP_RETRIES: usize = 4;
 
 /// A window of a file, with the size and version of the whole file read in the same pass.
@@ -34,12 +34,20 @@ pub struct Window {
     pub version: Version,
 }
 
-/// A regular file opened for reading by [`Root::open_regular`], with the metadata of the
+/// A regular file opened for reading by [`Root::open_regular`] (the only way to make one,
+/// so it is always a checked regular file at offset 0), with the metadata of the
 /// descriptor itself, taken right after it was opened.
 #[derive(Debug)]
 pub struct OpenedFile {
-    pub file: File,
-    pub meta: FileMeta,
+    file: File,
+    meta: FileMeta,
+}
+
+impl OpenedFile {
+    /// The opened descriptor's metadata.
+    pub fn meta(&self) -> &FileMeta {
+        &self.meta
+    }
 }
 
 impl Root {
@@ -57,8 +65,8 @@ impl Root {
     /// the same regular inode (`dev`, `ino`); if it was swapped in between, start over (a
     /// few times), so the type check always describes the descriptor returned.
     /// `O_NONBLOCK` is left set: it has no effect on regular-file reads. Neither open waits
-    /// on the file, so a caller may open on an async thread and decide from the size where
-    /// to read.
+    /// on the file itself (a FIFO is never waited on), so a caller may open a file on a
+    /// local filesystem on an async thread and decide from its size where to read it.
     pub fn open_regular(&self, p: &WorkspacePath) -> Result<OpenedFile, FsError> {
         let path = p.as_str();
         for _ in 0..SWAP_RETRIES {

@@ -4,7 +4,8 @@
 //! reply queued while reading is never interleaved with another. A pipe or a stream socket
 //! (what MCP clients give a server they start) is read and written through the runtime's
 //! poller, not tokio's blocking-thread `Stdin`/`Stdout`, which cost two thread hand-offs
-//! per message. A stdout pipe is widened so that a large reply is written in one go.
+//! per message. A stdout pipe is widened before the first reply it could not hold, so that
+//! a large reply is written in one go.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -27,7 +28,9 @@ pub(crate) const MAX_LINE_BYTES: usize = crate::http::MAX_BODY_BYTES;
 /// The capacity asked for a stdout pipe: Linux's default ceiling for an unprivileged
 /// process (`fs.pipe-max-size`), and the size of a whole `read` window. With the default
 /// 64 KiB, a 256 KiB `read_process` reply is written in five rounds, each waiting for the
-/// client to make room, and each a pair of context switches.
+/// client to make room, and each a pair of context switches. A pipe's capacity counts
+/// against its user's pipe quota (`fs.pipe-user-pages-soft`, 64 MiB by default) while it
+/// exists, so only a session that sends a reply larger than the pipe pays for it.
 pub(crate) const STDOUT_PIPE_BYTES: usize = 1 << 20;
 
 type Input = Pin<Box<dyn AsyncRead + Send>>;
@@ -78,9 +81,11 @@ impl Modes {
 pub(crate) fn transport() -> (Stdio, JoinHandle<bool>, Modes) {
     let modes = Modes::now();
     let (out, mut frames) = mpsc::unbounded_channel::<Vec<u8>>();
+    let mut widener = Widener::of_stdout();
     let mut stdout = output();
     let writer = tokio::spawn(async move {
         while let Some(frame) = frames.recv().await {
+            widener.before(frame.len());
             if stdout.write_all(&frame).await.is_err() || stdout.flush().await.is_err() {
                 return false;
             }
@@ -158,25 +163,46 @@ fn output() -> Output {
     polled::<Output>(
         "stdout",
         io::stdout().as_fd(),
-        |fd| {
-            widen(&fd);
-            Ok(Box::pin(pipe::Sender::from_owned_fd(fd)?))
-        },
+        |fd| Ok(Box::pin(pipe::Sender::from_owned_fd(fd)?)),
         |s| Box::pin(s),
         || Box::pin(tokio::io::stdout()),
     )
 }
 
-/// Grows a stdout pipe to [`STDOUT_PIPE_BYTES`], never shrinks it. Best effort: over the
-/// system's ceiling or the user's pipe quota the pipe keeps its size.
-fn widen(fd: &OwnedFd) {
-    let now = rustix::pipe::fcntl_getpipe_size(fd).unwrap_or(0);
-    if now >= STDOUT_PIPE_BYTES {
-        return;
+/// Widens a stdout pipe to [`STDOUT_PIPE_BYTES`] before the first frame it cannot hold;
+/// never shrinks it. Best effort: over the system's ceiling or the user's pipe quota the
+/// pipe keeps its size, and nothing is tried again.
+struct Widener {
+    /// A duplicate of stdout while it is a pipe that may still be widened.
+    pipe: Option<OwnedFd>,
+    capacity: usize,
+}
+
+impl Widener {
+    fn of_stdout() -> Widener {
+        let fd = io::stdout();
+        let pipe = match kind(fd.as_fd()) {
+            Kind::Pipe => fd.as_fd().try_clone_to_owned().ok(),
+            Kind::Socket | Kind::Other => None,
+        };
+        let capacity = pipe.as_ref().and_then(|p| rustix::pipe::fcntl_getpipe_size(p).ok());
+        match capacity {
+            Some(capacity) if capacity < STDOUT_PIPE_BYTES => Widener { pipe, capacity },
+            Some(_) | None => Widener { pipe: None, capacity: 0 },
+        }
     }
-    match rustix::pipe::fcntl_setpipe_size(fd, STDOUT_PIPE_BYTES) {
-        Ok(size) => tracing::debug!("stdout pipe widened from {now} to {size} bytes"),
-        Err(e) => tracing::debug!("stdout pipe kept at {now} bytes: {e}"),
+
+    fn before(&mut self, frame: usize) {
+        if frame <= self.capacity {
+            return;
+        }
+        let Some(pipe) = self.pipe.take() else { return };
+        match rustix::pipe::fcntl_setpipe_size(&pipe, STDOUT_PIPE_BYTES) {
+            Ok(size) => {
+                tracing::debug!("stdout pipe widened from {} to {size} bytes", self.capacity)
+            }
+            Err(e) => tracing::debug!("stdout pipe kept at {} bytes: {e}", self.capacity),
+        }
     }
 }
 

@@ -129,9 +129,10 @@ impl WorkspaceWatch {
     }
 
     /// A window of `p` (`opened` by [`Root::open_regular`]) with the whole file's version:
-    /// when the cache knows the version of the opened file's identity (same epoch, same device, inode, size, mtime and ctime),
-    /// only the window is read; otherwise the whole file is hashed as it is read, and its
-    /// version kept when it may be, as [`WorkspaceWatch::version`] keeps one.
+    /// when the cache knows the version of the opened file's identity (same epoch, same
+    /// device, inode, size, mtime and ctime), only the window is read; otherwise the whole
+    /// file is hashed as it is read, and its version kept when it may be, as
+    /// [`WorkspaceWatch::version`] keeps one.
     pub fn read_window(
         &self,
         opened: OpenedFile,

@@ -86,7 +86,14 @@ async fn restated(
         return answer;
     };
     let (store, op) = (gw.store.clone(), patch.operation_id.clone());
-    let Some(record) = blocking(move || Ok(store.get(&op)?)).await? else { return answer };
+    let record = match blocking(move || Ok(store.get(&op)?)).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return answer,
+        Err(e) => {
+            tracing::warn!(approval_id = %id, "the ledger could not be asked; the stored outcome answers: {e}");
+            return answer;
+        }
+    };
     let outcome = match crate::patch::replay(record) {
         Ok(r) if r.status == PatchStatus::Unknown => return answer,
         Ok(r) => Outcome::Success(Box::new(OperationResumeResult {

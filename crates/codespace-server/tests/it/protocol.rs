@@ -388,18 +388,22 @@ fn stdio_puts_back_the_blocking_mode_it_found() {
     assert!(!fcntl_getfl(&stdout_shared).unwrap().contains(OFlags::NONBLOCK), "stdout");
 }
 
-/// A stdout pipe is widened to 1 MiB (Linux's default ceiling for any process), so a
-/// whole `read` window is written without waiting for the client to make room.
+/// A stdout pipe is widened to 1 MiB (Linux's default ceiling for any process) before
+/// the first reply it cannot hold, so a whole `read` window is written without waiting for
+/// the client to make room; a session of small replies leaves it as it was.
 #[test]
-fn stdio_widens_a_stdout_pipe() {
+fn stdio_widens_a_stdout_pipe_for_its_first_large_reply() {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
 
     let mut env = Env::new();
     let root = env.workspace("w", json!({}));
     std::fs::write(root.join("a.txt"), "hello\n").unwrap();
+    std::fs::write(root.join("big.txt"), "0123456789abcde\n".repeat(20_000)).unwrap();
     let (stdout_r, stdout_w) = std::io::pipe().unwrap();
-    let before = rustix::pipe::fcntl_getpipe_size(&stdout_r).unwrap();
+    // The kernel's usual default, whatever this machine's is.
+    let before = rustix::pipe::fcntl_setpipe_size(&stdout_r, 64 * 1024).unwrap();
+    let probe = stdout_r.try_clone().unwrap();
     let mut child = env
         .command()
         .args(["serve", "--config"])
@@ -415,10 +419,18 @@ fn stdio_widens_a_stdout_pipe() {
     for _ in 0..3 {
         reader.read_line(&mut out).unwrap();
     }
-    check_answers(&out, "a widened pipe");
+    check_answers(&out, "small replies");
+    let size = || rustix::pipe::fcntl_getpipe_size(&probe).unwrap();
+    assert_eq!(size(), before, "small replies leave the pipe as it was");
+    let big = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                     "params": {"name": "read", "arguments": {"workspace_id": "w", "path": "big.txt"}}});
+    stdin.write_all(format!("{big}\n").as_bytes()).unwrap();
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let reply: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(reply["result"]["structuredContent"]["byte_count"], 320_000, "{line:.300}");
     let ceiling = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap();
-    let after = rustix::pipe::fcntl_getpipe_size(reader.get_ref()).unwrap();
-    assert_eq!((before, after), (64 * 1024, 1 << 20), "fs.pipe-max-size is {}", ceiling.trim());
+    assert_eq!(size(), 1 << 20, "fs.pipe-max-size is {}", ceiling.trim());
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
