@@ -196,12 +196,18 @@ async fn a_worker_killed_mid_patch_leaves_no_half_applied_operation() {
 
 /// A worker started separately (`codespace worker --socket`), with a fault.
 fn external_worker(env: &Env, fault: Option<&str>) -> (Child, PathBuf) {
+    match fault {
+        Some(kind) => external_worker_with(env, &[("CODESPACE_TEST_WORKER_HANG_UP", kind)]),
+        None => external_worker_with(env, &[]),
+    }
+}
+
+/// [`external_worker`] with these fault variables.
+fn external_worker_with(env: &Env, faults: &[(&str, &str)]) -> (Child, PathBuf) {
     let socket = env.path().join("worker.sock");
     let mut cmd = env.command();
     cmd.arg("worker").arg("--socket").arg(&socket).stdin(Stdio::null()).stdout(Stdio::null());
-    if let Some(kind) = fault {
-        cmd.env("CODESPACE_TEST_WORKER_HANG_UP", kind);
-    }
+    cmd.envs(faults.iter().copied());
     let child = cmd.spawn().unwrap();
     wait_for_file(&socket, Duration::from_secs(10), "the worker never listened");
     (child, socket)
@@ -428,11 +434,13 @@ async fn a_killed_server_or_worker_leaves_no_command_behind() {
     }
 }
 
-/// A held patch whose resume lost its answer is consumed as `unknown`. Once the next start
-/// has settled the operation from the disk, resuming the hold again answers what the ledger
-/// now says, and keeps saying it: the hold does not go on answering `unknown`.
-#[tokio::test]
-async fn a_hold_consumed_as_unknown_answers_what_recovery_settled() {
+/// A granted hold over three files whose resume lost its answer (the worker runs with
+/// `faults`; `interrupt` ends it mid-call): consumed as `unknown`. Returns the env, the
+/// workspace, the hold's id, that first answer and the ledger's path.
+async fn hold_consumed_as_unknown(
+    faults: &[(&str, &str)],
+    interrupt: impl FnOnce(&mut Child) + Send + 'static,
+) -> (Env, PathBuf, serde_json::Value, serde_json::Value, PathBuf) {
     let mut env = Env::new();
     let config = json!({"profile": "workspace-write", "sandbox": "off", "approvals": "confirm"});
     let root = env.workspace("w", config);
@@ -440,7 +448,7 @@ async fn a_hold_consumed_as_unknown_answers_what_recovery_settled() {
         std::fs::write(root.join(format!("{n}.txt")), OLD[i]).unwrap();
     }
     let db = env.path().join("ledger.sqlite3");
-    let (mut worker, socket) = external_worker(&env, Some("apply"));
+    let (worker, socket) = external_worker_with(&env, faults);
     let ledger = ("CODESPACE_OPERATIONS_DB", db.to_str().unwrap());
     let (client, _) =
         env.stdio_with(&[("CODESPACE_RUNNER_SOCKET", socket.to_str().unwrap()), ledger]).await;
@@ -449,27 +457,77 @@ async fn a_hold_consumed_as_unknown_answers_what_recovery_settled() {
     let id = held["approval_id"].clone();
     let grant = json!({"approval_id": id, "decision": "grant"});
     call(&client, "approval_resolve", grant).await.unwrap();
-    let first = call(&client, "operation_resume", json!({"approval_id": id})).await.unwrap();
+    let resume = call(&client, "operation_resume", json!({"approval_id": id}));
+    let interrupted = tokio::task::spawn_blocking(move || {
+        let mut worker = worker;
+        interrupt(&mut worker);
+        worker
+    });
+    let (first, worker) = tokio::join!(resume, interrupted);
+    let (first, mut worker) = (first.unwrap(), worker.unwrap());
     assert_eq!(first["apply_patch"]["status"], "unknown", "{first}");
-    assert_eq!(contents(&root), NEW, "the worker ran the patch before hanging up");
     client.cancel().await.unwrap();
-    assert!(worker.wait().unwrap().success());
-
+    let _ = worker.wait();
     std::fs::remove_file(&socket).ok();
-    let (_worker, socket) = external_worker(&env, None);
+    (env, root, id, first, db)
+}
+
+/// After a restart (a fresh worker), resuming the hold twice answers `want` for the same
+/// operation, and the ledger keeps that outcome with the hold.
+async fn resumes_answer(
+    env: &Env,
+    id: &serde_json::Value,
+    first: &serde_json::Value,
+    db: &Path,
+    want: &str,
+) {
+    let (_worker, socket) = external_worker(env, None);
+    let ledger = ("CODESPACE_OPERATIONS_DB", db.to_str().unwrap());
     let client =
         env.stdio_with(&[("CODESPACE_RUNNER_SOCKET", socket.to_str().unwrap()), ledger]).await.0;
     for round in 0..2 {
         let again = call(&client, "operation_resume", json!({"approval_id": id})).await.unwrap();
         let patch = &again["apply_patch"];
-        assert_eq!(patch["status"], "applied", "round {round}: {again}");
+        assert_eq!(patch["status"], want, "round {round}: {again}");
         assert_eq!(patch["operation_id"], first["apply_patch"]["operation_id"], "{again}");
         assert_eq!(again["state"], "consumed", "{again}");
     }
-    assert_eq!(contents(&root), NEW, "nothing was applied again");
-    // The settled outcome is kept with the hold.
-    let conn = rusqlite::Connection::open(&db).unwrap();
+    let conn = rusqlite::Connection::open(db).unwrap();
     let sql = "SELECT result_json FROM approvals WHERE approval_id = ?1";
     let stored: String = conn.query_row(sql, [id.as_str().unwrap()], |r| r.get(0)).unwrap();
-    assert!(stored.contains(r#""status":"applied""#), "{stored}");
+    assert!(stored.contains(&format!(r#""status":"{want}""#)), "{stored}");
+}
+
+/// A held patch whose resume lost its answer after the worker ran it is consumed as
+/// `unknown`. Once the next start has settled the operation from the disk (applied),
+/// resuming the hold again answers that, and keeps saying it; nothing is applied again.
+#[tokio::test]
+async fn a_hold_consumed_as_unknown_answers_what_recovery_settled() {
+    let hang_up = [("CODESPACE_TEST_WORKER_HANG_UP", "apply")];
+    let (env, root, id, first, db) = hold_consumed_as_unknown(&hang_up, |_| {}).await;
+    assert_eq!(contents(&root), NEW, "the worker ran the patch before hanging up");
+    resumes_answer(&env, &id, &first, &db, "applied").await;
+    assert_eq!(contents(&root), NEW, "nothing was applied again");
+}
+
+/// The same when the worker was killed before its first write: recovery finds every file
+/// as it was and rolls the operation back, and the consumed hold answers
+/// `failed_rolled_back` (its arguments are gone: a new request needs a new hold).
+#[tokio::test]
+async fn a_hold_consumed_as_unknown_answers_a_rollback_by_recovery() {
+    let marker_dir = tempfile::tempdir().unwrap();
+    let marker = marker_dir.path().join("stalled");
+    let stall = [
+        ("CODESPACE_TEST_WORKER_STALL_AT", "0"),
+        ("CODESPACE_TEST_WORKER_MARKER", marker.to_str().unwrap()),
+    ];
+    let stalled = marker.clone();
+    let kill = move |worker: &mut Child| {
+        wait_for_file(&stalled, Duration::from_secs(20), "the worker never stopped at its write");
+        worker.kill().unwrap();
+    };
+    let (env, root, id, first, db) = hold_consumed_as_unknown(&stall, kill).await;
+    assert_eq!(contents(&root), OLD, "killed before its first write");
+    resumes_answer(&env, &id, &first, &db, "failed_rolled_back").await;
+    assert_eq!(contents(&root), OLD);
 }
