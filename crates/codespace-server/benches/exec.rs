@@ -86,13 +86,23 @@ async fn main() {
         if boxed <= boxed_budget { "met" } else { "missed" }
     );
 
-    // The same drain for a session that declared structured-only (each chunk crosses once).
-    let once_transport = common::server(&config, &tmp.path().join("state-once"), &in_memory);
+    drains(&client, &config, tmp.path(), &in_memory).await;
+    client.cancel().await.unwrap();
+}
+
+/// `seq 1 2000000` drained by `client` (default shape), by an rmcp client that declared
+/// structured-only (each chunk crosses once) and by a minimal line client (the server's cost
+/// without the rmcp client's decoding), each against the same output captured in-process.
+async fn drains<H: rmcp::ClientHandler>(
+    client: &Client<H>,
+    config: &std::path::Path,
+    tmp: &std::path::Path,
+    in_memory: &[&str],
+) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let once_transport = common::server(config, &tmp.join("state-once"), in_memory);
     let once = common::structured_only().serve(once_transport).await.unwrap();
-    // And through a minimal line client, to separate the server's cost from the rmcp
-    // client's response decoding.
-    let bare_state = tmp.path().join("state-bare");
-    let mut bare = common::BareClient::launch(&config, &bare_state, &in_memory, true);
+    let mut bare = common::BareClient::launch(config, &tmp.join("state-bare"), in_memory, true);
     let (mut local, mut drained, mut drained_once) = (Vec::new(), Vec::new(), Vec::new());
     let mut drained_bare = Vec::new();
     let expected = Command::new("seq").args(["1", "2000000"]).output().unwrap().stdout;
@@ -102,7 +112,7 @@ async fn main() {
         local.push(t.elapsed());
         assert_eq!(out.stdout.len(), expected.len());
         let t = Instant::now();
-        let got = drain(&client, &["seq", "1", "2000000"]).await;
+        let got = drain(client, &["seq", "1", "2000000"]).await;
         drained.push(t.elapsed());
         assert!(got == expected, "{} of {} bytes arrived, or differ", got.len(), expected.len());
         let t = Instant::now();
@@ -131,7 +141,6 @@ async fn main() {
         );
     }
     once.cancel().await.unwrap();
-    client.cancel().await.unwrap();
 }
 
 /// [`drain`] through a [`common::BareClient`].

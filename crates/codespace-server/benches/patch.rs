@@ -145,29 +145,26 @@ async fn main() {
 /// The pinned peer: the reference MCP filesystem server's `edit_file` (no fsync, no ledger).
 const FILESYSTEM_PEER: &str = "@modelcontextprotocol/server-filesystem@2026.8.31";
 
-/// One-line `apply_patch` over stdio (durable file ledger) against the durable floor and the
-/// filesystem peer's `edit_file`, all in this run.
-async fn round_trip(dir: &Path) {
-    let floor = durable_floor(dir);
-    let ws = dir.join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    std::fs::write(ws.join("a.txt"), "value 0\n").unwrap();
-    let config = dir.join("reg.json");
-    std::fs::write(&config, json!({"workspaces": {"w": {"root": ws.display().to_string(), "profile": "workspace-write"}}}).to_string()).unwrap();
+/// The one-line change from `value {i}` to `value {i + 1}`.
+fn one_line_patch(i: usize) -> String {
+    format!(
+        "*** Begin Patch\n*** Update File: a.txt\n@@\n-value {i}\n+value {}\n*** End Patch\n",
+        i + 1
+    )
+}
+
+/// Medians of `ping` and of a one-line `apply_patch` (rounds `0..200`), each patch after a
+/// ping, from the rmcp client.
+async fn rmcp_rounds(config: &Path, dir: &Path) -> (Duration, Duration) {
     let db = dir.join("state/ledger.sqlite3");
     let ledger = [std::ffi::OsStr::new("--operations-db"), db.as_os_str()];
-    let client = ().serve(common::server(&config, &dir.join("state"), &ledger)).await.unwrap();
+    let client = ().serve(common::server(config, &dir.join("state"), &ledger)).await.unwrap();
     let (mut ping, mut apply) = (Vec::new(), Vec::new());
     for i in 0..200 {
         let t = Instant::now();
         client.send_request(ClientRequest::PingRequest(PingRequest::default())).await.unwrap();
         ping.push(t.elapsed());
-        let p = format!(
-            "*** Begin Patch\n*** Update File: a.txt\n@@\n-value {i}\n+value {}\n*** End Patch\n",
-            i + 1
-        );
-        let Value::Object(args) =
-            json!({"workspace_id": "w", "patch": p, "operation_key": format!("k{i}")})
+        let Value::Object(args) = json!({"workspace_id": "w", "patch": one_line_patch(i), "operation_key": format!("k{i}")})
         else {
             unreachable!()
         };
@@ -180,28 +177,38 @@ async fn round_trip(dir: &Path) {
         assert_eq!(r.structured_content.unwrap()["status"], "applied");
     }
     client.cancel().await.unwrap();
-    let (ping, apply) = (median(ping), median(apply));
-    // The same loop through a minimal line client (its own ledger), to separate the
-    // server's cost from the rmcp client's.
-    let bare_db = dir.join("state-bare/ledger.sqlite3");
-    let bare_ledger = [std::ffi::OsStr::new("--operations-db"), bare_db.as_os_str()];
-    let state = dir.join("state-bare");
-    let mut bare = common::BareClient::launch(&config, &state, &bare_ledger, true);
-    let (mut bare_ping, mut bare_apply) = (Vec::new(), Vec::new());
+    (median(ping), median(apply))
+}
+
+/// [`rmcp_rounds`] (rounds `200..400`) through a minimal line client on its own server and
+/// ledger, to separate the server's cost from the rmcp client's.
+fn bare_rounds(config: &Path, dir: &Path) -> (Duration, Duration) {
+    let db = dir.join("state-bare/ledger.sqlite3");
+    let ledger = [std::ffi::OsStr::new("--operations-db"), db.as_os_str()];
+    let mut bare = common::BareClient::launch(config, &dir.join("state-bare"), &ledger, true);
+    let (mut ping, mut apply) = (Vec::new(), Vec::new());
     for i in 200..400 {
-        bare_ping.push(bare.ping(1));
-        let p = format!(
-            "*** Begin Patch\n*** Update File: a.txt\n@@\n-value {i}\n+value {}\n*** End Patch\n",
-            i + 1
-        );
-        let args = json!({"workspace_id": "w", "patch": p, "operation_key": format!("k{i}")});
+        ping.push(bare.ping(1));
+        let args = json!({"workspace_id": "w", "patch": one_line_patch(i), "operation_key": format!("k{i}")});
         let t = Instant::now();
         let r = bare.call("apply_patch", args);
-        bare_apply.push(t.elapsed());
+        apply.push(t.elapsed());
         assert_eq!(r["status"], "applied");
     }
-    drop(bare);
-    let (bare_ping, bare_apply) = (median(bare_ping), median(bare_apply));
+    (median(ping), median(apply))
+}
+
+/// One-line `apply_patch` over stdio (durable file ledger) against the durable floor and the
+/// filesystem peer's `edit_file`, all in this run.
+async fn round_trip(dir: &Path) {
+    let floor = durable_floor(dir);
+    let ws = dir.join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("a.txt"), "value 0\n").unwrap();
+    let config = dir.join("reg.json");
+    std::fs::write(&config, json!({"workspaces": {"w": {"root": ws.display().to_string(), "profile": "workspace-write"}}}).to_string()).unwrap();
+    let (ping, apply) = rmcp_rounds(&config, dir).await;
+    let (bare_ping, bare_apply) = bare_rounds(&config, dir);
     println!(
         "durable floor in-process (2 WAL commits, synchronous=FULL; temp file, fsync, rename, directory fsync): {floor:?}"
     );
