@@ -27,8 +27,7 @@ impl LocalRunner {
         limit: usize,
     ) -> Result<Window, RunnerError> {
         let (root, watch) = self.started(ws)?;
-        // Opening waits on no file (an `O_PATH` probe, then `O_NONBLOCK`), as the `statat`
-        // that used to choose did not, and tells the size.
+        // Opening waits on no file (an `O_PATH` probe, then `O_NONBLOCK`) and tells the size.
         let opened = root.open_regular(&path)?;
         let inline = opened.meta().size <= INLINE_READ_BYTES;
         let work = move || {
