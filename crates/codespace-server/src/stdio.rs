@@ -81,8 +81,7 @@ impl Modes {
 pub(crate) fn transport() -> (Stdio, JoinHandle<bool>, Modes) {
     let modes = Modes::now();
     let (out, mut frames) = mpsc::unbounded_channel::<Vec<u8>>();
-    let mut widener = Widener::of_stdout();
-    let mut stdout = output();
+    let (mut stdout, mut widener) = output();
     let writer = tokio::spawn(async move {
         while let Some(frame) = frames.recv().await {
             widener.before(frame.len());
@@ -159,49 +158,46 @@ fn input() -> Input {
     )
 }
 
-fn output() -> Output {
-    polled::<Output>(
+/// Stdout, and what widens it when it is a pipe.
+fn output() -> (Output, Widener) {
+    let mut widener = Widener(None);
+    let stdout = polled::<Output>(
         "stdout",
         io::stdout().as_fd(),
-        |fd| Ok(Box::pin(pipe::Sender::from_owned_fd(fd)?)),
+        |fd| {
+            widener = Widener::of(&fd);
+            Ok(Box::pin(pipe::Sender::from_owned_fd(fd)?))
+        },
         |s| Box::pin(s),
         || Box::pin(tokio::io::stdout()),
-    )
+    );
+    (stdout, widener)
 }
 
 /// Widens a stdout pipe to [`STDOUT_PIPE_BYTES`] before the first frame it cannot hold;
 /// never shrinks it. Best effort: over the system's ceiling or the user's pipe quota the
-/// pipe keeps its size, and nothing is tried again.
-struct Widener {
-    /// A duplicate of stdout while it is a pipe that may still be widened.
-    pipe: Option<OwnedFd>,
-    capacity: usize,
-}
+/// pipe keeps its size, and nothing is tried again. Holds a duplicate of the pipe and its
+/// capacity while it may still be widened.
+struct Widener(Option<(OwnedFd, usize)>);
 
 impl Widener {
-    fn of_stdout() -> Widener {
-        let fd = io::stdout();
-        let pipe = match kind(fd.as_fd()) {
-            Kind::Pipe => fd.as_fd().try_clone_to_owned().ok(),
-            Kind::Socket | Kind::Other => None,
-        };
-        let capacity = pipe.as_ref().and_then(|p| rustix::pipe::fcntl_getpipe_size(p).ok());
-        match capacity {
-            Some(capacity) if capacity < STDOUT_PIPE_BYTES => Widener { pipe, capacity },
-            Some(_) | None => Widener { pipe: None, capacity: 0 },
+    fn of(pipe: &OwnedFd) -> Widener {
+        let capacity = rustix::pipe::fcntl_getpipe_size(pipe).ok();
+        match (pipe.try_clone(), capacity) {
+            (Ok(dup), Some(capacity)) if capacity < STDOUT_PIPE_BYTES => {
+                Widener(Some((dup, capacity)))
+            }
+            _ => Widener(None),
         }
     }
 
     fn before(&mut self, frame: usize) {
-        if frame <= self.capacity {
+        let Some((pipe, capacity)) = self.0.take_if(|(_, capacity)| frame > *capacity) else {
             return;
-        }
-        let Some(pipe) = self.pipe.take() else { return };
+        };
         match rustix::pipe::fcntl_setpipe_size(&pipe, STDOUT_PIPE_BYTES) {
-            Ok(size) => {
-                tracing::debug!("stdout pipe widened from {} to {size} bytes", self.capacity)
-            }
-            Err(e) => tracing::debug!("stdout pipe kept at {} bytes: {e}", self.capacity),
+            Ok(size) => tracing::debug!("stdout pipe widened from {capacity} to {size} bytes"),
+            Err(e) => tracing::debug!("stdout pipe kept at {capacity} bytes: {e}"),
         }
     }
 }
