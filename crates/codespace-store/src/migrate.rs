@@ -103,8 +103,15 @@ fn check_header(conn: &Connection, version: i64, application: i64) -> Result<boo
 /// Brings the database to [`SCHEMA_VERSION`]; returns how many migrations this call ran
 /// (zero when another connection ran them first).
 pub(crate) fn migrate(conn: &mut Connection) -> Result<u32, MigrateError> {
-    let (version, application) = header(conn)?;
-    if !check_header(conn, version, application)? {
+    // The version and the schema are read in one snapshot: read apart, another connection's
+    // first migration could commit in between (version 0, yet tables), and a fresh ledger
+    // two handles race to create would be refused as another program's database.
+    let due = {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let (version, application) = header(&tx)?;
+        check_header(&tx, version, application)?
+    };
+    if !due {
         return Ok(0);
     }
     let mut applied = 0;
