@@ -16,7 +16,6 @@ mod patch;
 mod remote;
 mod seam;
 mod search;
-pub mod wire;
 
 pub use codespace_fs::{
     Cancel, FileKind, FsError, Progress, Root, RootStatus, Version, Walk, WalkLimits, Window,

@@ -14,8 +14,8 @@ use tokio::net::UnixStream;
 use tokio::sync::{mpsc, watch};
 
 use super::call::{Call, Event, Opened, Reply};
-use crate::wire::{self, CallError};
 use crate::{ProcessFacts, RunnerError, Transport};
+use codespace_wire::{self as wire, CallError};
 
 /// How long a call may go unanswered before it is `TIMEOUT` (beyond its own wait).
 pub const CALL_DEADLINE: Duration = Duration::from_secs(120);

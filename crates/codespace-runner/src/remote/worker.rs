@@ -12,8 +12,8 @@ use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
 use super::call::{Call, Event, Opened, Reply};
-use crate::wire::{self, Cancelled, ServeOptions};
 use crate::{LocalRunner, Progress};
+use codespace_wire::{self as wire, Cancelled, ServeOptions};
 
 /// How often a running walk's counts are sent.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);

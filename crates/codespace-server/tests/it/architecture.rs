@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("codespace-fs", 1),
     ("codespace-sandbox", 1),
     ("codespace-store", 1),
+    ("codespace-wire", 1),
     ("codespace-process", 2),
     ("codespace-watch", 2),
     ("codespace-runner", 3),
@@ -91,7 +92,9 @@ fn internal_arrows_point_down() {
 #[test]
 fn the_gateway_reaches_the_machine_only_through_the_runner() {
     let deps = dependencies();
-    for below in ["codespace-fs", "codespace-watch", "codespace-process", "codespace-sandbox"] {
+    for below in
+        ["codespace-fs", "codespace-watch", "codespace-process", "codespace-sandbox", "codespace-wire"]
+    {
         assert!(
             !deps.iter().any(|(c, k, d)| c == "codespace-gateway" && k != "dev" && d == below),
             "the gateway depends on {below} directly instead of through the runner"

@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::{FramedRead, FramedWrite, LengthDelimitedCodec};
 
 use super::{Frame, PROTOCOL, Payload, ServeError, ServeOptions, decode, encode};
-use crate::wire::HandshakeError;
+use crate::HandshakeError;
 
 /// How long either end waits for the other's handshake frame: a worker that started answers
 /// at once, so longer means it is stuck or is not a worker.

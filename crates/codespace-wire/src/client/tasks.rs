@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, LengthDelimitedCodec};
 
 use super::Inner;
-use crate::wire::{Frame, Payload, decode};
+use crate::{Frame, Payload, decode};
 
 /// Reads frames until the connection ends, then marks it lost with the reason.
 pub(super) async fn read_loop<Req: Payload, Resp: Payload, Ev: Payload>(
