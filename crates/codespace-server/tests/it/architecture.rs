@@ -92,9 +92,13 @@ fn internal_arrows_point_down() {
 #[test]
 fn the_gateway_reaches_the_machine_only_through_the_runner() {
     let deps = dependencies();
-    for below in
-        ["codespace-fs", "codespace-watch", "codespace-process", "codespace-sandbox", "codespace-wire"]
-    {
+    for below in [
+        "codespace-fs",
+        "codespace-watch",
+        "codespace-process",
+        "codespace-sandbox",
+        "codespace-wire",
+    ] {
         assert!(
             !deps.iter().any(|(c, k, d)| c == "codespace-gateway" && k != "dev" && d == below),
             "the gateway depends on {below} directly instead of through the runner"

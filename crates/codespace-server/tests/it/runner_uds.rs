@@ -295,12 +295,11 @@ fn a_worker_on_another_protocol_is_refused_naming_both() {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async move {
             let stream = tokio::net::UnixStream::from_std(stream).unwrap();
-            let mut options = codespace_runner::wire::ServeOptions::new("9.9.9-other");
+            let mut options = codespace_wire::ServeOptions::new("9.9.9-other");
             options.protocol = 99;
             let (_tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();
             let handler = |_: (), _, _| async {};
-            let _ = codespace_runner::wire::serve::<(), (), (), _, _>(stream, options, handler, rx)
-                .await;
+            let _ = codespace_wire::serve::<(), (), (), _, _>(stream, options, handler, rx).await;
         });
     });
     let out = env
@@ -316,7 +315,7 @@ fn a_worker_on_another_protocol_is_refused_naming_both() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("99") && stderr.contains(&codespace_runner::wire::PROTOCOL.to_string()),
+        stderr.contains("99") && stderr.contains(&codespace_wire::PROTOCOL.to_string()),
         "{stderr}"
     );
     assert!(stderr.contains("9.9.9-other"), "{stderr}");
