@@ -156,74 +156,75 @@ where
     }
 }
 
-impl CodeSpace {
-    async fn dispatch(
-        &self,
-        name: &str,
-        args: Option<rmcp::model::JsonObject>,
-        context: &RequestContext<RoleServer>,
-    ) -> Option<Result<CallToolResponse, McpError>> {
-        let g = &self.gateway;
-        let ct = &context.ct;
-        let shape = self.shape.get().copied().unwrap_or(Shape::WithTextCopy);
-        Some(match name {
-            tool::WORKSPACE_INFO => run(shape, name, args, |p| g.workspace_info(p)).await,
-            tool::READ => run(shape, name, args, |p| g.read(p)).await,
-            tool::FIND => {
-                let signals = CallSignals::new(context);
-                let (cancel, progress) = (signals.cancel.clone(), signals.progress.clone());
-                run(shape, name, args, |p| g.find(p, cancel, progress)).await
-            }
-            tool::GREP => {
-                let signals = CallSignals::new(context);
-                let (cancel, progress) = (signals.cancel.clone(), signals.progress.clone());
-                run(shape, name, args, |p| g.grep(p, cancel, progress)).await
-            }
-            tool::VERSION => run(shape, name, args, |p| g.version(p)).await,
-            tool::CHANGES => run(shape, name, args, |p| g.changes(p)).await,
-            tool::APPLY_PATCH => {
-                let wait = self.elicit_wait;
-                run(shape, name, args, |p| async move {
-                    let first = g.apply_patch(p).await;
-                    crate::elicit::ask(g, context, wait, first, |r| r.apply_patch).await
-                })
-                .await
-            }
-            tool::OPERATION_STATUS => run(shape, name, args, |p| g.operation_status(p)).await,
-            tool::EXEC_COMMAND => {
-                let wait = self.elicit_wait;
-                run(shape, name, args, |p| async move {
-                    let first = g.exec_command(p).await;
-                    crate::elicit::ask(g, context, wait, first, |r| r.exec_command).await
-                })
-                .await
-            }
-            tool::WRITE_STDIN => run(shape, name, args, |p| g.write_stdin(p)).await,
-            // A wait_ms wait ends when the client cancels the request.
-            tool::READ_PROCESS => {
-                let answer = run(shape, name, args, |p| g.read_process(p, ct.cancelled())).await;
-                note_cancelled(context, name);
-                answer
-            }
-            tool::PROCESS_STATUS => {
-                let answer = run(shape, name, args, |p| g.process_status(p, ct.cancelled())).await;
-                note_cancelled(context, name);
-                answer
-            }
-            tool::PROCESS_RESIZE => run(shape, name, args, |p| g.process_resize(p)).await,
-            tool::TERMINATE_PROCESS => run(shape, name, args, |p| g.terminate_process(p)).await,
-            tool::WORK_OPEN => run(shape, name, args, |p| g.work_open(p)).await,
-            tool::STEER_STATUS => run(shape, name, args, |p| g.steer_status(p)).await,
-            tool::STEER_CLAIM_NEXT => run(shape, name, args, |p| g.steer_claim_next(p)).await,
-            tool::STEER_COMPLETE => run(shape, name, args, |p| g.steer_complete(p)).await,
-            tool::WORK_FINISH => run(shape, name, args, |p| g.work_finish(p)).await,
-            tool::APPROVAL_CREATE => run(shape, name, args, |p| g.approval_create(p)).await,
-            tool::APPROVAL_RESOLVE => run(shape, name, args, |p| g.approval_resolve(p)).await,
-            tool::OPERATION_RESUME => run(shape, name, args, |p| g.operation_resume(p)).await,
-            _ => return None,
+/// One tool call, driven as its table row says (see `for_each_tool!`).
+macro_rules! drive {
+    (plain, $name:ident, $call:expr) => {{
+        let Call { shape, name, args, gateway: g, .. } = $call;
+        run(shape, name, args, |p| g.$name(p)).await
+    }};
+    // A cancellation raises the walk's stop flag; a progress token gets its counts.
+    (walk, $name:ident, $call:expr) => {{
+        let Call { shape, name, args, gateway: g, context, .. } = $call;
+        let signals = CallSignals::new(context);
+        let (cancel, progress) = (signals.cancel.clone(), signals.progress.clone());
+        run(shape, name, args, |p| g.$name(p, cancel, progress)).await
+    }};
+    // A fresh hold may be put to the person, and its result returned in the same call.
+    (held, $name:ident, $call:expr) => {{
+        let Call { shape, name, args, gateway: g, context, elicit_wait: wait } = $call;
+        run(shape, name, args, |p| async move {
+            let first = g.$name(p).await;
+            crate::elicit::ask(g, context, wait, first, |r| r.$name).await
         })
-    }
+        .await
+    }};
+    // A wait_ms wait ends when the client cancels the request.
+    (wait, $name:ident, $call:expr) => {{
+        let Call { shape, name, args, gateway: g, context, .. } = $call;
+        let answer = run(shape, name, args, |p| g.$name(p, context.ct.cancelled())).await;
+        note_cancelled(context, name);
+        answer
+    }};
 }
+
+/// What one `tools/call` brings to its tool.
+struct Call<'a> {
+    shape: Shape,
+    name: &'a str,
+    args: Option<rmcp::model::JsonObject>,
+    gateway: &'a Gateway,
+    context: &'a RequestContext<RoleServer>,
+    elicit_wait: std::time::Duration,
+}
+
+/// The dispatch: each tool of the table to its gateway method, driven as its row says.
+macro_rules! dispatch {
+    ($($name:ident, $konst:ident, $params:ty => $result:ty, $effect:ident, $drive:ident, $title:literal, $description:literal;)*) => {
+        impl CodeSpace {
+            async fn dispatch(
+                &self,
+                name: &str,
+                args: Option<rmcp::model::JsonObject>,
+                context: &RequestContext<RoleServer>,
+            ) -> Option<Result<CallToolResponse, McpError>> {
+                let call = Call {
+                    shape: self.shape.get().copied().unwrap_or(Shape::WithTextCopy),
+                    name,
+                    args,
+                    gateway: &self.gateway,
+                    context,
+                    elicit_wait: self.elicit_wait,
+                };
+                Some(match name {
+                    $(tool::$konst => drive!($drive, $name, call),)*
+                    _ => return None,
+                })
+            }
+        }
+    };
+}
+
+codespace_protocol::for_each_tool!(dispatch);
 
 /// Logs a waiting call that ended because its request was cancelled: rmcp sends no reply to
 /// a cancelled request, so this line is the only trace that the wait ended then.
