@@ -11,7 +11,9 @@
 use codespace_policy::Denial;
 use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
 use codespace_runner::ProcError;
-use codespace_runner::{FsError, LookupError, PlanError, PlanFailure, RunnerError, Version};
+use codespace_runner::{
+    FilesError, FsError, LookupError, PlanError, PlanFailure, RunnerError, Version,
+};
 use codespace_store::{IntentState, OpStatus, StoreError, WorkState};
 
 use crate::lease::LeaseError;
@@ -105,9 +107,7 @@ impl From<RunnerError> for GatewayError {
         match e {
             RunnerError::Process(p) => GatewayError::Process(p),
             other @ (RunnerError::Fs(_)
-            | RunnerError::InvalidGlob { .. }
-            | RunnerError::InvalidRegex { .. }
-            | RunnerError::RegexTooLarge { .. }
+            | RunnerError::Files(_)
             | RunnerError::NoWorkspace { .. }
             | RunnerError::Task { .. }
             | RunnerError::Transport(_)) => GatewayError::Runner(other),
@@ -221,7 +221,9 @@ impl GatewayError {
     /// from a patch's lookup.
     fn path(&self) -> Option<&str> {
         match self {
-            GatewayError::Runner(RunnerError::Fs(fs)) => fs_path(fs),
+            GatewayError::Runner(RunnerError::Fs(fs) | RunnerError::Files(FilesError::Fs(fs))) => {
+                fs_path(fs)
+            }
             GatewayError::Patch(PlanFailure::Plan(e)) => plan_path(e),
             GatewayError::VersionConflict { path, .. }
             | GatewayError::BadExpectedVersion { path, .. } => Some(path),
@@ -235,9 +237,11 @@ impl GatewayError {
             | GatewayError::ApprovalConflict { .. }
             | GatewayError::ApprovalAmbiguous { .. }
             | GatewayError::Runner(
-                RunnerError::InvalidGlob { .. }
-                | RunnerError::InvalidRegex { .. }
-                | RunnerError::RegexTooLarge { .. }
+                RunnerError::Files(
+                    FilesError::InvalidGlob { .. }
+                    | FilesError::InvalidRegex { .. }
+                    | FilesError::RegexTooLarge { .. },
+                )
                 | RunnerError::NoWorkspace { .. }
                 | RunnerError::Task { .. }
                 | RunnerError::Process(..)
@@ -325,10 +329,12 @@ fn denial_code(d: &Denial) -> ErrorCode {
 
 fn runner_code(e: &RunnerError) -> ErrorCode {
     match e {
-        RunnerError::Fs(fs) => fs_code(fs),
-        RunnerError::InvalidGlob { .. }
-        | RunnerError::InvalidRegex { .. }
-        | RunnerError::RegexTooLarge { .. } => ErrorCode::InvalidPattern,
+        RunnerError::Fs(fs) | RunnerError::Files(FilesError::Fs(fs)) => fs_code(fs),
+        RunnerError::Files(
+            FilesError::InvalidGlob { .. }
+            | FilesError::InvalidRegex { .. }
+            | FilesError::RegexTooLarge { .. },
+        ) => ErrorCode::InvalidPattern,
         // The gateway and the runner disagree, or a runner task died: the server's fault.
         RunnerError::NoWorkspace { .. } | RunnerError::Task { .. } => ErrorCode::Internal,
         RunnerError::Process(p) => process_code(p),

@@ -7,16 +7,16 @@
 //! Architecture Invariant: every byte of a workspace file is reached through
 //! `codespace_fs::Root`; this crate never opens a workspace path itself.
 
-mod files;
-mod glob;
-mod ignores;
 mod jobs;
 mod local;
-mod patch;
 mod remote;
 mod seam;
-mod search;
 
+pub use codespace_files::{
+    ApplyOutcome, FilesError, FindOutcome, Found, GrepOutcome, GrepRequest, InterruptedFile,
+    LineMatch, LookupError, MAX_PATCH_FILE_BYTES, PatchFs, PathGlob, PlanFailure, PlannedWrite,
+    Undone, apply, find, find_in, grep, grep_in, prepare, put_back, roll_back, survey, walk,
+};
 pub use codespace_fs::{
     Cancel, FileKind, FsError, Progress, Root, RootStatus, Version, Walk, WalkLimits, Window,
     WorkspacePath,
@@ -24,14 +24,6 @@ pub use codespace_fs::{
 pub use codespace_patch::{
     ChangeKind, ChunkLine, Hunk, Patch, PatchError, PlanError, parse as parse_patch,
 };
-pub use files::{FindOutcome, find, find_in};
-pub use glob::PathGlob;
-pub use ignores::walk;
-pub use patch::{
-    ApplyOutcome, Found, InterruptedFile, LookupError, MAX_PATCH_FILE_BYTES, PatchFs, PlanFailure,
-    PlannedWrite, Undone, apply, prepare, put_back, roll_back, survey,
-};
-pub use search::{GrepOutcome, GrepRequest, LineMatch, grep, grep_in};
 
 pub use codespace_process::{
     DEFAULT_PATH, DEFAULT_SPILL_BYTES, NetworkPolicy, ProcError, ProcStatus, REAPER_ARG, ReadChunk,
@@ -63,18 +55,9 @@ pub enum PrepareError {
 pub enum RunnerError {
     #[error(transparent)]
     Fs(#[from] FsError),
-    /// The glob does not parse.
-    #[error("invalid glob {glob:?}: {reason}")]
-    InvalidGlob { glob: String, reason: String },
-    /// The regular expression does not parse.
-    #[error("invalid regular expression: {reason}")]
-    InvalidRegex { reason: String },
-    /// The regular expression parses, but its compiled form is over the size cap.
-    #[error(
-        "the compiled pattern is too large (over {limit} bytes): use fewer or smaller \
-         repetitions, or ASCII classes such as (?-u:\\w) instead of Unicode ones"
-    )]
-    RegexTooLarge { limit: usize },
+    /// A walk, a glob or a search refused.
+    #[error(transparent)]
+    Files(#[from] FilesError),
     /// The runner does not hold this workspace (the gateway and the runner disagree).
     #[error("workspace {id:?} is not open in the runner")]
     NoWorkspace { id: String },

@@ -10,10 +10,8 @@ use codespace_process::{ProcStatus, ReadChunk, SandboxPolicy, Terminate, WaitFor
 use codespace_watch::{BadCursor, Changes, WatchReport};
 
 use crate::remote::SocketRunner;
-use crate::{
-    ApplyOutcome, FindJob, FindPage, Found, GrepJob, GrepOutcome, InterruptedFile, LocalRunner,
-    PlannedWrite, PrepareError, RunnerError, Undone,
-};
+use crate::{FindJob, FindPage, GrepJob, LocalRunner, PrepareError, RunnerError};
+use codespace_files::{ApplyOutcome, Found, GrepOutcome, InterruptedFile, PlannedWrite, Undone};
 
 /// A command to start in a workspace: everything but the workspace's directory, which the
 /// runner holds.

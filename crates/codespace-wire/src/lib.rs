@@ -26,9 +26,10 @@ use tokio_util::sync::CancellationToken;
 pub use client::{CallError, Client, HandshakeError};
 pub use serve::{HangUp, ServeError, ServeOptions, serve};
 
-/// The wire's version, bumped on any incompatible change (of this module or of the payload
-/// types): the handshake refuses a peer on another one.
-pub const PROTOCOL: u32 = 1;
+/// The wire's version, bumped on any incompatible change (of this crate or of the payload
+/// types its one user, the runner, sends): the handshake refuses a peer on another one.
+/// 2: a file operation's refusal crosses as the runner's `Files` error.
+pub const PROTOCOL: u32 = 2;
 
 /// The largest frame either side writes or reads. A frame over it is an error at once (never
 /// a read that waits for bytes that are not coming).

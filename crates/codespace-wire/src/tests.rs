@@ -146,9 +146,14 @@ async fn a_worker_on_another_protocol_refuses_and_both_sides_name_both_versions(
     assert!(text.contains(&format!("protocol {}", PROTOCOL + 1)), "{text}");
     assert!(text.contains(&format!("speaks {PROTOCOL}")), "{text}");
     let served = within(worker).await.unwrap().unwrap_err();
-    assert!(matches!(served, ServeError::Mismatch { ours: 2, theirs: 1, .. }), "{served:?}");
+    let ServeError::Mismatch { ours, theirs, .. } = &served else { panic!("{served:?}") };
+    assert_eq!((*ours, *theirs), (PROTOCOL + 1, PROTOCOL));
     let text = served.to_string();
-    assert!(text.contains("protocol 1") && text.contains("speaks 2"), "{text}");
+    assert!(
+        text.contains(&format!("protocol {PROTOCOL}"))
+            && text.contains(&format!("speaks {}", PROTOCOL + 1)),
+        "{text}"
+    );
 }
 
 #[tokio::test]

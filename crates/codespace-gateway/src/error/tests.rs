@@ -11,7 +11,8 @@ use codespace_policy::{Action, Denial, EnvironmentKind, Profile};
 use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
 use codespace_runner::ProcError;
 use codespace_runner::{
-    FsError, LookupError, PatchError, PlanError, PlanFailure, RunnerError, Transport, Version,
+    FilesError, FsError, LookupError, PatchError, PlanError, PlanFailure, RunnerError, Transport,
+    Version,
 };
 use codespace_store::{IntentState, OpStatus, StoreError, WorkState};
 
@@ -211,18 +212,20 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
             ErrorCode::ApprovalAmbiguous,
         ),
         (
-            GatewayError::Runner(RunnerError::InvalidGlob {
+            GatewayError::Runner(RunnerError::Files(FilesError::InvalidGlob {
                 glob: "[".to_owned(),
                 reason: "unclosed".to_owned(),
-            }),
+            })),
             ErrorCode::InvalidPattern,
         ),
         (
-            GatewayError::Runner(RunnerError::InvalidRegex { reason: "(".to_owned() }),
+            GatewayError::Runner(RunnerError::Files(FilesError::InvalidRegex {
+                reason: "(".to_owned(),
+            })),
             ErrorCode::InvalidPattern,
         ),
         (
-            GatewayError::Runner(RunnerError::RegexTooLarge { limit: 1 << 20 }),
+            GatewayError::Runner(RunnerError::Files(FilesError::RegexTooLarge { limit: 1 << 20 })),
             ErrorCode::InvalidPattern,
         ),
         (

@@ -12,7 +12,9 @@ use codespace_watch::{BadCursor, Changes, WorkspaceWatch};
 use sha2::{Digest, Sha256};
 
 use super::{LocalRunner, blocking};
-use crate::{FindJob, FindPage, GrepJob, GrepOutcome, GrepRequest, PathGlob, RunnerError};
+use codespace_files::{FilesError, GrepOutcome, GrepRequest, PathGlob};
+
+use crate::{FindJob, FindPage, GrepJob, RunnerError};
 
 /// Files up to this size are read inline on the async worker instead of a blocking thread.
 const INLINE_READ_BYTES: u64 = 256 * 1024;
@@ -61,7 +63,7 @@ impl LocalRunner {
             let limits = job.walk.limits(Instant::now() + job.walk.budget, cancel, progress);
             let walk = listing(&root, watch.as_deref(), &limits, job.include_ignored)?;
             let matches = || {
-                let found = crate::find_in(&walk, glob.as_ref());
+                let found = codespace_files::find_in(&walk, glob.as_ref());
                 // Over the ignore-filtered set: a rule change that hides or shows a file
                 // changes it.
                 let version = listing_version(&found.paths, found.incomplete);
@@ -121,7 +123,7 @@ impl LocalRunner {
                 walk: job.walk.limits(deadline, cancel, progress),
                 deadline,
             };
-            let out = crate::grep_in(&root, &req, || {
+            let out = codespace_files::grep_in(&root, &req, || {
                 listing(&root, watch.as_deref(), &req.walk, req.include_ignored)
             })?;
             log_counters("grep", watch.as_deref());
@@ -181,8 +183,8 @@ fn listing(
     watch: Option<&WorkspaceWatch>,
     limits: &WalkLimits,
     include_ignored: bool,
-) -> Result<Arc<Walk>, RunnerError> {
-    let walk = || crate::walk(root, limits, include_ignored);
+) -> Result<Arc<Walk>, FilesError> {
+    let walk = || codespace_files::walk(root, limits, include_ignored);
     match watch {
         Some(watch) => watch.listing(include_ignored, walk),
         None => walk().map(Arc::new),

@@ -13,9 +13,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use codespace_fs::{FsError, Root, Version, WorkspacePath};
 
 use super::LocalRunner;
-use crate::{
-    ApplyOutcome, Found, InterruptedFile, PatchFs, PlannedWrite, PrepareError, RunnerError, Undone,
-};
+use crate::{PrepareError, RunnerError};
+use codespace_files::{ApplyOutcome, Found, InterruptedFile, PatchFs, PlannedWrite, Undone};
 
 /// A callback run between a patch's last write and its verification.
 pub type Hook = Arc<dyn Fn() + Send + Sync>;
@@ -57,7 +56,7 @@ impl LocalRunner {
                 });
             }
         }
-        Ok(crate::prepare(&root, patch)?)
+        Ok(codespace_files::prepare(&root, patch)?)
     }
 
     /// Writes a plan: every file or none (rolled back), or says which it could not restore.
@@ -65,12 +64,12 @@ impl LocalRunner {
         let w = self.opened(ws)?;
         let (hook, before_write) = self.hook.get();
         let fs = Hooked { root: &w.root, hook, before_write, writes: AtomicUsize::new(0) };
-        Ok(crate::apply(&fs, writes))
+        Ok(codespace_files::apply(&fs, writes))
     }
 
     /// What each interrupted file holds now.
     pub fn survey(&self, ws: &str, files: &[InterruptedFile]) -> Result<Vec<Found>, RunnerError> {
-        Ok(crate::survey(&*self.opened(ws)?.root, files))
+        Ok(codespace_files::survey(&*self.opened(ws)?.root, files))
     }
 
     /// Puts every after-version found back to its before-version.
@@ -80,7 +79,7 @@ impl LocalRunner {
         files: &[InterruptedFile],
         found: &[Found],
     ) -> Result<Vec<Undone>, RunnerError> {
-        Ok(crate::roll_back(&*self.opened(ws)?.root, files, found))
+        Ok(codespace_files::roll_back(&*self.opened(ws)?.root, files, found))
     }
 
     /// The version of one path on the disk, never from a cache.
@@ -102,7 +101,7 @@ impl LocalRunner {
 
     /// Puts one file's preserved content back where the path is free.
     pub fn put_back(&self, ws: &str, file: &InterruptedFile) -> Result<Undone, RunnerError> {
-        Ok(crate::put_back(&*self.opened(ws)?.root, file))
+        Ok(codespace_files::put_back(&*self.opened(ws)?.root, file))
     }
 
     /// Runs `hook` in every later patch between its last write and its verification.

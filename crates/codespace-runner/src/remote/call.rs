@@ -11,9 +11,10 @@ use codespace_watch::{BadCursor, Changes, WatchReport};
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    ApplyOutcome, FindJob, FindPage, Found, GrepJob, GrepOutcome, InterruptedFile, OpenError,
-    PlannedWrite, PrepareError, ProcError, ProcessFacts, RunnerError, SpawnJob, Undone,
+    FindJob, FindPage, GrepJob, OpenError, PrepareError, ProcError, ProcessFacts, RunnerError,
+    SpawnJob,
 };
+use codespace_files::{ApplyOutcome, Found, GrepOutcome, InterruptedFile, PlannedWrite, Undone};
 
 /// A request to the worker.
 #[derive(Debug, Clone, Serialize, Deserialize)]

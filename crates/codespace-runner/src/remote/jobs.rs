@@ -9,10 +9,8 @@ use codespace_watch::{BadCursor, Changes, WatchReport};
 
 use super::call::{Call, Reply};
 use super::client::{SocketRunner, mismatched};
-use crate::{
-    ApplyOutcome, FindJob, FindPage, Found, GrepJob, GrepOutcome, InterruptedFile, PlannedWrite,
-    PrepareError, RunnerError, SpawnJob, Started, Undone,
-};
+use crate::{FindJob, FindPage, GrepJob, PrepareError, RunnerError, SpawnJob, Started};
+use codespace_files::{ApplyOutcome, Found, GrepOutcome, InterruptedFile, PlannedWrite, Undone};
 
 /// Unpacks the reply of `$call` as `Reply::$variant`, or turns anything else into an error.
 macro_rules! expect_reply {

@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("codespace-wire", 1),
     ("codespace-process", 2),
     ("codespace-watch", 2),
+    ("codespace-files", 2),
     ("codespace-runner", 3),
     ("codespace-gateway", 4),
     ("codespace-server", 5),
@@ -94,6 +95,7 @@ fn the_gateway_reaches_the_machine_only_through_the_runner() {
     let deps = dependencies();
     for below in [
         "codespace-fs",
+        "codespace-files",
         "codespace-watch",
         "codespace-process",
         "codespace-sandbox",

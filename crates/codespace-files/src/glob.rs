@@ -6,7 +6,7 @@
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
-use crate::RunnerError;
+use crate::FilesError;
 
 /// A compiled glob. Matching is byte-exact and case-sensitive.
 #[derive(Debug, Clone)]
@@ -17,9 +17,8 @@ pub struct PathGlob {
 }
 
 impl PathGlob {
-    pub fn new(pattern: &str) -> Result<PathGlob, RunnerError> {
-        let invalid =
-            |reason: String| RunnerError::InvalidGlob { glob: pattern.to_owned(), reason };
+    pub fn new(pattern: &str) -> Result<PathGlob, FilesError> {
+        let invalid = |reason: String| FilesError::InvalidGlob { glob: pattern.to_owned(), reason };
         let anchored = pattern.strip_prefix("./").or_else(|| pattern.strip_prefix('/'));
         let body = anchored.unwrap_or(pattern);
         if body.is_empty() {
@@ -107,7 +106,7 @@ mod tests {
     #[test]
     fn bad_globs_are_refused() {
         for g in ["", "/", "./", "//abs/*.rs", "src/[ab.rs", "{a,b"] {
-            assert!(matches!(PathGlob::new(g), Err(RunnerError::InvalidGlob { .. })), "{g}");
+            assert!(matches!(PathGlob::new(g), Err(FilesError::InvalidGlob { .. })), "{g}");
         }
     }
 }

@@ -127,12 +127,12 @@ fn refusals_read_as_grep_regex_words_them() {
             .unwrap_err()
             .to_string();
         match LineMatcher::new(pattern, false, 1 << 20, stop_never()) {
-            Err(RunnerError::InvalidRegex { reason }) => assert_eq!(reason, want),
+            Err(FilesError::InvalidRegex { reason }) => assert_eq!(reason, want),
             other => panic!("{pattern:?}: {other:?}"),
         }
     }
     let e = LineMatcher::new(r"(a{1000}){1000}", false, 1 << 20, stop_never()).unwrap_err();
-    assert!(matches!(e, RunnerError::RegexTooLarge { limit } if limit == 1 << 20), "{e:?}");
+    assert!(matches!(e, FilesError::RegexTooLarge { limit } if limit == 1 << 20), "{e:?}");
 }
 
 /// A pattern whose lazy DFA thrashes its cache on `a`/`b` text and never matches it (no

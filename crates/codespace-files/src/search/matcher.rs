@@ -28,7 +28,7 @@ use regex_automata::nfa::thompson::{self, NFA, WhichCaptures};
 use regex_automata::util::prefilter::Prefilter;
 use regex_automata::{Anchored, Input, MatchErrorKind, MatchKind};
 
-use crate::RunnerError;
+use crate::FilesError;
 use walk::{Dir, Halt};
 
 /// Lazy-DFA cache per engine and searching thread, in bytes (the regex crate's default;
@@ -105,9 +105,9 @@ impl LineMatcher {
         case_insensitive: bool,
         max_regex_bytes: usize,
         stop: Stop,
-    ) -> Result<Self, RunnerError> {
+    ) -> Result<Self, FilesError> {
         let hir = hir::parse(pattern, case_insensitive)
-            .map_err(|reason| RunnerError::InvalidRegex { reason })?;
+            .map_err(|reason| FilesError::InvalidRegex { reason })?;
         let nfa = compile(&hir, false, max_regex_bytes)?;
         let reverse_nfa = compile(&hir, true, max_regex_bytes)?;
         // Only literal prefixes the DFA can jump to quickly, as the meta regex does.
@@ -121,7 +121,7 @@ impl LineMatcher {
             DFA::builder()
                 .configure(config)
                 .build_from_nfa(nfa)
-                .map_err(|e| RunnerError::InvalidRegex { reason: e.to_string() })
+                .map_err(|e| FilesError::InvalidRegex { reason: e.to_string() })
         };
         let fast = build(
             DFA::config()
@@ -133,7 +133,7 @@ impl LineMatcher {
         let walk = build(DFA::config(), nfa.clone())?;
         let reverse = build(DFA::config().match_kind(MatchKind::All), reverse_nfa)?;
         let pike = PikeVM::new_from_nfa(nfa.clone())
-            .map_err(|e| RunnerError::InvalidRegex { reason: e.to_string() })?;
+            .map_err(|e| FilesError::InvalidRegex { reason: e.to_string() })?;
         // `^`/`$` mean the haystack's ends: then the searcher must hand over one line at a
         // time, which it does when the matcher names no line terminator (as grep-regex).
         let line_terminator = (!hir.properties().look_set().contains_anchor_haystack())
@@ -213,7 +213,7 @@ impl LineMatcher {
 
 /// The NFA of `hir`, forward (with the implicit group the PikeVM reports spans with) or
 /// reverse; over `limit` bytes it is `RegexTooLarge`.
-fn compile(hir: &regex_syntax::hir::Hir, reverse: bool, limit: usize) -> Result<NFA, RunnerError> {
+fn compile(hir: &regex_syntax::hir::Hir, reverse: bool, limit: usize) -> Result<NFA, FilesError> {
     let captures = if reverse { WhichCaptures::None } else { WhichCaptures::Implicit };
     thompson::Compiler::new()
         .configure(
@@ -225,8 +225,8 @@ fn compile(hir: &regex_syntax::hir::Hir, reverse: bool, limit: usize) -> Result<
         )
         .build_from_hir(hir)
         .map_err(|e| match e.size_limit() {
-            Some(limit) => RunnerError::RegexTooLarge { limit },
-            None => RunnerError::InvalidRegex { reason: e.to_string() },
+            Some(limit) => FilesError::RegexTooLarge { limit },
+            None => FilesError::InvalidRegex { reason: e.to_string() },
         })
 }
 

@@ -18,7 +18,7 @@ use std::time::Instant;
 use codespace_fs::{FsError, Root, Walk, WalkLimits, WorkspacePath};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 
-use crate::{PathGlob, RunnerError};
+use crate::{FilesError, PathGlob};
 use matcher::{LineMatcher, Stop};
 
 mod matcher;
@@ -86,7 +86,7 @@ pub struct GrepOutcome {
 /// end and the matches held in memory.
 const RUN_AHEAD: usize = 64;
 
-pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerError> {
+pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, FilesError> {
     grep_in(root, req, || crate::ignores::walk(root, &req.walk, req.include_ignored))
 }
 
@@ -95,8 +95,8 @@ pub fn grep(root: &Root, req: &GrepRequest<'_>) -> Result<GrepOutcome, RunnerErr
 pub fn grep_in<W: Borrow<Walk>>(
     root: &Root,
     req: &GrepRequest<'_>,
-    walk: impl FnOnce() -> Result<W, RunnerError>,
-) -> Result<GrepOutcome, RunnerError> {
+    walk: impl FnOnce() -> Result<W, FilesError>,
+) -> Result<GrepOutcome, FilesError> {
     // A literal search is the escaped pattern: the matcher below never sees the flag.
     let escaped;
     let literal;
@@ -156,7 +156,7 @@ pub fn grep_in<W: Borrow<Walk>>(
     }
 }
 
-fn build_matcher(req: &GrepRequest<'_>) -> Result<LineMatcher, RunnerError> {
+fn build_matcher(req: &GrepRequest<'_>) -> Result<LineMatcher, FilesError> {
     let stop = Stop { deadline: req.deadline, cancel: req.walk.cancel.clone() };
     LineMatcher::new(req.pattern, req.case_insensitive, req.max_regex_bytes, stop)
 }
@@ -169,7 +169,7 @@ enum FileResult {
     LongLine,
     /// The file cap, the deadline or a cancel was reached before this file.
     OverBudget,
-    Failed(RunnerError),
+    Failed(FilesError),
     /// Up to `wanted + 1` matches of this file, and how many it had (capped the same way).
     Searched {
         matches: Vec<LineMatch>,
@@ -241,7 +241,7 @@ fn consume(
     req: &GrepRequest<'_>,
     wanted: u64,
     out: &mut GrepOutcome,
-) -> Option<RunnerError> {
+) -> Option<FilesError> {
     // Matches seen so far, across files, including the skipped ones before `offset`.
     let mut seen: u64 = 0;
     for i in 0..files {

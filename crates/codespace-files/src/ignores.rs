@@ -16,7 +16,7 @@ use codespace_fs::{DirFiles, Root, Walk, WalkFilter, WalkLimits};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::RunnerError;
+use crate::FilesError;
 
 /// Largest rule file read; a longer one contributes its lines up to here (more files are
 /// then listed, never fewer).
@@ -113,7 +113,7 @@ impl WalkFilter for IgnoreRules {
 
 /// The bounded no-follow walk `find` and `grep` list from, leaving out ignored paths
 /// unless `include_ignored`.
-pub fn walk(root: &Root, limits: &WalkLimits, include_ignored: bool) -> Result<Walk, RunnerError> {
+pub fn walk(root: &Root, limits: &WalkLimits, include_ignored: bool) -> Result<Walk, FilesError> {
     let walk = if include_ignored {
         root.walk(limits)?
     } else {

@@ -143,12 +143,12 @@ fn an_oversized_pattern_is_too_large_and_a_bad_one_invalid() {
     let root = Root::open(dir.path()).unwrap();
     for pattern in [r"(a{1000}){1000}", r"[\s\S]{65535}"] {
         let e = grep(&root, &request(pattern, 0, 10)).unwrap_err();
-        assert!(matches!(e, RunnerError::RegexTooLarge { limit } if limit == 1 << 20), "{e:?}");
+        assert!(matches!(e, FilesError::RegexTooLarge { limit } if limit == 1 << 20), "{e:?}");
         assert!(e.to_string().contains("too large"), "{e}");
     }
     // A syntax error whose own text names the size limit is still a syntax error.
     let e = grep(&root, &request("compiled regex exceeds size limit of 1048576(", 0, 10));
-    assert!(matches!(e, Err(RunnerError::InvalidRegex { .. })), "{e:?}");
+    assert!(matches!(e, Err(FilesError::InvalidRegex { .. })), "{e:?}");
     // Ordinary patterns are far below the cap.
     for pattern in [r"(?i)\bfn\s+\w+\(", r"\w{10}", r"[a-z_][a-z0-9_]*\s*=", r".{200}x"] {
         grep(&root, &request(pattern, 0, 10)).unwrap();

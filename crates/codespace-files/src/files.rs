@@ -3,7 +3,7 @@
 
 use codespace_fs::{Root, Walk, WalkLimits};
 
-use crate::{PathGlob, RunnerError};
+use crate::{FilesError, PathGlob};
 
 /// Every matching regular file, sorted by bytes, and whether the walk was cut short.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +17,7 @@ pub fn find(
     glob: Option<&PathGlob>,
     limits: &WalkLimits,
     include_ignored: bool,
-) -> Result<FindOutcome, RunnerError> {
+) -> Result<FindOutcome, FilesError> {
     let walk = crate::ignores::walk(root, limits, include_ignored)?;
     Ok(find_in(&walk, glob))
 }
