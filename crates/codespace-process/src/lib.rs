@@ -10,7 +10,7 @@
 //! double-forked and `setsid` escapees included, since orphans are reparented to it), and
 //! kills all of it with SIGKILL on request, at the time limit, when the command's main
 //! process exits, and when the server dies, even by SIGKILL. The shim protocol (arguments,
-//! descriptors, reports) is documented in [`protocol`].
+//! descriptors, reports) is documented in `shim_messages.rs`.
 //!
 //! The [`Supervisor`] (tokio) holds the handles: one combined output per process (stdout
 //! and stderr on one pipe, or the PTY's single stream) with absolute cursors, its newest
@@ -41,12 +41,13 @@
 //!   [`Clock`]), `start` (spawn and handshake), `table` (handles, slots, retention),
 //!   `handle` (one process's state) and `tasks` (pump, stdin writer, supervision).
 //! - `spawn`: the spawner thread, starting shims through the spawn helper (pidfds watch
-//!   them), else with posix_spawn for pipes.
-//! - `wire`: messages with descriptors to and from the spawn helper.
-//! - `reaper`: [`reaper_main`], the shim, with `helper` (the spawn helper), `program` (`argv[0]` lookup in the command's
-//!   working directory, unconfined commands only), `command` (starting it, plain or sandboxed), `signals`, `fds` and
+//!   them; requests and descriptors cross [`codespace_sandbox::fdpass`]), else with
+//!   posix_spawn for pipes.
+//! - `reaper`: [`reaper_main`], the shim, with `helper` (the spawn helper), `command`
+//!   (starting it, plain or sandboxed; an unconfined command's program is found with
+//!   [`codespace_sandbox::PathSearch`] in its working directory), `signals`, `fds` and
 //!   `reap`.
-//! - `protocol`: the shim's arguments (clap) and report lines.
+//! - `shim_messages`: what the shim is told (its arguments) and what it reports.
 //! - `tree`: descendants through `/proc`.
 //! - `output`: a process's output, the ring plus its spill file.
 //! - `ring`: the bounded output ring.
@@ -59,15 +60,14 @@
 
 mod error;
 mod output;
-pub mod protocol;
 mod reaper;
 mod ring;
+mod shim_messages;
 mod spawn;
 mod spill;
 mod supervisor;
 mod tree;
 mod types;
-mod wire;
 
 /// The sandbox policy a [`SpawnRequest`] may carry (re-exported from `codespace-sandbox`).
 pub use codespace_sandbox::{NetworkPolicy, SandboxPolicy};

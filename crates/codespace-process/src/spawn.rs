@@ -23,9 +23,9 @@ use tokio::net::unix::pipe;
 use tokio::process::Child;
 use tokio::sync::oneshot;
 
-use crate::protocol::ShimArgs;
 use crate::reaper::{HELPER_ARG, HelperRequest, REPORT_FD};
-use crate::wire;
+use crate::shim_messages::ShimArgs;
+use codespace_sandbox::fdpass;
 
 /// How long the spawn helper may take to answer a request.
 const HELPER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -160,13 +160,13 @@ pub(crate) enum CommandIo {
 }
 
 /// A started shim, before its `started` report was read.
-pub(crate) struct Launched {
+pub(crate) struct RunningShim {
     pub(crate) shim: ShimGuard,
     pub(crate) reports: pipe::Receiver,
     pub(crate) io: CommandIo,
 }
 
-pub(crate) struct LaunchSpec<'a> {
+pub(crate) struct ShimSpec<'a> {
     pub(crate) reaper_exe: &'a Path,
     pub(crate) reaper_arg: &'a OsString,
     /// Whether to start the shim through the spawn helper.
@@ -188,7 +188,10 @@ pub(crate) struct LaunchSpec<'a> {
 /// here is close-on-exec; the parent's copies of the child ends (output pipe write end,
 /// stdin read end, terminal slave, report pipe write end) are closed as soon as the shim
 /// holds them, so end of file on the parent's ends means the shim and its tree are gone.
-pub(crate) async fn launch(spawner: &Spawner, mut spec: LaunchSpec<'_>) -> io::Result<Launched> {
+pub(crate) async fn start_shim(
+    spawner: &Spawner,
+    mut spec: ShimSpec<'_>,
+) -> io::Result<RunningShim> {
     let (report_r, report_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
     // Above 2, so the child's stdio cannot land on them.
     let report_w = above_stdio(report_w)?;
@@ -223,11 +226,11 @@ pub(crate) async fn launch(spawner: &Spawner, mut spec: LaunchSpec<'_>) -> io::R
         Parts::Pty { pty, control } => CommandIo::Pty { pty, control: Some(control) },
         Parts::Pipes { stdin, output } => CommandIo::Pipes { stdin, output },
     };
-    Ok(Launched { shim, reports, io })
+    Ok(RunningShim { shim, reports, io })
 }
 
 /// Registers a pidfd with the runtime, to learn when its process exits.
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "tokio's registration of a raw descriptor is unsafe")]
 fn watch(pidfd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
     // SAFETY: the `OwnedFd` is moved in, so the descriptor stays open and the same for the
     // `AsyncFd`'s whole life.
@@ -297,7 +300,7 @@ fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
 
 /// The job that starts a shim on a fresh terminal (the slave becomes its stdio and
 /// controlling terminal).
-fn pty_job(spec: &LaunchSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(Job, Parts)> {
+fn pty_job(spec: &ShimSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(Job, Parts)> {
     let (pty, pts) = pty_process::open().map_err(io::Error::other)?;
     pty.resize(pty_process::Size::new(spec.rows, spec.cols)).map_err(io::Error::other)?;
     let control = rustix::io::fcntl_dupfd_cloexec(&pty, 0)?;
@@ -326,7 +329,7 @@ fn pty_job(spec: &LaunchSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<
 }
 
 /// The job that starts a shim on pipes: stdin, and one pipe for stdout and stderr.
-fn pipe_job(spec: &LaunchSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(Job, Parts)> {
+fn pipe_job(spec: &ShimSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(Job, Parts)> {
     let (out_r, out_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
     let (in_r, in_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
     let output = pipe::Receiver::from_owned_fd(out_r)?;
@@ -398,7 +401,7 @@ pub(crate) struct Helper {
 
 impl Helper {
     fn start(reaper_exe: &Path, reaper_arg: &OsString) -> io::Result<Helper> {
-        let (ours, theirs) = wire::socketpair()?;
+        let (ours, theirs) = fdpass::socketpair()?;
         // A helper that stops answering (stopped, wedged) must not stall every spawn: the
         // request then fails, the helper is dropped, and the shim is exec'd instead.
         for id in [Timeout::Send, Timeout::Recv] {
@@ -422,9 +425,9 @@ impl Helper {
 
     /// Sends one request; returns the pidfd of the shim the helper forked.
     fn spawn(&self, request: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<OwnedFd> {
-        wire::send(self.socket.as_fd(), request, fds)?;
+        fdpass::send(self.socket.as_fd(), request, fds)?;
         let mut buf = [0u8; 64];
-        let Some((len, mut received)) = wire::recv(self.socket.as_fd(), &mut buf)? else {
+        let Some((len, mut received)) = fdpass::recv(self.socket.as_fd(), &mut buf)? else {
             return Err(io::Error::other("the spawn helper is gone"));
         };
         let reply = &buf[..len];

@@ -72,7 +72,7 @@ pub fn probe() -> HostProbe {
 
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
 
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "rustix has no landlock_create_ruleset")]
 fn landlock_abi() -> Option<u32> {
     // SAFETY: landlock_create_ruleset with a NULL attribute, size 0 and the VERSION flag only
     // returns the ABI number (or -1); it creates no descriptor and touches no memory.
@@ -87,7 +87,7 @@ fn landlock_abi() -> Option<u32> {
     u32::try_from(v).ok().filter(|v| *v > 0)
 }
 
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "rustix has no seccomp call")]
 fn seccomp_filter() -> bool {
     if rustix::thread::secure_computing_mode().is_err() {
         return false;
@@ -148,7 +148,7 @@ fn mount_proc_with_pid_max() -> bool {
 /// Runs `probe` in a forked child and says whether it returned `true` there. In a process
 /// that may have other threads, `probe` may only make raw system calls (no allocation,
 /// no lock): nothing but rustix's calls on C strings, and [`in_child`] itself.
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "forks the probe's child")]
 fn in_child(probe: impl FnOnce() -> bool) -> bool {
     // SAFETY: the child only runs `probe`, bound to async-signal-safe calls (above), and
     // ends with `_exit`.

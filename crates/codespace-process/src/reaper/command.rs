@@ -3,23 +3,23 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::time::Duration;
 
+use codespace_sandbox::sys::{self, Disposition, Forked, SignalSet};
 use rustix::pipe::PipeFlags;
-use rustix::process::{Pid, Signal, WaitOptions};
+use rustix::process::{Signal, WaitOptions};
 
-use super::signals::{Disposition, SignalSet, set_disposition};
-use crate::protocol::{EXIT_SPAWN_FAILED, ShimArgs, ShimReport};
+use crate::shim_messages::{EXIT_SPAWN_FAILED, ShimArgs, ShimReport};
 
 /// Attempts and pause when `execve` says the program is busy being written (ETXTBSY).
 const TXTBSY_RETRIES: u32 = 20;
 const TXTBSY_PAUSE: Duration = Duration::from_millis(5);
 
 /// Starts the command directly (no sandbox) in its own process group.
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "installs the pre-exec hook")]
 pub(super) fn spawn_plain(args: &ShimArgs, exe: &Path) -> Result<u32, ShimReport> {
     let mut cmd = std::process::Command::new(exe);
     cmd.arg0(&args.argv[0]).args(&args.argv[1..]);
@@ -50,6 +50,7 @@ pub(super) fn spawn_plain(args: &ShimArgs, exe: &Path) -> Result<u32, ShimReport
 /// launcher's close-on-exec report pipe reaches end of file with nothing written once the
 /// command itself has exec'd; otherwise it carries `<errno> <why>`, and the command never
 /// ran. The pid returned is the launcher's monitor, which ends exactly as the command did.
+#[expect(unsafe_code, reason = "forks the shim for the launcher")]
 pub(super) fn spawn_sandboxed(
     args: &ShimArgs,
     policy: &codespace_sandbox::SandboxPolicy,
@@ -57,7 +58,10 @@ pub(super) fn spawn_sandboxed(
 ) -> Result<u32, ShimReport> {
     let (read, write) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)
         .map_err(|e| failed("sandbox report pipe", &io::Error::from(e)))?;
-    let pid = match fork().map_err(|e| failed("fork", &e))? {
+    // SAFETY: the shim is single-threaded (see `reaper_main`), so the child may allocate
+    // and run any code; it never returns to the shim's own logic (it launches or exits).
+    let forked = unsafe { sys::fork() };
+    let pid = match forked.map_err(|e| failed("fork", &e))? {
         Forked::Child => {
             // The launcher uses neither the shim's report pipe nor this pipe's read end.
             drop(report.take());
@@ -65,9 +69,9 @@ pub(super) fn spawn_sandboxed(
             if let Err(e) = command_pre_exec(args.tty) {
                 let text = format!("{} pre-exec: {e}", e.raw_os_error().unwrap_or(0));
                 let _ = rustix::io::write(&write, text.as_bytes());
-                exit_now(EXIT_SPAWN_FAILED);
+                sys::exit_now(EXIT_SPAWN_FAILED);
             }
-            codespace_sandbox::launch(policy, &args.search_path, &args.argv, write.as_raw_fd())
+            codespace_sandbox::launch(policy, &args.search_path, &args.argv, write)
         }
         Forked::Parent(pid) => pid,
     };
@@ -117,35 +121,11 @@ fn command_pre_exec(tty: bool) -> io::Result<()> {
         // Become the terminal's foreground group, or the command would be stopped by
         // SIGTTIN on its first read. tcsetpgrp from a background group raises SIGTTOU,
         // hence the temporary SIG_IGN (restored so the command inherits the default).
-        set_disposition(libc::SIGTTOU, Disposition::Ignore);
+        sys::set_disposition(libc::SIGTTOU, Disposition::Ignore);
         let set = rustix::termios::tcsetpgrp(rustix::stdio::stdin(), rustix::process::getpid());
-        set_disposition(libc::SIGTTOU, Disposition::Default);
+        sys::set_disposition(libc::SIGTTOU, Disposition::Default);
         set?;
     }
-    SignalSet::empty().set_as_mask();
+    SignalSet::of(&[]).set_as_mask();
     Ok(())
-}
-
-enum Forked {
-    Child,
-    Parent(Pid),
-}
-
-#[allow(unsafe_code)]
-fn fork() -> io::Result<Forked> {
-    // SAFETY: the shim is single-threaded (see `reaper_main`), so the child may allocate
-    // and run any code; it never returns to the shim's own logic (it launches or exits).
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // Zero, the child's view, is no pid.
-    Ok(Pid::from_raw(pid).map_or(Forked::Child, Forked::Parent))
-}
-
-/// `_exit`: ends a fork of the shim without running the shim's exit handlers.
-#[allow(unsafe_code)]
-fn exit_now(code: i32) -> ! {
-    // SAFETY: _exit only ends the process; nothing is left for this fork to clean up.
-    unsafe { libc::_exit(code) }
 }

@@ -1,10 +1,11 @@
 //! The shim's descriptors: entering the inherited working directory, adopting the report
 //! pipe at fd 3, closing whatever leaked from the server, and detaching its own stdio once
-//! the command holds it.
+//! the command holds it. The raw calls are `codespace_sandbox::sys`'s.
 
 use std::fs::File;
-use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd as _, RawFd};
 
+use codespace_sandbox::sys;
 use rustix::io::FdFlags;
 
 /// The descriptor the shim keeps its report pipe on.
@@ -13,19 +14,13 @@ pub(crate) const REPORT_FD: RawFd = 3;
 /// Closes every descriptor from 3 up except `inherited`, then takes ownership of
 /// `inherited` (the report pipe the supervisor passed) and moves it to [`REPORT_FD`],
 /// close-on-exec. `None` when nothing is open there.
+#[expect(unsafe_code, reason = "takes over the descriptor table the shim inherited")]
 pub(super) fn adopt_report_fd(inherited: RawFd) -> Option<File> {
-    // Out-of-range values were refused by the argument parser; they only close.
-    let keep = u32::try_from(inherited).ok().filter(|fd| *fd >= REPORT_FD as u32);
-    match keep {
-        Some(keep) => {
-            if keep > REPORT_FD as u32 {
-                close_fds(REPORT_FD as u32, keep - 1);
-            }
-            close_fds(keep.saturating_add(1), u32::MAX);
-        }
-        None => close_fds(REPORT_FD as u32, u32::MAX),
-    }
-    let fd = take_open_fd(keep? as RawFd)?;
+    // SAFETY: this runs first thing in the single-threaded shim, before anything owns a
+    // descriptor above 2 (std's own are 0-2); the inherited number is the report pipe the
+    // supervisor passed, owned by nothing here. Out-of-range values were refused by the
+    // argument decoder; they only close.
+    let fd = unsafe { sys::keep_only_fd(REPORT_FD, inherited) }?;
     let fd = if fd.as_raw_fd() == REPORT_FD {
         rustix::io::fcntl_setfd(&fd, FdFlags::CLOEXEC).ok()?;
         fd
@@ -38,54 +33,8 @@ pub(super) fn adopt_report_fd(inherited: RawFd) -> Option<File> {
 }
 
 /// `fchdir` onto the inherited directory descriptor `fd` (closed later with the rest).
-#[allow(unsafe_code)]
 pub(super) fn enter_dir(fd: RawFd) -> std::io::Result<()> {
-    // SAFETY: fchdir takes a plain number and changes only this process's working
-    // directory; a number that is not an open directory fails (EBADF, ENOTDIR). rustix's
-    // fchdir needs a borrowed descriptor, which an unchecked number cannot be.
-    if unsafe { libc::fchdir(fd) } == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
-}
-
-/// Owns `fd` if it is open.
-#[allow(unsafe_code)]
-fn take_open_fd(fd: RawFd) -> Option<OwnedFd> {
-    // SAFETY: F_GETFD only asks whether the number is open; if it is, it is the descriptor
-    // the supervisor passed, which nothing else in this single-threaded process owns (every
-    // other one at or above 3 was just closed, and std's own are 0-2).
-    unsafe {
-        if libc::fcntl(fd, libc::F_GETFD) < 0 {
-            return None;
-        }
-        Some(OwnedFd::from_raw_fd(fd))
-    }
-}
-
-/// Closes every descriptor in `first..=last`, whatever leaked into the shim from the server.
-#[allow(unsafe_code)]
-fn close_fds(first: u32, last: u32) {
-    if first > last {
-        return;
-    }
-    // SAFETY: close_range only closes descriptors. It runs first thing in the shim
-    // (single-threaded), before anything owns a descriptor in the range, so no Rust object
-    // is left holding a closed descriptor.
-    let rc = unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) };
-    if rc == 0 {
-        return;
-    }
-    // Kernels before 5.9: list the open descriptors, then close them.
-    let open: Vec<u32> = std::fs::read_dir("/proc/self/fd")
-        .map(|dir| {
-            dir.flatten()
-                .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
-                .filter(|fd| (first..=last).contains(fd))
-                .collect()
-        })
-        .unwrap_or_default();
-    for fd in open {
-        // SAFETY: as above; the listing's own descriptor is already closed (EBADF, ignored).
-        unsafe { libc::close(fd as RawFd) };
-    }
+    sys::fchdir_raw(fd)
 }
 
 /// Points the shim's own fds 0-2 at `/dev/null` once the command has them, so the shim

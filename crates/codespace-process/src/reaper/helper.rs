@@ -19,11 +19,15 @@ use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd as _, FromRawFd as _, IntoRawFd as _, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt as _;
 
-use rustix::process::{Pid, PidfdFlags, Signal, WaitOptions};
+use codespace_sandbox::sys::{self, Forked};
+use rustix::process::{PidfdFlags, Signal, WaitOptions};
 
 use super::run;
-use crate::protocol::{EXIT_BAD_ARGS, EXIT_ORPHANED, ShimArgs};
-use crate::wire;
+use crate::shim_messages::{EXIT_BAD_ARGS, EXIT_ORPHANED, ShimArgs};
+use codespace_sandbox::fdpass;
+
+/// The largest request (the shim's arguments and the command's environment).
+const MAX_MESSAGE: usize = 1 << 20;
 
 /// The helper's arguments, after `--helper`.
 struct HelperArgs {
@@ -40,7 +44,7 @@ fn parse(args: &[OsString]) -> Option<HelperArgs> {
 }
 
 /// The helper role, from start to end; `args` follow `--helper`.
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "adopts the socket passed by number")]
 pub(super) fn helper_main(args: &[OsString]) -> i32 {
     let Some(args) = parse(args) else { return EXIT_BAD_ARGS };
     if rustix::process::set_parent_process_death_signal(Some(Signal::KILL)).is_err()
@@ -52,13 +56,13 @@ pub(super) fn helper_main(args: &[OsString]) -> i32 {
     // there; nothing else in this process owns it.
     let socket = unsafe { OwnedFd::from_raw_fd(args.socket) };
     let _ = rustix::io::fcntl_setfd(&socket, rustix::io::FdFlags::CLOEXEC);
-    let mut buf = vec![0u8; wire::MAX_MESSAGE];
+    let mut buf = vec![0u8; MAX_MESSAGE];
     loop {
-        let (len, fds) = match wire::recv(socket.as_fd(), &mut buf) {
+        let (len, fds) = match fdpass::recv(socket.as_fd(), &mut buf) {
             Ok(Some(got)) => got,
             Ok(None) => return 0,
             Err(_) => {
-                let _ = wire::send(socket.as_fd(), b"e22", &[]);
+                let _ = fdpass::send(socket.as_fd(), b"e22", &[]);
                 continue;
             }
         };
@@ -66,10 +70,10 @@ pub(super) fn helper_main(args: &[OsString]) -> i32 {
         match reply {
             Ok((pid, pidfd)) => {
                 let text = pid.to_string();
-                let _ = wire::send(socket.as_fd(), text.as_bytes(), &[pidfd.as_fd()]);
+                let _ = fdpass::send(socket.as_fd(), text.as_bytes(), &[pidfd.as_fd()]);
             }
             Err(errno) => {
-                let _ = wire::send(socket.as_fd(), format!("e{errno}").as_bytes(), &[]);
+                let _ = fdpass::send(socket.as_fd(), format!("e{errno}").as_bytes(), &[]);
             }
         }
         reap_exited();
@@ -77,6 +81,7 @@ pub(super) fn helper_main(args: &[OsString]) -> i32 {
 }
 
 /// One request: forks the shim; returns its pid and a pidfd of it, or an errno.
+#[expect(unsafe_code, reason = "forks the shim")]
 fn serve(socket: &OwnedFd, msg: &[u8], fds: Vec<OwnedFd>) -> Result<(u32, OwnedFd), i32> {
     let request = Request::decode(msg).ok_or(libc::EINVAL)?;
     let [stdin, stdout, stderr, report, cwd]: [OwnedFd; 5] =
@@ -84,12 +89,15 @@ fn serve(socket: &OwnedFd, msg: &[u8], fds: Vec<OwnedFd>) -> Result<(u32, OwnedF
     // The shim checks its parent against this pid once its parent-death signal is armed, so
     // a helper that died meanwhile (with the supervisor) cannot leave a command running.
     let helper = rustix::process::getpid().as_raw_nonzero().get() as u32;
-    match fork().map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))? {
-        None => {
+    // SAFETY: the helper is single-threaded, so the child may run any code; it never
+    // returns to the helper's loop (it runs the shim and exits).
+    let forked = unsafe { sys::fork() };
+    match forked.map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))? {
+        Forked::Child => {
             let code = shim(socket, request, helper, [stdin, stdout, stderr], report, cwd);
             std::process::exit(code)
         }
-        Some(pid) => {
+        Forked::Parent(pid) => {
             let pidfd = rustix::process::pidfd_open(pid, PidfdFlags::empty())
                 .map_err(|e| e.raw_os_error())?;
             Ok((pid.as_raw_nonzero().get() as u32, pidfd))
@@ -98,7 +106,7 @@ fn serve(socket: &OwnedFd, msg: &[u8], fds: Vec<OwnedFd>) -> Result<(u32, OwnedF
 }
 
 /// In the forked child: becomes the shim of the request and runs it.
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "replaces the environment of a single-threaded fork")]
 fn shim(
     socket: &OwnedFd,
     request: Request,
@@ -197,17 +205,6 @@ impl Request {
             .collect::<Option<Vec<_>>>()?;
         Some(Request { tty, args, env })
     }
-}
-
-/// `fork`: `None` in the child.
-#[allow(unsafe_code)]
-fn fork() -> std::io::Result<Option<Pid>> {
-    // SAFETY: the helper is single-threaded, so the child may run any code.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(Pid::from_raw(pid))
 }
 
 #[cfg(test)]

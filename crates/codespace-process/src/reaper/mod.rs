@@ -1,5 +1,5 @@
 //! The per-command reaper shim: the `codespace` binary re-executed as
-//! `codespace __codespace-reaper …` (see [`crate::protocol`] for its arguments, descriptors
+//! `codespace __codespace-reaper …` (see [`crate::shim_messages`] for its arguments, descriptors
 //! and reports).
 //!
 //! The shim is single-threaded and event-driven by `sigwaitinfo`: every signal it cares
@@ -15,7 +15,7 @@
 //! 3. Becomes a child subreaper, so every orphan of the command's tree (a `setsid` daemon,
 //!    a double fork) is reparented to the shim instead of to init.
 //! 4. Unconfined, looks `argv[0]` up on the child's `PATH` in its own working directory
-//!    (`program`); sandboxed, the launcher does that inside the private root instead, so
+//!    ([`codespace_sandbox::PathSearch`]); sandboxed, the launcher does that inside the private root instead, so
 //!    only what the command can see matches. Starts the command (no shell) in its own process group with the signal mask cleared,
 //!    `PR_SET_PDEATHSIG(SIGKILL)` armed, and, on a terminal, as the foreground group.
 //!    With a sandbox policy, that child calls [`codespace_sandbox::launch`] instead of
@@ -32,7 +32,6 @@
 mod command;
 mod fds;
 mod helper;
-mod program;
 mod reap;
 mod signals;
 
@@ -48,8 +47,11 @@ pub(crate) use self::helper::Request as HelperRequest;
 /// The argument (right after the role argument) that starts the spawn helper instead of a
 /// shim.
 pub(crate) const HELPER_ARG: &str = "--helper";
-use self::signals::{Disposition, SignalSet, Wake, set_disposition};
-use crate::protocol::{EXIT_BAD_ARGS, EXIT_ORPHANED, EXIT_SPAWN_FAILED, ShimArgs, ShimReport};
+use codespace_sandbox::PathSearch;
+use codespace_sandbox::sys::{self, Disposition};
+
+use self::signals::{SignalSet, Wake};
+use crate::shim_messages::{EXIT_BAD_ARGS, EXIT_ORPHANED, EXIT_SPAWN_FAILED, ShimArgs, ShimReport};
 
 /// Entry point of the reaper role. `args` are the process arguments *after* the role
 /// argument (`__codespace-reaper`). Call it first thing in `main`, before any thread, file
@@ -78,7 +80,9 @@ fn run(args: &ShimArgs) -> i32 {
     // sandboxed, the launcher looks it up inside the private root the command will see.
     let main = match &args.sandbox {
         Some(policy) => command::spawn_sandboxed(args, policy, &mut report),
-        None => program::resolve(&args.argv[0], &args.search_path)
+        None => PathSearch::new(&args.argv[0], &args.search_path)
+            .find()
+            .map_err(|e| ShimReport::Failed { errno: e.errno, message: e.message })
             .and_then(|exe| command::spawn_plain(args, &exe)),
     };
     let main = match main {
@@ -117,9 +121,9 @@ fn prepare(args: &ShimArgs) -> Result<(SignalSet, Option<File>), i32> {
     if rustix::process::getppid().map(|p| p.as_raw_nonzero().get() as u32) != Some(args.ppid) {
         return Err(EXIT_ORPHANED);
     }
-    let set = SignalSet::shim();
+    let set = signals::shim_set();
     set.block();
-    set_disposition(libc::SIGPIPE, Disposition::Ignore);
+    sys::set_disposition(libc::SIGPIPE, Disposition::Ignore);
     // Before the descriptor is closed with everything else above 2.
     let entered = fds::enter_dir(args.cwd_fd);
     let mut report = fds::adopt_report_fd(args.report_fd);
@@ -139,7 +143,7 @@ fn prepare(args: &ShimArgs) -> Result<(SignalSet, Option<File>), i32> {
 fn wait_main(set: &SignalSet, main: u32) -> (WaitStatus, bool) {
     let mut requested = false;
     loop {
-        match set.wait(None) {
+        match signals::wait(set, None) {
             Wake::Child => {
                 if let Some(status) = reap::reap(Some(main)) {
                     return (status, requested);

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, WaitOptions, WaitStatus};
 
-use super::signals::SignalSet;
+use super::signals::{self, SignalSet};
 use crate::tree;
 
 /// Upper bound on the final clean-up (a process stuck in uninterruptible sleep).
@@ -63,6 +63,6 @@ pub(super) fn clean_up(set: &SignalSet) {
         if reap_all(None).1 || kill_descendants() == 0 || Instant::now() >= deadline {
             return;
         }
-        let _ = set.wait(Some(CLEANUP_PASS));
+        let _ = signals::wait(set, Some(CLEANUP_PASS));
     }
 }

@@ -10,7 +10,7 @@ use tokio::sync::{Notify, mpsc, watch};
 
 use super::config::Clock;
 use crate::output::Output;
-use crate::protocol::ShimReport;
+use crate::shim_messages::ShimReport;
 use crate::types::{SignalInfo, Termination};
 
 pub(super) struct Proc {

@@ -14,8 +14,8 @@ use super::config::{TTY_COLS, TTY_ROWS};
 use super::handle::{Finalizer, Proc};
 use super::tasks::{next_report, start_io, stop_shim, supervise};
 use crate::error::ProcError;
-use crate::protocol::ShimReport;
-use crate::spawn::{self, CommandIo, LaunchSpec, Launched, ShimGuard};
+use crate::shim_messages::ShimReport;
+use crate::spawn::{self, CommandIo, RunningShim, ShimGuard, ShimSpec};
 use crate::types::{ExitWatch, SpawnRequest, Spawned};
 
 /// How long the shim may take to report that the command started.
@@ -53,7 +53,7 @@ impl Supervisor {
         validate(&req)?;
         let reservation = self.reserve()?;
         let cwd = working_directory(&req)?;
-        let spec = LaunchSpec {
+        let spec = ShimSpec {
             reaper_exe: &self.config.reaper_exe,
             reaper_arg: &self.config.reaper_arg,
             helper: self.config.spawn_helper,
@@ -66,7 +66,7 @@ impl Supervisor {
             rows: TTY_ROWS,
             cols: TTY_COLS,
         };
-        let Launched { mut shim, reports, mut io } = spawn::launch(&self.spawner, spec)
+        let RunningShim { mut shim, reports, mut io } = spawn::start_shim(&self.spawner, spec)
             .await
             .map_err(|e| ProcError::SpawnFailed(format!("starting the reaper: {e}")))?;
         let mut reports = BufReader::new(reports);

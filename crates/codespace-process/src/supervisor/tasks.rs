@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::handle::{Finalizer, Intent, Proc, Stdin, StdinMsg, StdinQueue};
-use crate::protocol::ShimReport;
+use crate::shim_messages::ShimReport;
 use crate::spawn::{CommandIo, ShimGuard};
 
 /// SIGTERM to the shim, then SIGKILL to the shim if it is still there after this.

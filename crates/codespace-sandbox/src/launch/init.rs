@@ -4,7 +4,7 @@
 
 use std::convert::Infallible;
 use std::ffi::{CString, OsStr, OsString};
-use std::os::fd::{AsFd as _, OwnedFd};
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
@@ -12,11 +12,12 @@ use rustix::process::Signal;
 use rustix::thread::LinkNameSpaceType;
 use seccompiler::BpfProgram;
 
-use super::program::Program;
-use super::{EXIT_FAILED, fail, fdpass, root, status, write_file};
+use super::exec::Program;
+use super::{EXIT_FAILED, fail, root, status, write_file};
 use crate::enter::{SandboxError, Visible, enter, seccomp_programs};
+use crate::fdpass;
 use crate::policy::SandboxPolicy;
-use crate::sys::{self, ExecArgs, Forked};
+use crate::sys::{self, Disposition, ExecArgs, Forked};
 
 /// What the init and the command need, checked and built in the monitor before anything
 /// changes, so a malformed policy, argument or filter fails first.
@@ -62,7 +63,7 @@ pub(super) struct InitEnds {
 }
 
 /// PID 1 of the new namespaces, from start to end.
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "forks the command")]
 pub(super) fn run(
     policy: &SandboxPolicy,
     spec: &CommandSpec,
@@ -112,11 +113,23 @@ fn prepare(
     // capability here, cannot raise it again.
     write_file("max_user_namespaces", "/proc/sys/user/max_user_namespaces", "0")?;
     if let Some(channel) = netns {
-        let netns = fdpass::receive_fd(channel.as_fd())?;
+        let netns = receive_network_namespace(channel.as_fd())?;
         rustix::thread::move_into_link_name_space(netns.as_fd(), Some(LinkNameSpaceType::Network))
             .map_err(|e| SandboxError::errno("join network namespace", e))?;
     }
     Ok(visible)
+}
+
+/// Receives the network namespace the monitor made (one byte and one descriptor).
+fn receive_network_namespace(channel: BorrowedFd<'_>) -> Result<OwnedFd, SandboxError> {
+    let step = "receive network namespace";
+    let mut byte = [0u8; 1];
+    match fdpass::recv(channel, &mut byte) {
+        Ok(Some((1, fds))) => {
+            fds.into_iter().next().ok_or_else(|| SandboxError::other(step, "no descriptor"))
+        }
+        _ => Err(SandboxError::other(step, "the monitor sent none")),
+    }
 }
 
 /// The command: restricts itself, then looks its program up and execs it, inside its root.
@@ -127,7 +140,7 @@ fn command(
 ) -> Result<Infallible, SandboxError> {
     // The shim ignores SIGPIPE and ignored signals survive exec; the command gets the
     // default, as it would unsandboxed.
-    sys::set_signal_ignored(libc::SIGPIPE, false);
+    sys::set_disposition(libc::SIGPIPE, Disposition::Default);
     enter(policy, visible, &spec.filters)?;
     Err(spec.program.exec(&ExecArgs::new(&spec.argv)))
 }

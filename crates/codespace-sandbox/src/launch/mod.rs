@@ -29,22 +29,21 @@
 //! succeeded. Nothing runs unsandboxed as a fallback.
 //!
 //! Modules: [`monitor`] and [`init`] are the processes (the command is the init's child),
-//! [`program`] finds the command's program in the command's own world,
-//! [`root`] assembles the new root from [`mounts`], [`fdpass`] carries the network namespace
-//! and [`status`] the command's end from one process to the next.
+//! [`exec`] tries the command's `PATH` candidates from inside its own world,
+//! [`root`] assembles the new root from [`mounts`], [`crate::fdpass`] carries the network
+//! namespace and [`status`] the command's end from one process to the next.
 //!
 //! [`NetworkPolicy::Restricted`]: crate::policy::NetworkPolicy::Restricted
 
-mod fdpass;
+mod exec;
 mod init;
 mod monitor;
 mod mounts;
-mod program;
 mod root;
 mod status;
 
 use std::ffi::{OsStr, OsString};
-use std::os::fd::{BorrowedFd, FromRawFd as _, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 
 use crate::enter::SandboxError;
 use crate::policy::SandboxPolicy;
@@ -61,11 +60,12 @@ const EXIT_FAILED: i32 = 127;
 /// working directory the command's, and its environment the command's; `report` is the
 /// write end of a close-on-exec pipe (see the module docs for what it carries), which the
 /// launcher takes over.
-#[allow(unsafe_code)]
-pub fn launch(policy: &SandboxPolicy, search_path: &OsStr, argv: &[OsString], report: i32) -> ! {
-    // SAFETY: the caller hands over an open descriptor it never uses again (this function
-    // does not return), so this is its only owner here.
-    let report = unsafe { OwnedFd::from_raw_fd(report) };
+pub fn launch(
+    policy: &SandboxPolicy,
+    search_path: &OsStr,
+    argv: &[OsString],
+    report: OwnedFd,
+) -> ! {
     monitor::run(policy, search_path, argv, report)
 }
 

@@ -13,10 +13,11 @@ use rustix::thread::{LinkNameSpaceType, UnshareFlags};
 
 use super::init::{CommandSpec, InitEnds};
 use super::status::{self, Ended};
-use super::{fail, fdpass, init, write_file};
+use super::{fail, init, write_file};
 use crate::enter::SandboxError;
+use crate::fdpass;
 use crate::policy::{NetworkPolicy, SandboxPolicy};
-use crate::sys::{self, Forked};
+use crate::sys::{self, Disposition, Forked};
 
 /// The namespaces the init is cloned into (a network namespace comes later, if at all).
 const NAMESPACES: libc::c_int =
@@ -38,7 +39,7 @@ const TERMINAL_SIGNALS: [libc::c_int; 10] = [
 ];
 
 /// The monitor, from start to end; `report` as [`super::launch`] takes it.
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "clones the init into its namespaces")]
 pub(super) fn run(
     policy: &SandboxPolicy,
     search_path: &OsStr,
@@ -62,7 +63,7 @@ pub(super) fn run(
     drop(report);
     detach_stdio();
     for signal in TERMINAL_SIGNALS {
-        sys::set_signal_ignored(signal, true);
+        sys::set_disposition(signal, Disposition::Ignore);
     }
     mirror(init, status_r.as_fd())
 }
@@ -92,7 +93,9 @@ impl Channels {
         // Under `restricted` the monitor makes the network namespace while the init builds
         // the root (creating one takes most of a millisecond), and hands it over here.
         let netns = match network {
-            NetworkPolicy::Restricted => Some(fdpass::socketpair()?),
+            NetworkPolicy::Restricted => {
+                Some(fdpass::socketpair().map_err(|e| SandboxError::io("socketpair", &e))?)
+            }
             NetworkPolicy::Enabled => None,
         };
         Ok(Self { sync, status, netns })
@@ -163,7 +166,11 @@ fn make_network_namespace(init: Pid, channel: BorrowedFd<'_>) -> Result<(), Sand
     let netns = open_namespace("/proc/self/ns/net")?;
     // An init that already failed (building the root, say) closed its end: its own report
     // names that step, and the monitor goes on to mirror its end rather than report this.
-    fdpass::send_fd(channel, netns.as_fd()).map(drop)
+    match fdpass::send(channel, &[0], &[netns.as_fd()]) {
+        Ok(()) => Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPIPE | libc::ECONNRESET)) => Ok(()),
+        Err(e) => Err(SandboxError::io("send network namespace", &e)),
+    }
 }
 
 /// A namespace file opened for `setns` (which refuses `O_PATH` descriptors).

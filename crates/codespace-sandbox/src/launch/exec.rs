@@ -1,8 +1,8 @@
-//! Finding the command's program in the command's own world: `argv[0]` looked up on the
-//! command's `PATH` the way `execvp` does, by trying `execve` on each candidate from
-//! inside the private root, after the command has restricted itself. A directory of the
-//! host's `PATH` that the sandbox does not show therefore never matches, and a program the
-//! sandbox does show is found even when an earlier, hidden entry holds one of the same name.
+//! Running the command's program from inside its own world: each `PATH` candidate
+//! ([`crate::path_search`]) tried with `execve` the way `execvp` does, from inside the
+//! private root, after the command has restricted itself. A directory of the host's `PATH`
+//! that the sandbox does not show therefore never matches, and a program the sandbox does
+//! show is found even when an earlier, hidden entry holds one of the same name.
 //!
 //! When nothing is found, the message names the `PATH` entries that exist on the host
 //! (checked in the monitor, before any namespace changes) but not inside the root, since
@@ -18,6 +18,7 @@ use std::time::Duration;
 use rustix::io::Errno;
 
 use crate::enter::SandboxError;
+use crate::path_search::PathSearch;
 use crate::sys::{self, ExecArgs};
 
 /// Attempts and pause when `execve` says the program is busy being written (ETXTBSY).
@@ -38,20 +39,15 @@ pub(super) struct Program {
 impl Program {
     /// Runs in the monitor, in the host's namespaces and the command's working directory.
     pub(super) fn new(argv0: &OsStr, search_path: &OsStr) -> Result<Self, SandboxError> {
-        let name = argv0.to_string_lossy().into_owned();
-        let to_c = |p: &Path| {
-            CString::new(p.as_os_str().as_bytes())
-                .map_err(|_| SandboxError::other("lookup", "PATH or argv[0] contains NUL"))
-        };
-        if argv0.as_bytes().contains(&b'/') {
-            let candidates = vec![to_c(Path::new(argv0))?];
-            return Ok(Self { name, candidates, host_dirs: Vec::new() });
-        }
-        let dirs = entries(search_path);
-        let candidates =
-            dirs.iter().map(|d| to_c(&d.join(argv0))).collect::<Result<Vec<_>, _>>()?;
-        let host_dirs = dirs.into_iter().filter(|d| is_dir(d)).collect();
-        Ok(Self { name, candidates, host_dirs })
+        let search = PathSearch::new(argv0, search_path);
+        let candidates = search
+            .candidates()
+            .iter()
+            .map(|p| CString::new(p.as_os_str().as_bytes()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| SandboxError::other("lookup", "PATH or argv[0] contains NUL"))?;
+        let host_dirs = search.dirs().iter().filter(|d| is_dir(d)).cloned().collect();
+        Ok(Self { name: search.name().to_owned(), candidates, host_dirs })
     }
 
     /// Runs in the command, restricted and inside its root: execs the first candidate that
@@ -129,18 +125,6 @@ fn exec_one(candidate: &CString, argv: &ExecArgs<'_>) -> Errno {
     Errno::TXTBSY
 }
 
-/// The directories of `PATH` in order; an empty entry is the working directory.
-fn entries(search_path: &OsStr) -> Vec<PathBuf> {
-    search_path
-        .as_bytes()
-        .split(|b| *b == b':')
-        .map(|dir| match dir {
-            b"" => PathBuf::from("."),
-            dir => PathBuf::from(OsStr::from_bytes(dir)),
-        })
-        .collect()
-}
-
 fn exists(candidate: &CString) -> bool {
     rustix::fs::access(candidate.as_c_str(), rustix::fs::Access::EXISTS).is_ok()
 }
@@ -163,20 +147,6 @@ fn is_dir(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn candidates_follow_path_order() {
-        let p =
-            Program::new(OsStr::new("tool"), OsStr::new("/usr/bin:bin::/nonexistent-x")).unwrap();
-        let got: Vec<&[u8]> = p.candidates.iter().map(|c| c.as_bytes()).collect();
-        let want: Vec<&[u8]> =
-            vec![b"/usr/bin/tool", b"bin/tool", b"./tool", b"/nonexistent-x/tool"];
-        assert_eq!(got, want);
-        assert!(p.host_dirs.contains(&PathBuf::from("/usr/bin")));
-        assert!(!p.host_dirs.contains(&PathBuf::from("/nonexistent-x")));
-        let slash = Program::new(OsStr::new("./run.sh"), OsStr::new("/bin")).unwrap();
-        assert_eq!(slash.candidates, vec![CString::new("./run.sh").unwrap()]);
-    }
 
     #[test]
     fn not_found_names_only_host_dirs_missing_here() {

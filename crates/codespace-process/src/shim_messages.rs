@@ -65,11 +65,11 @@ use codespace_sandbox::SandboxPolicy;
 /// Protocol version, the value of `--protocol`.
 pub(crate) const VERSION: &str = "v5";
 /// The shim could not start the command (also sent as a `failed` report).
-pub const EXIT_SPAWN_FAILED: i32 = 127;
+pub(crate) const EXIT_SPAWN_FAILED: i32 = 127;
 /// The supervisor was gone before the shim armed its parent-death signal.
-pub const EXIT_ORPHANED: i32 = 125;
+pub(crate) const EXIT_ORPHANED: i32 = 125;
 /// The shim was invoked with arguments it does not understand.
-pub const EXIT_BAD_ARGS: i32 = 124;
+pub(crate) const EXIT_BAD_ARGS: i32 = 124;
 
 /// The decoded shim arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]

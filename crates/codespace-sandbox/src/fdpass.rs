@@ -1,5 +1,7 @@
-//! Messages with descriptors between the supervisor and its pre-started spawn helper: one
-//! `SOCK_SEQPACKET` datagram per message, the descriptors passed with `SCM_RIGHTS`.
+//! Messages with descriptors between processes: one `SOCK_SEQPACKET` datagram per
+//! message, the descriptors passed with `SCM_RIGHTS`. The supervisor and its spawn helper
+//! talk over it, and the launcher's monitor hands the network namespace it made to the
+//! init with it.
 
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
@@ -11,12 +13,10 @@ use rustix::net::{
 };
 
 /// Descriptors one message carries at most.
-pub(crate) const MAX_FDS: usize = 8;
-/// The largest message (the shim's arguments and environment).
-pub(crate) const MAX_MESSAGE: usize = 1 << 20;
+pub const MAX_FDS: usize = 8;
 
 /// A connected pair of close-on-exec `SOCK_SEQPACKET` sockets.
-pub(crate) fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
+pub fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
     let (a, b) = rustix::net::socketpair(
         AddressFamily::UNIX,
         SocketType::SEQPACKET,
@@ -26,12 +26,9 @@ pub(crate) fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((a, b))
 }
 
-/// Sends `payload` (not empty) and `fds` as one message.
-pub(crate) fn send(
-    socket: BorrowedFd<'_>,
-    payload: &[u8],
-    fds: &[BorrowedFd<'_>],
-) -> io::Result<()> {
+/// Sends `payload` (not empty) and `fds` as one message. A peer that closed its end is
+/// `EPIPE` (no SIGPIPE is raised).
+pub fn send(socket: BorrowedFd<'_>, payload: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<()> {
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
     let mut control = SendAncillaryBuffer::new(&mut space);
     if fds.len() > MAX_FDS
@@ -46,10 +43,7 @@ pub(crate) fn send(
 
 /// Receives one message into `buf`; returns its length and descriptors, `None` at end of
 /// file. Descriptors arrive close-on-exec. A message that did not fit is an error.
-pub(crate) fn recv(
-    socket: BorrowedFd<'_>,
-    buf: &mut [u8],
-) -> io::Result<Option<(usize, Vec<OwnedFd>)>> {
+pub fn recv(socket: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<Option<(usize, Vec<OwnedFd>)>> {
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let msg = loop {
