@@ -31,7 +31,7 @@ use codespace_store::{ApprovalFilter, ApprovalRecord, Cas, NewApproval, Store};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{Gateway, GatewayError, blocking, patch};
+use crate::{Gateway, GatewayError, patch};
 
 /// The request a hold stands in front of, decoded as its tool decodes it.
 #[derive(Debug, Clone)]
@@ -145,8 +145,7 @@ impl Gateway {
         &self,
         p: ApprovalResolveParams,
     ) -> Result<ApprovalResult, GatewayError> {
-        let store = self.store.clone();
-        let hold = blocking(move || decide(&store, &p.approval_id, p.decision)).await?;
+        let hold = self.ledger.run(move |store| decide(store, &p.approval_id, p.decision)).await?;
         Ok(ApprovalResult {
             approval_id: hold.approval_id,
             state: hold.state,
@@ -193,19 +192,20 @@ impl Gateway {
     async fn hold(&self, held: Held) -> Result<(ApprovalResult, bool), GatewayError> {
         let summary = self.summarise(&held)?;
         let (fingerprint, params_json) = (held.fingerprint(), held.to_json()?);
-        let (store, workspace_id, tool) =
-            (self.store.clone(), held.workspace_id().to_owned(), held.tool());
-        let (hold, created) = blocking(move || {
-            let new = NewApproval {
-                workspace_id: &workspace_id,
-                tool,
-                fingerprint: &fingerprint,
-                summary: &summary,
-                params_json: &params_json,
-            };
-            Ok(store.create_approval(&new, crate::now())?)
-        })
-        .await?;
+        let (workspace_id, tool) = (held.workspace_id().to_owned(), held.tool());
+        let (hold, created) = self
+            .ledger
+            .run(move |store| {
+                let new = NewApproval {
+                    workspace_id: &workspace_id,
+                    tool,
+                    fingerprint: &fingerprint,
+                    summary: &summary,
+                    params_json: &params_json,
+                };
+                Ok(store.create_approval(&new, crate::now())?)
+            })
+            .await?;
         let result = ApprovalResult {
             approval_id: hold.approval_id,
             state: hold.state,

@@ -12,6 +12,7 @@ mod files;
 mod holds;
 mod info;
 mod lease;
+mod ledger;
 mod patch;
 mod process;
 mod work;
@@ -54,7 +55,8 @@ pub struct Gateway {
     workspaces: BTreeMap<String, Registered>,
     host: HostFacts,
     server_version: String,
-    store: Arc<Store>,
+    /// The ledger, reached from async code only through the blocking pool.
+    ledger: ledger::Ledger,
     leases: Arc<Leases>,
     runner: Arc<Runner>,
     exec: ExecSettings,
@@ -85,7 +87,7 @@ impl Gateway {
             workspaces: workspaces.into_map(),
             host: config.host,
             server_version: config.server_version,
-            store: config.store,
+            ledger: ledger::Ledger::new(config.store),
             leases: Arc::new(Leases::default()),
             runner: config.runner,
             exec: config.exec,

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::holds::{Held, Resume};
-use crate::{Gateway, GatewayError, blocking, now};
+use crate::{Gateway, GatewayError, now};
 use transaction::Transacted;
 
 pub use operations::{PutBack, RestoreOutcome, list_operations, show_operation};
@@ -150,7 +150,6 @@ impl Gateway {
         p: ApplyPatchParams,
         resume: Option<Resume>,
     ) -> Result<ApplyPatchResult, GatewayError> {
-        let store = self.store.clone();
         let lease = match self.leases.try_acquire(&p.workspace_id) {
             // Free: the transaction's own ledger check answers a replay, in one hand-off.
             Some(lease) => lease,
@@ -171,7 +170,9 @@ impl Gateway {
             }
         };
         let runner = Arc::clone(&self.runner);
-        let done = blocking(move || Ok(transaction::transaction(&runner, &store, p, reserved)))
+        let done = self
+            .ledger
+            .run(move |store| Ok(transaction::transaction(&runner, store, p, reserved)))
             .await
             .unwrap_or_else(|e| Transacted { result: Err(e), settled: true, finish: None });
         if !done.settled {
@@ -210,10 +211,11 @@ impl Gateway {
         p: &ApplyPatchParams,
     ) -> Result<Option<Result<ApplyPatchResult, GatewayError>>, GatewayError> {
         let Some(key) = p.operation_key.clone() else { return Ok(None) };
-        let (st, ws, fp) = (self.store.clone(), p.workspace_id.clone(), fingerprint(p));
-        let done =
-            blocking(move || Ok(st.get_by_key(&ws, &key)?.filter(|r| r.finished_at.is_some())))
-                .await?;
+        let (ws, fp) = (p.workspace_id.clone(), fingerprint(p));
+        let done = self
+            .ledger
+            .run(move |st| Ok(st.get_by_key(&ws, &key)?.filter(|r| r.finished_at.is_some())))
+            .await?;
         Ok(done.map(|rec| {
             if rec.fingerprint == fp {
                 replay(rec)
@@ -228,26 +230,29 @@ impl Gateway {
         p: OperationStatusParams,
     ) -> Result<OperationStatusResult, GatewayError> {
         self.recorded().await;
-        let store = self.store.clone();
-        blocking(move || {
-            let record = match (p.operation_id.as_deref(), p.operation_key.as_deref()) {
-                (Some(id), None) => store.get(id)?,
-                (None, Some(key)) => match p.workspace_id.as_deref().filter(|w| !w.is_empty()) {
-                    Some(ws) => store.get_by_key(ws, key)?,
-                    None => only_match(store.find_by_key(key, 2)?, key)?,
-                },
-                (Some(_), Some(_)) | (None, None) => {
-                    return Err(GatewayError::OperationNotFound(
-                        "give exactly one of operation_id, or operation_key with workspace_id"
-                            .to_owned(),
-                    ));
-                }
-            };
-            let record = record
-                .ok_or_else(|| GatewayError::OperationNotFound("no such operation".to_owned()))?;
-            Ok(status_of(record))
-        })
-        .await
+        self.ledger
+            .run(move |store| {
+                let record = match (p.operation_id.as_deref(), p.operation_key.as_deref()) {
+                    (Some(id), None) => store.get(id)?,
+                    (None, Some(key)) => {
+                        match p.workspace_id.as_deref().filter(|w| !w.is_empty()) {
+                            Some(ws) => store.get_by_key(ws, key)?,
+                            None => only_match(store.find_by_key(key, 2)?, key)?,
+                        }
+                    }
+                    (Some(_), Some(_)) | (None, None) => {
+                        return Err(GatewayError::OperationNotFound(
+                            "give exactly one of operation_id, or operation_key with workspace_id"
+                                .to_owned(),
+                        ));
+                    }
+                };
+                let record = record.ok_or_else(|| {
+                    GatewayError::OperationNotFound("no such operation".to_owned())
+                })?;
+                Ok(status_of(record))
+            })
+            .await
     }
 }
 

@@ -10,7 +10,7 @@ use codespace_runner::{ProcError, RunnerError};
 use codespace_store::{ApprovalRecord, Cas, EventName, OpStatus, OperationRecord};
 
 use super::{Held, Outcome, replay};
-use crate::{Gateway, GatewayError, blocking};
+use crate::{Gateway, GatewayError};
 
 /// How a patch resume finds its ledger id.
 pub(crate) struct Resume {
@@ -38,9 +38,8 @@ pub(super) async fn resume(gw: &Gateway, id: &str) -> Result<OperationResumeResu
         }
         match hold.state {
             ApprovalState::Granted => {
-                let store = gw.store.clone();
                 let owned = id.to_owned();
-                hold = match blocking(move || Ok(store.queue_approval(&owned)?)).await? {
+                hold = match gw.ledger.run(move |store| Ok(store.queue_approval(&owned)?)).await? {
                     Cas::Moved(h) | Cas::Stale(h) => h,
                     Cas::Missing => return Err(not_found(id)),
                 };
@@ -85,8 +84,8 @@ async fn restated(
     else {
         return answer;
     };
-    let (store, op) = (gw.store.clone(), patch.operation_id.clone());
-    let record = match blocking(move || Ok(store.get(&op)?)).await {
+    let op = patch.operation_id.clone();
+    let record = match gw.ledger.run(move |store| Ok(store.get(&op)?)).await {
         Ok(Some(record)) => record,
         Ok(None) => return answer,
         Err(e) => {
@@ -109,8 +108,9 @@ async fn restated(
     tracing::info!(approval_id = %id, "a hold stored as unknown restated from the ledger");
     match serde_json::to_string(&outcome) {
         Ok(json) => {
-            let (store, owned) = (gw.store.clone(), id.to_owned());
-            if let Err(e) = blocking(move || Ok(store.restate_consumed(&owned, &json)?)).await {
+            let owned = id.to_owned();
+            let restate = gw.ledger.run(move |store| Ok(store.restate_consumed(&owned, &json)?));
+            if let Err(e) = restate.await {
                 tracing::warn!(approval_id = %id, "the settled outcome was not stored: {e}");
             }
         }
@@ -168,9 +168,8 @@ async fn execute(
             GatewayError::Process(ProcError::LimitReached)
             | GatewayError::Runner(RunnerError::Transport(_)),
         ) => {
-            let store = gw.store.clone();
             let owned = id.clone();
-            blocking(move || Ok(store.requeue_approval(&owned)?)).await?;
+            gw.ledger.run(move |store| Ok(store.requeue_approval(&owned)?)).await?;
             outcome
         }
         Ok(_) | Err(_) => finish(gw, &id, outcome).await,
@@ -185,13 +184,13 @@ async fn reconcile(
     let id = hold.approval_id.clone();
     match (hold.tool, hold.operation_id.clone()) {
         (codespace_protocol::HeldTool::ApplyPatch, Some(op)) => {
-            let (store, key) = (gw.store.clone(), op.clone());
-            match blocking(move || Ok(store.get(&key)?)).await? {
+            let key = op.clone();
+            match gw.ledger.run(move |store| Ok(store.get(&key)?)).await? {
                 // Recovery proved nothing of it is on disk: it runs again, once, under a
                 // new id (with an operation_key, the key's recorded outcome answers).
                 Some(record) if rolled_back_by_recovery(&record) => {
-                    let (store, owned) = (gw.store.clone(), id.clone());
-                    match blocking(move || Ok(store.reserve_again(&owned)?)).await? {
+                    let owned = id.clone();
+                    match gw.ledger.run(move |store| Ok(store.reserve_again(&owned)?)).await? {
                         Cas::Moved(h) => {
                             tracing::info!(approval_id = %id, interrupted = %op, "interrupted resume rolled back by recovery: running it again");
                             execute(gw, h.clone(), h.operation_id).await
@@ -259,8 +258,8 @@ async fn finish(
     };
     let json = serde_json::to_string(&stored)
         .map_err(|e| GatewayError::Internal(format!("hold outcome serialization: {e}")))?;
-    let (store, owned) = (gw.store.clone(), id.to_owned());
-    let cas = blocking(move || Ok(store.consume_approval(&owned, &json)?)).await;
+    let owned = id.to_owned();
+    let cas = gw.ledger.run(move |store| Ok(store.consume_approval(&owned, &json)?)).await;
     match (cas, outcome) {
         (Ok(Cas::Moved(_)), Ok(result)) => {
             tracing::info!(approval_id = %id, "hold consumed");
@@ -301,8 +300,8 @@ pub(crate) async fn start(
     id: &str,
     reserve: bool,
 ) -> Result<Option<String>, GatewayError> {
-    let (store, owned) = (gw.store.clone(), id.to_owned());
-    match blocking(move || Ok(store.start_resume(&owned, reserve)?)).await? {
+    let owned = id.to_owned();
+    match gw.ledger.run(move |store| Ok(store.start_resume(&owned, reserve)?)).await? {
         Cas::Moved(hold) => Ok(hold.operation_id),
         Cas::Stale(hold) => {
             Err(conflict(id, &format!("the hold moved to {} meanwhile", hold.state)))
@@ -312,8 +311,8 @@ pub(crate) async fn start(
 }
 
 async fn load(gw: &Gateway, id: &str) -> Result<ApprovalRecord, GatewayError> {
-    let (store, owned) = (gw.store.clone(), id.to_owned());
-    blocking(move || Ok(store.approval(&owned)?)).await?.ok_or_else(|| not_found(id))
+    let owned = id.to_owned();
+    gw.ledger.run(move |store| Ok(store.approval(&owned)?)).await?.ok_or_else(|| not_found(id))
 }
 
 fn not_found(id: &str) -> GatewayError {

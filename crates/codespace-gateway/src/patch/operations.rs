@@ -55,7 +55,9 @@ impl Gateway {
     /// wherever the path is free; records a `restored` event naming what was put back and
     /// drops those entries from the undo log.
     pub fn restore_operation(&self, operation_id: &str) -> Result<RestoreOutcome, GatewayError> {
-        let rec = self.store.get(operation_id)?.ok_or_else(|| {
+        // The operator's command: no async executor runs here.
+        let store = self.ledger.off_the_executor();
+        let rec = store.get(operation_id)?.ok_or_else(|| {
             GatewayError::OperationNotFound(format!("no operation {operation_id} in the ledger"))
         })?;
         if rec.status.is_unfinished() {
@@ -72,7 +74,7 @@ impl Gateway {
         self.lookup(&rec.workspace_id)?;
         let done: Vec<(Preserved, PutBack)> = preserved
             .into_iter()
-            .map(|p| (p.clone(), put_back(&self.runner, &self.store, &rec, &p)))
+            .map(|p| (p.clone(), put_back(&self.runner, store, &rec, &p)))
             .collect();
         let restored: Vec<&str> = done
             .iter()
@@ -81,14 +83,14 @@ impl Gateway {
             .collect();
         if !restored.is_empty() {
             let reason = format!("put back from the undo log: {}", restored.join(", "));
-            self.store.note_restored(operation_id, &reason, now())?;
+            store.note_restored(operation_id, &reason, now())?;
         }
         let still: Vec<Preserved> = done
             .iter()
             .filter(|(_, r)| matches!(r, PutBack::Occupied(_) | PutBack::Blocked(_)))
             .map(|(p, _)| p.clone())
             .collect();
-        super::undo::settle(&self.store, operation_id, &still);
+        super::undo::settle(store, operation_id, &still);
         Ok(RestoreOutcome::Done(done))
     }
 }

@@ -30,11 +30,13 @@ impl Gateway {
     /// Finishes every operation a crash left unfinished, from the disk, then drops the undo
     /// entries no terminal operation needs. Run once at start, before serving.
     pub fn recover(&self) -> Result<Vec<(String, PatchStatus)>, GatewayError> {
+        // Before serving: no async executor runs here.
+        let store = self.ledger.off_the_executor();
         let mut report = Vec::new();
-        for rec in self.store.unfinished()? {
+        for rec in store.unfinished()? {
             let opened = self.workspaces.contains_key(&rec.workspace_id)
                 && self.runner.root_path(&rec.workspace_id).is_some();
-            let verdict = verdict(opened.then_some(&*self.runner), &self.store, &rec);
+            let verdict = verdict(opened.then_some(&*self.runner), store, &rec);
             let changes = changes_of_plan(&rec.plan);
             let result = ApplyPatchResult {
                 status: verdict.status,
@@ -51,8 +53,8 @@ impl Gateway {
             let json = serde_json::to_string(&Recorded::Result(result.clone()))
                 .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
             let status = store_status(verdict.status);
-            self.store.recover(&rec.operation_id, status, &json, &verdict.reason, now())?;
-            undo::settle(&self.store, &rec.operation_id, &result.preserved);
+            store.recover(&rec.operation_id, status, &json, &verdict.reason, now())?;
+            undo::settle(store, &rec.operation_id, &result.preserved);
             tracing::info!(operation_id = %rec.operation_id, status = ?verdict.status, "recovered an interrupted operation");
             report.push((rec.operation_id, verdict.status));
         }
@@ -63,8 +65,9 @@ impl Gateway {
     /// Entries of operations that ended (a crash between `finish` and the discard) and
     /// that no result names as preserved.
     fn sweep_undo(&self) -> Result<(), GatewayError> {
-        for op in self.store.undo().operations()? {
-            let Some(rec) = self.store.get(&op)? else { continue };
+        let store = self.ledger.off_the_executor();
+        for op in store.undo().operations()? {
+            let Some(rec) = store.get(&op)? else { continue };
             if rec.status.is_unfinished() {
                 continue;
             }
@@ -74,7 +77,7 @@ impl Gateway {
                 Some(Recorded::Result(r)) => r.preserved,
                 Some(Recorded::Error(_)) | None => vec![],
             };
-            undo::settle(&self.store, &op, &preserved);
+            undo::settle(store, &op, &preserved);
         }
         Ok(())
     }

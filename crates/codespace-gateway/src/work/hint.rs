@@ -29,7 +29,7 @@ impl Gateway {
     ) -> Result<Option<Coordination>, GatewayError> {
         let key = (workspace_id.to_owned(), work_id.map(str::to_owned));
         // Taken before the read: a change after it makes the next call read again.
-        let stamp = self.store.change_stamp().ok();
+        let stamp = self.ledger.change_stamp().ok();
         if let Some(hint) = stamp.and_then(|s| self.hints.get(&key, s)) {
             return Ok(hint);
         }
@@ -45,7 +45,7 @@ impl Gateway {
         workspace_id: &str,
         work_id: Option<&str>,
     ) -> Result<Option<Coordination>, GatewayError> {
-        let hint = self.store.works_read(|w| -> Result<_, GatewayError> {
+        let hint = self.ledger.works_snapshot(|w| -> Result<_, GatewayError> {
             let target: Option<WorkRow> = match work_id {
                 Some(id) => {
                     let work = work(w, id)?;

@@ -76,27 +76,40 @@ impl Gateway {
         if let Some(id) = workspace_id {
             self.lookup(id)?;
         }
-        let rows = self.store.works_read(|w| w.works(workspace_id))?;
+        let workspace_id = workspace_id.map(str::to_owned);
+        let rows = self
+            .ledger
+            .run(move |store| Ok(store.works_read(|w| w.works(workspace_id.as_deref()))?))
+            .await?;
         Ok(rows.into_iter().map(summary).collect())
     }
 
     pub async fn inbox_work(&self, work_id: &str) -> Result<WorkSummary, GatewayError> {
-        self.store.works_read(|w| work(w, work_id)).map(summary)
+        let work_id = work_id.to_owned();
+        self.ledger.run(move |store| store.works_read(|w| work(w, &work_id))).await.map(summary)
     }
 
     /// A work's instructions in queue order, drafts and ended ones included.
     pub async fn inbox_intents(&self, work_id: &str) -> Result<Vec<UserIntent>, GatewayError> {
-        self.store.works_read(|w| {
-            work(w, work_id)?;
-            Ok(w.intents(work_id)?.into_iter().map(user_intent).collect())
-        })
+        let work_id = work_id.to_owned();
+        self.ledger
+            .run(move |store| {
+                store.works_read(|w| {
+                    work(w, &work_id)?;
+                    Ok(w.intents(&work_id)?.into_iter().map(user_intent).collect())
+                })
+            })
+            .await
     }
 
     /// The confirmation holds waiting for a decision, newest first (the page's list; the
     /// decision itself is `approval_resolve`).
     pub async fn inbox_holds(&self) -> Result<Vec<InboxHold>, GatewayError> {
         let filter = ApprovalFilter { workspace_id: None, state: Some(ApprovalState::Pending) };
-        let holds = crate::holds::list_approvals(&self.store, &filter, MAX_LISTED_HOLDS)?;
+        let holds = self
+            .ledger
+            .run(move |store| crate::holds::list_approvals(store, &filter, MAX_LISTED_HOLDS))
+            .await?;
         Ok(holds
             .into_iter()
             .map(|h| InboxHold {
@@ -120,11 +133,16 @@ impl Gateway {
         check_body("create", &p.body)?;
         let kind = p.kind.unwrap_or(IntentKind::FollowUp);
         let delivery = p.delivery.unwrap_or(Delivery::AfterCurrentWork);
-        self.store.works_write(|w| {
-            let work = work(w, work_id)?;
-            let row = new_intent(w, &work, kind, delivery, p.body, IntentState::Draft)?;
-            Ok(user_intent(row))
-        })
+        let work_id = work_id.to_owned();
+        self.ledger
+            .run(move |store| {
+                store.works_write(|w| {
+                    let work = work(w, &work_id)?;
+                    let row = new_intent(w, &work, kind, delivery, p.body, IntentState::Draft)?;
+                    Ok(user_intent(row))
+                })
+            })
+            .await
     }
 
     pub async fn inbox_edit(
@@ -133,18 +151,23 @@ impl Gateway {
         p: EditIntent,
     ) -> Result<UserIntent, GatewayError> {
         check_body("edit", &p.body)?;
-        self.store.works_write(|w| {
-            let old = editable(w, intent_id, "edited")?;
-            same_revision(&old, p.revision)?;
-            let new = IntentRow {
-                body: p.body,
-                delivery: p.delivery.unwrap_or(old.delivery),
-                revision: old.revision + 1,
-                updated_at: now(),
-                ..old.clone()
-            };
-            replace(w, &old, new)
-        })
+        let intent_id = intent_id.to_owned();
+        self.ledger
+            .run(move |store| {
+                store.works_write(|w| {
+                    let old = editable(w, &intent_id, "edited")?;
+                    same_revision(&old, p.revision)?;
+                    let new = IntentRow {
+                        body: p.body,
+                        delivery: p.delivery.unwrap_or(old.delivery),
+                        revision: old.revision + 1,
+                        updated_at: now(),
+                        ..old.clone()
+                    };
+                    replace(w, &old, new)
+                })
+            })
+            .await
     }
 
     /// Makes a draft visible to the agent; queueing a queued instruction changes nothing.
@@ -153,33 +176,43 @@ impl Gateway {
         intent_id: &str,
         p: QueueIntent,
     ) -> Result<UserIntent, GatewayError> {
-        self.store.works_write(|w| {
-            let old = editable(w, intent_id, "queued")?;
-            same_revision(&old, p.revision)?;
-            if old.state == IntentState::Queued {
-                return Ok(user_intent(old));
-            }
-            let new = IntentRow {
-                state: IntentState::Queued,
-                revision: old.revision + 1,
-                updated_at: now(),
-                ..old.clone()
-            };
-            replace(w, &old, new)
-        })
+        let intent_id = intent_id.to_owned();
+        self.ledger
+            .run(move |store| {
+                store.works_write(|w| {
+                    let old = editable(w, &intent_id, "queued")?;
+                    same_revision(&old, p.revision)?;
+                    if old.state == IntentState::Queued {
+                        return Ok(user_intent(old));
+                    }
+                    let new = IntentRow {
+                        state: IntentState::Queued,
+                        revision: old.revision + 1,
+                        updated_at: now(),
+                        ..old.clone()
+                    };
+                    replace(w, &old, new)
+                })
+            })
+            .await
     }
 
     pub async fn inbox_cancel(&self, intent_id: &str) -> Result<UserIntent, GatewayError> {
-        self.store.works_write(|w| {
-            let old = editable(w, intent_id, "cancelled")?;
-            let new = IntentRow {
-                state: IntentState::Cancelled,
-                revision: old.revision + 1,
-                updated_at: now(),
-                ..old.clone()
-            };
-            replace(w, &old, new)
-        })
+        let intent_id = intent_id.to_owned();
+        self.ledger
+            .run(move |store| {
+                store.works_write(|w| {
+                    let old = editable(w, &intent_id, "cancelled")?;
+                    let new = IntentRow {
+                        state: IntentState::Cancelled,
+                        revision: old.revision + 1,
+                        updated_at: now(),
+                        ..old.clone()
+                    };
+                    replace(w, &old, new)
+                })
+            })
+            .await
     }
 
     /// Hands the positions the listed instructions hold out again in the given order;
@@ -193,27 +226,36 @@ impl Gateway {
         if unique.len() != p.intent_ids.len() {
             return Err(invalid("reorder", "intent_ids lists an instruction twice".to_owned()));
         }
-        self.store.works_write(|w| {
-            let work = work(w, work_id)?;
-            let mut listed = Vec::with_capacity(p.intent_ids.len());
-            for id in &p.intent_ids {
-                let intent = editable(w, id, "reordered")?;
-                if intent.work_id.as_deref() != Some(work.work_id.as_str()) {
-                    return Err(GatewayError::IntentNotFound { intent_id: id.clone() });
-                }
-                listed.push(intent);
-            }
-            let mut positions: Vec<i64> = listed.iter().map(|i| i.position).collect();
-            positions.sort_unstable();
-            for (old, position) in listed.iter().zip(positions) {
-                if old.position != position {
-                    swap(w, old, &IntentRow { position, updated_at: now(), ..old.clone() })?;
-                }
-            }
-            w.bump_queue(&work.work_id)?;
-            let queued = w.intents(&work.work_id)?.into_iter();
-            Ok(queued.filter(|i| i.state == IntentState::Queued).map(user_intent).collect())
-        })
+        let work_id = work_id.to_owned();
+        self.ledger
+            .run(move |store| {
+                store.works_write(|w| {
+                    let work = work(w, &work_id)?;
+                    let mut listed = Vec::with_capacity(p.intent_ids.len());
+                    for id in &p.intent_ids {
+                        let intent = editable(w, id, "reordered")?;
+                        if intent.work_id.as_deref() != Some(work.work_id.as_str()) {
+                            return Err(GatewayError::IntentNotFound { intent_id: id.clone() });
+                        }
+                        listed.push(intent);
+                    }
+                    let mut positions: Vec<i64> = listed.iter().map(|i| i.position).collect();
+                    positions.sort_unstable();
+                    for (old, position) in listed.iter().zip(positions) {
+                        if old.position != position {
+                            swap(
+                                w,
+                                old,
+                                &IntentRow { position, updated_at: now(), ..old.clone() },
+                            )?;
+                        }
+                    }
+                    w.bump_queue(&work.work_id)?;
+                    let queued = w.intents(&work.work_id)?.into_iter();
+                    Ok(queued.filter(|i| i.state == IntentState::Queued).map(user_intent).collect())
+                })
+            })
+            .await
     }
 
     /// Kills every process of the work's workspace, subtree and all, and puts a
@@ -223,30 +265,39 @@ impl Gateway {
         if let Some(r) = &reason {
             check_body("stop", r)?;
         }
-        let workspace_id = self.store.works_read(|w| work(w, work_id))?.workspace_id;
+        let work_id = work_id.to_owned();
+        let id = work_id.clone();
+        let workspace_id =
+            self.ledger.run(move |store| store.works_read(|w| work(w, &id))).await?.workspace_id;
         let killed = self.kill_workspace(&workspace_id).await;
         let body = reason.unwrap_or_else(|| STOPPED.to_owned());
-        let intent = self.store.works_write(|w| -> Result<_, GatewayError> {
-            let work = work(w, work_id)?;
-            let row = new_intent(
-                w,
-                &work,
-                IntentKind::StopNotice,
-                Delivery::NextCheckpoint,
-                body,
-                IntentState::Queued,
-            )?;
-            // At the front: the agent's next claim is the stop.
-            let front = w.intents(work_id)?.iter().map(|i| i.position).min().unwrap_or(1);
-            if row.work_id.is_some() && front < row.position {
-                let moved = IntentRow { position: front - 1, ..row.clone() };
-                swap(w, &row, &moved)?;
-                return Ok(user_intent(moved));
-            }
-            Ok(user_intent(row))
-        })?;
+        let intent = self
+            .ledger
+            .run(move |store| store.works_write(|w| stop_notice(w, &work_id, body)))
+            .await?;
         Ok(StopResult { ok: true, killed, intent })
     }
+}
+
+/// A `stop_notice` queued at the front of the work's queue: the agent's next claim is the
+/// stop.
+fn stop_notice(w: &Works<'_>, work_id: &str, body: String) -> Result<UserIntent, GatewayError> {
+    let work = work(w, work_id)?;
+    let row = new_intent(
+        w,
+        &work,
+        IntentKind::StopNotice,
+        Delivery::NextCheckpoint,
+        body,
+        IntentState::Queued,
+    )?;
+    let front = w.intents(work_id)?.iter().map(|i| i.position).min().unwrap_or(1);
+    if row.work_id.is_some() && front < row.position {
+        let moved = IntentRow { position: front - 1, ..row.clone() };
+        swap(w, &row, &moved)?;
+        return Ok(user_intent(moved));
+    }
+    Ok(user_intent(row))
 }
 
 /// Inserts an instruction for `work` (bumping its queue), or, when the work is no longer

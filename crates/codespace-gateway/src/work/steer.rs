@@ -34,10 +34,15 @@ impl Gateway {
             created_at: now(),
             closed_at: None,
         };
-        self.store.works_write(|w| {
-            w.insert_work(&row)?;
-            attach_waiting(w, &row)
-        })?;
+        let inserted = row.clone();
+        self.ledger
+            .run(move |store| {
+                store.works_write(|w| {
+                    w.insert_work(&inserted)?;
+                    attach_waiting(w, &inserted)
+                })
+            })
+            .await?;
         Ok(WorkOpenResult {
             work_id: row.work_id,
             workspace_id: row.workspace_id,
@@ -46,18 +51,22 @@ impl Gateway {
     }
 
     pub async fn steer_status(&self, p: WorkIdParams) -> Result<SteerStatusResult, GatewayError> {
-        self.store.works_read(|w| {
-            let work = work(w, &p.work_id)?;
-            let (queued, claimed, claimable_now) = counts(w, &work)?;
-            Ok(SteerStatusResult {
-                work_id: work.work_id,
-                state: work.state,
-                queued,
-                claimed,
-                claimable_now,
-                queue_revision: work.queue_revision,
+        self.ledger
+            .run(move |store| {
+                store.works_read(|w| {
+                    let work = work(w, &p.work_id)?;
+                    let (queued, claimed, claimable_now) = counts(w, &work)?;
+                    Ok(SteerStatusResult {
+                        work_id: work.work_id,
+                        state: work.state,
+                        queued,
+                        claimed,
+                        claimable_now,
+                        queue_revision: work.queue_revision,
+                    })
+                })
             })
-        })
+            .await
     }
 
     /// Claims the first claimable queued instruction, by position.
@@ -65,33 +74,36 @@ impl Gateway {
         &self,
         p: WorkIdParams,
     ) -> Result<SteerClaimResult, GatewayError> {
-        self.store.works_write(|w| {
-            let work = open_work(w, &p.work_id)?;
-            let next = w
-                .intents(&work.work_id)?
-                .into_iter()
-                .find(|i| i.state == IntentState::Queued && claimable(work.state, i.delivery));
-            let Some(old) = next else { return Ok(SteerClaimResult { item: None }) };
-            let at = now();
-            let new = IntentRow {
-                state: IntentState::Claimed,
-                revision: old.revision + 1,
-                claimed_at: Some(at),
-                updated_at: at,
-                ..old.clone()
-            };
-            swap(w, &old, &new)?;
-            w.bump_queue(&work.work_id)?;
-            Ok(SteerClaimResult {
-                item: Some(ClaimedIntent {
-                    intent_id: new.intent_id,
-                    revision: new.revision,
-                    kind: new.kind,
-                    delivery: new.delivery,
-                    content: new.body,
-                }),
+        self.ledger
+            .run(move |store| {
+                store.works_write(|w| {
+                    let work = open_work(w, &p.work_id)?;
+                    let next = w.intents(&work.work_id)?.into_iter().find(|i| {
+                        i.state == IntentState::Queued && claimable(work.state, i.delivery)
+                    });
+                    let Some(old) = next else { return Ok(SteerClaimResult { item: None }) };
+                    let at = now();
+                    let new = IntentRow {
+                        state: IntentState::Claimed,
+                        revision: old.revision + 1,
+                        claimed_at: Some(at),
+                        updated_at: at,
+                        ..old.clone()
+                    };
+                    swap(w, &old, &new)?;
+                    w.bump_queue(&work.work_id)?;
+                    Ok(SteerClaimResult {
+                        item: Some(ClaimedIntent {
+                            intent_id: new.intent_id,
+                            revision: new.revision,
+                            kind: new.kind,
+                            delivery: new.delivery,
+                            content: new.body,
+                        }),
+                    })
+                })
             })
-        })
+            .await
     }
 
     pub async fn steer_complete(&self, p: SteerCompleteParams) -> Result<UserIntent, GatewayError> {
@@ -99,77 +111,87 @@ impl Gateway {
             CompleteOutcome::Done => IntentState::Done,
             CompleteOutcome::Blocked => IntentState::Blocked,
         };
-        self.store.works_write(|w| {
-            let work = work(w, &p.work_id)?;
-            let old = w
-                .intent(&p.intent_id)?
-                .filter(|i| i.work_id.as_deref() == Some(work.work_id.as_str()))
-                .ok_or_else(|| GatewayError::IntentNotFound { intent_id: p.intent_id.clone() })?;
-            if old.state != IntentState::Claimed {
-                return Err(GatewayError::IntentNotEditable {
-                    intent_id: old.intent_id,
-                    state: old.state,
-                    action: "completed (only a claimed instruction is)",
-                });
-            }
-            let at = now();
-            let new = IntentRow {
-                state,
-                revision: old.revision + 1,
-                completed_at: Some(at),
-                updated_at: at,
-                ..old.clone()
-            };
-            swap(w, &old, &new)?;
-            w.bump_queue(&work.work_id)?;
-            Ok(user_intent(new))
-        })
+        self.ledger
+            .run(move |store| {
+                store.works_write(|w| {
+                    let work = work(w, &p.work_id)?;
+                    let old = w
+                        .intent(&p.intent_id)?
+                        .filter(|i| i.work_id.as_deref() == Some(work.work_id.as_str()))
+                        .ok_or_else(|| GatewayError::IntentNotFound {
+                            intent_id: p.intent_id.clone(),
+                        })?;
+                    if old.state != IntentState::Claimed {
+                        return Err(GatewayError::IntentNotEditable {
+                            intent_id: old.intent_id,
+                            state: old.state,
+                            action: "completed (only a claimed instruction is)",
+                        });
+                    }
+                    let at = now();
+                    let new = IntentRow {
+                        state,
+                        revision: old.revision + 1,
+                        completed_at: Some(at),
+                        updated_at: at,
+                        ..old.clone()
+                    };
+                    swap(w, &old, &new)?;
+                    w.bump_queue(&work.work_id)?;
+                    Ok(user_intent(new))
+                })
+            })
+            .await
     }
 
     /// Closes the work unless the person still has instructions for it: claimed or
     /// `next_checkpoint` ones keep it open; `after_current_work` ones make it `closing`
     /// (claimable now); otherwise it closes and what is left waits for the next work.
     pub async fn work_finish(&self, p: WorkIdParams) -> Result<WorkFinishResult, GatewayError> {
-        self.store.works_write(|w| {
-            let work = open_work(w, &p.work_id)?;
-            let intents = w.intents(&work.work_id)?;
-            let queued = |d: Delivery| {
-                intents.iter().any(|i| i.state == IntentState::Queued && i.delivery == d)
-            };
-            let count = intents.iter().filter(|i| i.state == IntentState::Queued).count();
-            let count = u32::try_from(count).unwrap_or(u32::MAX);
-            let pending = |state| WorkFinishResult {
-                work_id: work.work_id.clone(),
-                closed: false,
-                reason: Some(FinishReason::PendingUserInput),
-                queued: count,
-                state,
-            };
-            if intents.iter().any(|i| i.state == IntentState::Claimed)
-                || queued(Delivery::NextCheckpoint)
-            {
-                return Ok(pending(work.state));
-            }
-            if queued(Delivery::AfterCurrentWork) {
-                if work.state == WorkState::Active {
-                    set_state(w, &work, WorkState::Closing, None)?;
-                    w.bump_queue(&work.work_id)?;
-                }
-                return Ok(pending(WorkState::Closing));
-            }
-            set_state(w, &work, WorkState::Closed, Some(now()))?;
-            let detached = detach_waiting(w, &work, intents)?;
-            if detached > 0 {
-                w.bump_queue(&work.work_id)?;
-            }
-            Ok(WorkFinishResult {
-                work_id: work.work_id,
-                closed: true,
-                reason: None,
-                queued: 0,
-                state: WorkState::Closed,
+        self.ledger
+            .run(move |store| {
+                store.works_write(|w| {
+                    let work = open_work(w, &p.work_id)?;
+                    let intents = w.intents(&work.work_id)?;
+                    let queued = |d: Delivery| {
+                        intents.iter().any(|i| i.state == IntentState::Queued && i.delivery == d)
+                    };
+                    let count = intents.iter().filter(|i| i.state == IntentState::Queued).count();
+                    let count = u32::try_from(count).unwrap_or(u32::MAX);
+                    let pending = |state| WorkFinishResult {
+                        work_id: work.work_id.clone(),
+                        closed: false,
+                        reason: Some(FinishReason::PendingUserInput),
+                        queued: count,
+                        state,
+                    };
+                    if intents.iter().any(|i| i.state == IntentState::Claimed)
+                        || queued(Delivery::NextCheckpoint)
+                    {
+                        return Ok(pending(work.state));
+                    }
+                    if queued(Delivery::AfterCurrentWork) {
+                        if work.state == WorkState::Active {
+                            set_state(w, &work, WorkState::Closing, None)?;
+                            w.bump_queue(&work.work_id)?;
+                        }
+                        return Ok(pending(WorkState::Closing));
+                    }
+                    set_state(w, &work, WorkState::Closed, Some(now()))?;
+                    let detached = detach_waiting(w, &work, intents)?;
+                    if detached > 0 {
+                        w.bump_queue(&work.work_id)?;
+                    }
+                    Ok(WorkFinishResult {
+                        work_id: work.work_id,
+                        closed: true,
+                        reason: None,
+                        queued: 0,
+                        state: WorkState::Closed,
+                    })
+                })
             })
-        })
+            .await
     }
 }
 
