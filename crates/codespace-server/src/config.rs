@@ -29,6 +29,10 @@ fn usage(msg: impl Into<String>) -> UsageError {
 
 /// Loads the registry from `--config`, or builds the zero-config one from the working
 /// directory.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the operator's registry file, outside every workspace"
+)]
 pub(crate) fn load_registry(args: &RegistryArgs) -> Result<(Registry, String), UsageError> {
     match &args.config {
         Some(path) => {
@@ -60,6 +64,10 @@ pub(crate) fn load_registry(args: &RegistryArgs) -> Result<(Registry, String), U
 }
 
 /// `$XDG_STATE_HOME/codespace`, else `~/.local/state/codespace`; nothing is created yet.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the state directory is named by the process environment"
+)]
 pub(crate) fn state_dir_path() -> Result<PathBuf, UsageError> {
     let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         Some(v) if Path::new(&v).is_absolute() => PathBuf::from(v),
@@ -75,6 +83,10 @@ pub(crate) fn state_dir_path() -> Result<PathBuf, UsageError> {
 }
 
 /// Creates the state directory (0700) once every flag has been checked.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the server's own state directory, outside every workspace"
+)]
 pub(crate) fn create_state_dir(dir: &Path) -> Result<(), UsageError> {
     fs::DirBuilder::new()
         .recursive(true)
@@ -135,6 +147,10 @@ pub(crate) fn ledger_path<'a>(
 }
 
 /// `path` with its longest existing prefix canonicalised and the rest appended unchanged.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a ledger path given by the operator is compared by its real location"
+)]
 fn resolve_existing_prefix(path: &Path) -> PathBuf {
     let mut base = path;
     let mut rest = Vec::new();
@@ -164,6 +180,7 @@ pub(crate) enum TokenSource {
 
 /// The token to require and where it came from, when it is given (`--no-auth`, `--token`,
 /// `--token-file`): read before anything is created. `None` means one is to be generated.
+#[expect(clippy::disallowed_methods, reason = "the operator's token file, outside every workspace")]
 pub(crate) fn given_token(
     token: Option<&str>,
     token_file: Option<&Path>,
@@ -215,6 +232,7 @@ pub(crate) fn write_generated_token(
     Ok(path)
 }
 
+#[expect(clippy::disallowed_methods, reason = "the token file in the server's own state directory")]
 fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {
     // Replace rather than rewrite: O_CREAT|O_EXCL never follows a pre-planted link.
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
@@ -230,6 +248,7 @@ fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {
 /// The reaper shim's binary: `codespace-reaper` beside `exe` when it is there (a small
 /// binary that starts in a fraction of the server's time), else `exe` itself in its hidden
 /// role.
+#[expect(clippy::disallowed_methods, reason = "the reaper shim installed beside this binary")]
 fn reaper_exe(exe: PathBuf) -> PathBuf {
     let dedicated = exe.with_file_name("codespace-reaper");
     match fs::metadata(&dedicated) {
@@ -242,6 +261,10 @@ fn reaper_exe(exe: PathBuf) -> PathBuf {
 /// [`ProcessEnv`]). `masked` are the paths sandboxed commands must never see; output beyond
 /// the ring spills to `spill_dir` (`<state_dir>/spill`, masked with the state directory)
 /// when given.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "commands inherit PATH, HOME and LANG from the process environment"
+)]
 pub(crate) fn processes(
     vars: &ProcessEnv,
     masked: Vec<PathBuf>,

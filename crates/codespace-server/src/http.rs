@@ -21,10 +21,10 @@ use tokio_util::sync::CancellationToken;
 use crate::mcp::CodeSpace;
 
 /// Largest request body accepted, in bytes.
-pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// What the guards let through.
-pub(crate) struct Guard {
+pub struct Guard {
     hosts: HashSet<String>,
     origins: HashSet<String>,
     /// SHA-256 of the token: comparing digests keeps the comparison constant-time whatever
@@ -33,7 +33,9 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
-    pub(crate) fn new(
+    /// The guards of a server bound to `bind_host:port`: loopback names and origins, the
+    /// operator's `extra_hosts` and `extra_origins`, and the bearer `token` if any.
+    pub fn new(
         bind_host: &str,
         port: u16,
         extra_hosts: &[String],
@@ -155,7 +157,7 @@ async fn not_found() -> Response {
 }
 
 /// The whole HTTP application.
-pub(crate) fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationToken) -> Router {
+pub fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationToken) -> Router {
     // Host and Origin are enforced by `guard` (with the operator's extra names), so rmcp's
     // own fixed loopback list is turned off rather than kept as a second, narrower list.
     let config = StreamableHttpServerConfig::default()

@@ -29,7 +29,7 @@ use crate::signals::CallSignals;
 /// One handler per MCP session; every clone shares the same gateway. [`CodeSpace::session`]
 /// makes the handler of a new session, with its own lifecycle state.
 #[derive(Clone)]
-pub(crate) struct CodeSpace {
+pub struct CodeSpace {
     gateway: Arc<Gateway>,
     tools: Arc<Vec<Tool>>,
     instructions: Arc<str>,
@@ -43,7 +43,9 @@ pub(crate) struct CodeSpace {
 }
 
 impl CodeSpace {
-    pub(crate) fn new(gateway: Arc<Gateway>, elicit_wait: std::time::Duration) -> Self {
+    /// The handler of every session over `gateway`; a held call waits `elicit_wait` for a
+    /// person's answer.
+    pub fn new(gateway: Arc<Gateway>, elicit_wait: std::time::Duration) -> Self {
         CodeSpace {
             gateway,
             elicit_wait,

@@ -49,6 +49,10 @@ pub(crate) struct OwnedWorker {
 /// A refused start (the worker dropped before [`OwnedWorker::keep_state`]) removes what it
 /// made; any other end removes only the worker's own directory.
 impl Drop for OwnedWorker {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the worker's private directory, outside every workspace"
+    )]
     fn drop(&mut self) {
         let _ = self.child.start_kill();
         let _ = std::fs::remove_dir_all(self.created.as_ref().unwrap_or(&self.dir));
@@ -101,6 +105,10 @@ pub(crate) async fn start(
 /// Starts this binary's worker role on a socket in a fresh 0700 directory under `base`:
 /// stdin from /dev/null, stdout to our stderr (stdout is MCP's), only the variables
 /// [`WORKER_ENV`] names, and no descriptor beyond 0-2 (ours are close-on-exec).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the worker's private directory, its process and the variables it keeps"
+)]
 fn spawn_worker(base: &Path, state_dir: &Path) -> Result<OwnedWorker, Failure> {
     let runtime =
         |what: &str, e: std::io::Error| Failure::Runtime(format!("runner worker: {what}: {e}"));
@@ -158,6 +166,10 @@ async fn connect(socket: &Path, wait: bool) -> Result<tokio::net::UnixStream, Fa
 }
 
 /// Removes a started worker's private directory once the server is done with it.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the worker's private directory, outside every workspace"
+)]
 pub(crate) fn remove_run_dir(dir: Option<&Path>) {
     if let Some(dir) = dir {
         let _ = std::fs::remove_dir_all(dir);
@@ -177,6 +189,10 @@ impl OwnedWorker {
 
     /// Waits until the worker or its connection is gone, then ends this server with a
     /// failure: a supervisor (systemd, say) restarts it. There is no reconnect.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a lost worker ends the server with a failure status, its directory removed"
+    )]
     pub(crate) async fn watch(mut self, runner: Arc<Runner>) {
         let lost = async {
             match &*runner {
@@ -200,6 +216,7 @@ impl OwnedWorker {
 
 /// The faults a test asks a worker for (inert unless the binary was built with the
 /// runner's `test-hooks` feature).
+#[expect(clippy::disallowed_methods, reason = "the fault hooks a test sets in the environment")]
 fn faults() -> WorkerFaults {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     WorkerFaults {
@@ -211,6 +228,7 @@ fn faults() -> WorkerFaults {
 
 /// The worker role: listens on `--socket` (0600, refused if the path exists), serves the
 /// one gateway that connects, and ends (its commands killed) when that gateway goes.
+#[expect(clippy::disallowed_methods, reason = "the worker's socket, outside every workspace")]
 pub(crate) fn worker(args: WorkerArgs) -> Result<(), Failure> {
     if let Some(parent) = args.owned_by {
         // A started worker dies with its server, even a killed one: its commands' reapers

@@ -1,5 +1,6 @@
-//! Streamable HTTP: the same tools as stdio through a real rmcp client; Host and Origin
-//! guards (T1, T2), exposure rules (T3), bearer tokens (T4), bad input (B1-B4), 404s.
+//! Streamable HTTP through the real binary: the same tools as stdio through a real rmcp
+//! client; exposure rules (T3), a token file (T4), bad input on a real socket (B1-B4), 404s.
+//! The guards themselves (T1, T2, T4) are checked in process, in `router.rs`.
 
 use std::os::unix::fs::PermissionsExt;
 
@@ -38,75 +39,6 @@ async fn tools_over_http_match_stdio() {
 }
 
 #[test]
-fn t1_t2_host_and_origin_allowlists() {
-    let env = env_with_file();
-    let server = env.http(&[
-        "--no-auth",
-        "--allowed-host",
-        "codespace.internal",
-        "--allowed-origin",
-        "https://app.example",
-    ]);
-    let port = server.addr.rsplit(':').next().unwrap().to_owned();
-    let post = |host: &str, origin: Option<&str>| {
-        let mut headers = vec![];
-        let origin_line;
-        if let Some(o) = origin {
-            origin_line = format!("Origin: {o}");
-            headers.push(origin_line.as_str());
-        }
-        let req = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n{}\r\n{INIT}",
-            INIT.len(),
-            headers.iter().map(|h| format!("{h}\r\n")).collect::<String>()
-        );
-        server.raw(req.as_bytes())
-    };
-    for host in [
-        format!("localhost:{port}"),
-        format!("127.0.0.1:{port}"),
-        "localhost".to_owned(),
-        "codespace.internal".to_owned(),
-        format!("codespace.internal:{port}"),
-    ] {
-        let r = post(&host, None);
-        assert_eq!(r.status, 200, "Host {host}: {r:?}");
-    }
-    for host in [
-        "evil.example".to_owned(),
-        format!("evil.example:{port}"),
-        format!("localhost.evil.com:{port}"),
-        "127.0.0.1.nip.io".to_owned(),
-    ] {
-        let r = post(&host, None);
-        assert_eq!(r.status, 403, "Host {host}: {r:?}");
-        assert!(!r.body.contains("jsonrpc"), "refused before dispatch");
-    }
-    let host = format!("127.0.0.1:{port}");
-    for origin in [
-        format!("http://localhost:{port}"),
-        format!("http://127.0.0.1:{port}"),
-        "https://app.example".to_owned(),
-    ] {
-        assert_eq!(post(&host, Some(&origin)).status, 200, "Origin {origin}");
-    }
-    for origin in [
-        "http://evil.example",
-        "null",
-        "http://localhost.evil.com",
-        "http://localhost:1",
-        "https://app.example.evil",
-        &format!("https://localhost:{port}"),
-    ] {
-        let r = post(&host, Some(origin));
-        assert_eq!(r.status, 403, "Origin {origin}: {r:?}");
-    }
-    // No wildcard CORS is ever sent.
-    let r = post(&host, Some(&format!("http://localhost:{port}")));
-    assert!(r.header("access-control-allow-origin").is_none_or(|v| v != "*"));
-}
-
-#[test]
 fn t3_exposure_rules() {
     let env = env_with_file();
     // --no-auth is refused off loopback, and wildcard origins are refused.
@@ -135,49 +67,18 @@ fn t3_exposure_rules() {
     assert_eq!(ok.status, 200);
 }
 
+/// A `--token-file` works like `--token`, and the token stays out of the logs. (The other
+/// token rules are checked in process, in `router.rs`.)
 #[test]
-fn t4_bearer_token_rules() {
+fn t4_a_token_file_works_and_stays_out_of_the_logs() {
     let env = env_with_file();
     let token = "correct-horse-battery-staple";
-    let server = env.http(&["--token", token]);
-    let cases = [
-        None,
-        Some("Bearer wrong"),
-        Some("Bearer correct-horse-battery-stapl"),
-        Some("Bearer correct-horse-battery-staple-and-more"),
-        Some("Basic Y29ycmVjdA=="),
-        Some("correct-horse-battery-staple"),
-    ];
-    for auth in cases {
-        let header;
-        let headers: Vec<&str> = match auth {
-            Some(a) => {
-                header = format!("Authorization: {a}");
-                vec![header.as_str()]
-            }
-            None => vec![],
-        };
-        let r = server.post("/mcp", &headers, INIT);
-        assert_eq!(r.status, 401, "{auth:?}: {r:?}");
-        assert_eq!(r.header("www-authenticate"), Some("Bearer"));
-        assert!(!r.body.contains(token));
-    }
-    let q = server.post(&format!("/mcp?token={token}"), &[], INIT);
-    assert_eq!(q.status, 401, "the query string is never a credential");
-    let ok = server.post("/mcp", &[&format!("Authorization: Bearer {token}")], INIT);
-    assert_eq!(ok.status, 200, "{ok:?}");
-    let ok = server.post("/mcp", &[&format!("authorization: bearer {token}")], INIT);
-    assert_eq!(ok.status, 200, "scheme is case-insensitive");
-
-    // --token-file works the same and the token stays out of the logs.
     let file = env.path().join("tok");
     std::fs::write(&file, format!("{token}\n")).unwrap();
-    let server2 = env.http(&["--token-file", file.to_str().unwrap()]);
-    assert_eq!(
-        server2.post("/mcp", &[&format!("Authorization: Bearer {token}")], INIT).status,
-        200
-    );
-    assert!(!server2.stderr.join("\n").contains(token));
+    let server = env.http(&["--token-file", file.to_str().unwrap()]);
+    assert_eq!(server.post("/mcp", &[&format!("Authorization: Bearer {token}")], INIT).status, 200);
+    assert_eq!(server.post("/mcp", &[], INIT).status, 401);
+    assert!(!server.stderr.join("\n").contains(token));
 }
 
 #[test]
@@ -229,38 +130,6 @@ fn b1_b4_bad_input_is_refused_and_the_server_survives() {
         assert_eq!(r.status, 404, "{path}");
     }
     assert_eq!(server.post("/mcp", &[], INIT).status, 200);
-}
-
-#[test]
-fn t1_duplicate_host_or_origin_headers_are_refused() {
-    let env = env_with_file();
-    let server = env.http(&["--no-auth"]);
-    let port = server.addr.rsplit(':').next().unwrap().to_owned();
-    let good_host = format!("Host: 127.0.0.1:{port}");
-    let good_origin = format!("Origin: http://127.0.0.1:{port}");
-    // Raw bytes on purpose: an HTTP client library may merge or reorder repeated headers.
-    let send = |lines: &[&str]| {
-        let head: String = lines.iter().map(|l| format!("{l}\r\n")).collect();
-        let req = format!(
-            "POST /mcp HTTP/1.1\r\n{head}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{INIT}",
-            INIT.len()
-        );
-        server.raw(req.as_bytes())
-    };
-    let cases: [&[&str]; 4] = [
-        &[&good_host, &good_origin, "Origin: http://evil.example"],
-        &[&good_host, &good_origin, &good_origin],
-        &[&good_host, "Host: evil.example", &good_origin],
-        &[&good_host, &good_host],
-    ];
-    for lines in cases {
-        let r = send(lines);
-        assert_eq!(r.status, 400, "{lines:?}: {r:?}");
-        assert!(!r.body.contains("jsonrpc"), "refused before dispatch: {r:?}");
-        assert!(r.header("mcp-session-id").is_none(), "no session minted");
-    }
-    let ok = send(&[&good_host, &good_origin]);
-    assert_eq!(ok.status, 200, "a well-formed request is still served: {ok:?}");
 }
 
 #[test]

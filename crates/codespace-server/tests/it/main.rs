@@ -1,4 +1,6 @@
-//! End-to-end tests: the real `codespace` binary spoken to over stdio and HTTP.
+//! The server's tests: in process (`handler`, `router`: the MCP handler and the HTTP
+//! router called directly) and end to end (the rest: the real `codespace` binary spoken to
+//! over stdio and HTTP).
 #![allow(unreachable_pub)] // test-local items; the lint is for library APIs
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on setup failure by design
 #![expect(
@@ -19,6 +21,7 @@ mod elicitation;
 mod files;
 mod files_bounds;
 mod files_search;
+mod handler;
 mod http;
 mod inbox;
 mod interop;
@@ -30,8 +33,8 @@ mod process;
 mod protocol;
 mod raw_stdio;
 mod root_swap;
+mod router;
 mod runner_uds;
-mod shape;
 mod sockets;
 mod spill;
 mod startup;

@@ -1,0 +1,375 @@
+//! The server: parses the command line, builds the gateway, and serves MCP on stdio or
+//! Streamable HTTP. Logs go to stderr; stdout belongs to the stdio transport. The binary
+//! `codespace` is [`main`]; the in-process tests use the HTTP router ([`http::router`]) and
+//! the MCP handler ([`mcp::CodeSpace`]) directly.
+
+mod approvals;
+mod cli;
+mod config;
+mod doctor;
+mod elicit;
+#[cfg(feature = "conformance-fixtures")]
+mod fixtures;
+mod frame;
+pub mod http;
+mod http_body;
+mod http_json;
+mod inbox;
+mod instructions;
+mod logging;
+pub mod mcp;
+mod operations;
+mod process_env;
+mod runner;
+mod signals;
+mod stdio;
+mod tools;
+
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use codespace_gateway::{Gateway, GatewayConfig, HostFacts, Store, Workspaces};
+use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{Cli, Command, ServeArgs};
+use crate::config::{TokenSource, UsageError};
+
+/// The whole `codespace` command: its roles, then the exit status.
+pub fn main() -> ExitCode {
+    // The hidden reaper role (one per command) must start before any thread or runtime.
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|a| a == codespace_gateway::REAPER_ARG) {
+        codespace_gateway::reaper_main(args.collect());
+    }
+    let cli = Cli::parse();
+    logging::init();
+    let result = match cli.command {
+        Command::Doctor(args) => doctor(args),
+        Command::Serve(args) => serve(args),
+        Command::Operations(command) => operations::run(command),
+        Command::Approvals(command) => approvals::run(command),
+        Command::Worker(args) => runner::worker(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(e)) => {
+            eprintln!("codespace: {e}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Runtime(e)) => {
+            eprintln!("codespace: {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Refused(e)) => {
+            eprintln!("codespace: {e}");
+            ExitCode::from(3)
+        }
+    }
+}
+
+enum Failure {
+    /// Bad flags, environment or registry: exit status 2.
+    Usage(UsageError),
+    /// Failure while serving: exit status 1.
+    Runtime(String),
+    /// An operator command that would have overwritten something, or acted on an operation
+    /// that is not finished, did nothing instead: exit status 3.
+    Refused(String),
+}
+
+impl From<UsageError> for Failure {
+    fn from(e: UsageError) -> Self {
+        Failure::Usage(e)
+    }
+}
+
+fn doctor(args: cli::DoctorArgs) -> Result<(), Failure> {
+    let (registry, source) = config::load_registry(&args.registry)?;
+    let probe = codespace_sandbox::probe();
+    let text = doctor::report(&probe, &registry, &source, args.json);
+    std::io::stdout()
+        .write_all(text.as_bytes())
+        .map_err(|e| Failure::Runtime(format!("stdout: {e}")))?;
+    // The checks `serve` makes before it starts, with the same messages and exit status.
+    let at_fault = |e: codespace_gateway::StartError| {
+        UsageError(format!("{}: {e}", config_name(&args.registry)))
+    };
+    let workspaces = Workspaces::open(&registry).map_err(at_fault)?;
+    // Never started: it only lets the runner open the roots as `serve` would.
+    let (supervisor, _) = config::processes(&process_env::ProcessEnv::from_env()?, vec![], None)?;
+    let runner = workspaces.local_runner(supervisor, false).map_err(at_fault)?;
+    let roots = workspaces.root_paths(&runner);
+    config::ledger_path(None, &config::state_dir_path()?, roots.iter().map(|p| p.as_path()))?;
+    Ok(())
+}
+
+fn serve(args: ServeArgs) -> Result<(), Failure> {
+    // Every flag is checked before anything is created on disk: a refused start leaves no
+    // state directory, ledger or token file behind.
+    check_flags(&args)?;
+    let given_token = if args.http {
+        config::given_token(args.token.as_deref(), args.token_file.as_deref(), args.no_auth)?
+    } else {
+        None
+    };
+    let process_vars = process_env::ProcessEnv::from_env()?;
+    let (registry, _source) = config::load_registry(&args.registry)?;
+    // Roots are opened and checked before the state directory or the ledger exists.
+    let at_fault = |e: codespace_gateway::StartError| {
+        UsageError(format!("{}: {e}", config_name(&args.registry)))
+    };
+    let workspaces = Workspaces::open(&registry).map_err(at_fault)?;
+    let state_dir = config::state_dir_path()?;
+    // The masked paths are set below, once the ledger's path is known.
+    let (supervisor, mut exec) =
+        config::processes(&process_vars, vec![], Some(state_dir.join("spill")))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
+    // Dropped before `keep_state`, a started worker takes what was made for it along.
+    let (runner, mut worker) =
+        runtime.block_on(runner::start(&args, &workspaces, supervisor, &state_dir))?;
+    let roots = workspaces.root_paths(&runner);
+    let ledger = config::ledger_path(
+        args.operations_db.as_deref(),
+        &state_dir,
+        roots.iter().map(|p| p.as_path()),
+    )?;
+    config::create_state_dir(&state_dir)?;
+    if let Some(worker) = &mut worker {
+        worker.keep_state();
+    }
+    exec.masked = masked_paths(&args, &state_dir, &ledger);
+    let store = match &ledger {
+        config::LedgerPath::Memory => Store::open_in_memory(),
+        config::LedgerPath::File(path) => Store::open(path),
+    }
+    .map_err(|e| UsageError(format!("--operations-db: {e}")))?;
+    let gateway = Gateway::with_workspaces(
+        workspaces,
+        GatewayConfig {
+            // Without every layer of the sandbox, a `sandbox: "on"` workspace refuses
+            // commands instead of running them weaker.
+            host: HostFacts { sandbox_missing: codespace_sandbox::probe().missing() },
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            store: Arc::new(store),
+            runner: Arc::new(runner),
+            exec,
+        },
+    );
+    let run_dir = worker.as_ref().map(|w| w.dir().to_path_buf());
+    if let Some(worker) = worker {
+        runtime.spawn(worker.watch(Arc::clone(gateway.runner())));
+    }
+    // Operations a crash left unfinished are classified from the disk before serving.
+    let recovered =
+        gateway.recover().map_err(|e| Failure::Runtime(format!("ledger recovery: {e}")))?;
+    for (operation_id, status) in &recovered {
+        // Also sent to every client that connects: a retry may be about this operation.
+        tracing::warn!(
+            operation_id = %operation_id,
+            status = ?status,
+            "an operation interrupted by an earlier stop was classified from the disk; check it with operation_status"
+        );
+    }
+    let gateway = Arc::new(gateway);
+    if args.http {
+        let (token, source) = match given_token {
+            Some(given) => given,
+            None => config::generate_token(&state_dir),
+        };
+        let wait = Duration::from_secs(args.elicitation_timeout_secs);
+        let served = runtime.block_on(serve_http(gateway, args, token, source, wait));
+        runner::remove_run_dir(run_dir.as_deref());
+        served
+    } else {
+        if std::io::stdin().is_terminal() {
+            // A person ran it by hand: say what it is waiting for instead of sitting silent.
+            eprintln!(
+                "codespace: speaking MCP on stdio and waiting for a client. An MCP client starts this command itself (README, \"Clients\"); for a URL instead, run `codespace serve --http` (http://127.0.0.1:8787/mcp). Ctrl-D or Ctrl-C stops."
+            );
+        }
+        let wait = Duration::from_secs(args.elicitation_timeout_secs);
+        let served = runtime.block_on(serve_stdio(gateway, wait));
+        runner::remove_run_dir(run_dir.as_deref());
+        served
+    }
+}
+
+/// What a sandboxed command must never see, even beneath a root it may read: the state
+/// directory, the ledger and its side files (the undo log too), the token file and the
+/// registry.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the masked paths are named by their real location, as the sandbox sees them"
+)]
+fn masked_paths(
+    args: &ServeArgs,
+    state_dir: &std::path::Path,
+    ledger: &config::LedgerPath,
+) -> Vec<std::path::PathBuf> {
+    let mut masked = vec![state_dir.to_path_buf()];
+    if let config::LedgerPath::File(path) = ledger {
+        for suffix in ["", "-wal", "-shm", "-journal", ".undo"] {
+            let mut p = path.clone().into_os_string();
+            p.push(suffix);
+            masked.push(p.into());
+        }
+    }
+    masked.extend(args.token_file.as_deref().map(std::path::PathBuf::from));
+    masked.extend(args.registry.config.clone());
+    masked.into_iter().map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect()
+}
+
+/// The checks that need no file, directory or registry: done first.
+fn check_flags(args: &ServeArgs) -> Result<(), UsageError> {
+    if args.http && args.no_auth && !is_loopback(&args.host) {
+        return Err(UsageError(format!(
+            "--no-auth is accepted only on a loopback bind, not --host {}",
+            args.host
+        )));
+    }
+    for o in &args.allowed_origins {
+        if o.contains('*') || o == "null" {
+            return Err(UsageError(format!(
+                "--allowed-origin {o}: origins are matched exactly; wildcards and \"null\" are refused"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn config_name(args: &cli::RegistryArgs) -> String {
+    args.config.as_ref().map_or("zero-config".to_owned(), |p| format!("--config {}", p.display()))
+}
+
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+async fn serve_stdio(gateway: Arc<Gateway>, elicit_wait: Duration) -> Result<(), Failure> {
+    let handler = mcp::CodeSpace::new(gateway.clone(), elicit_wait);
+    let (transport, writer, modes) = stdio::transport();
+    logging::serving();
+    let service = handler
+        .serve(transport)
+        .await
+        .map_err(|e| Failure::Runtime(format!("stdio initialize failed: {e}")))?;
+    let ct = service.cancellation_token();
+    let result = tokio::select! {
+        r = service.waiting() => r.map(drop).map_err(|e| Failure::Runtime(format!("stdio transport: {e}"))),
+        () = shutdown_signal() => {
+            ct.cancel();
+            Ok(())
+        }
+    };
+    // Every reply already queued reaches stdout before the process ends; then, with the
+    // transport gone, stdin and stdout get back the flags the server found.
+    if let Ok(Ok(true)) = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await {
+        modes.restore();
+    }
+    // stdio EOF, SIGTERM or SIGINT: every command's whole tree dies with the server.
+    gateway.shutdown().await;
+    result
+}
+
+#[expect(clippy::disallowed_methods, reason = "the token file this server wrote dies with it")]
+async fn serve_http(
+    gateway: Arc<Gateway>,
+    args: ServeArgs,
+    token: Option<String>,
+    source: TokenSource,
+    elicit_wait: Duration,
+) -> Result<(), Failure> {
+    let addr_text = format!("{}:{}", bracketed(&args.host), args.port);
+    let listener = tokio::net::TcpListener::bind(&addr_text)
+        .await
+        .map_err(|e| Failure::Runtime(format!("--host/--port {addr_text}: cannot bind: {e}")))?;
+    let local: SocketAddr =
+        listener.local_addr().map_err(|e| Failure::Runtime(format!("local address: {e}")))?;
+    let guard = http::Guard::new(
+        &args.host,
+        local.port(),
+        &args.allowed_hosts,
+        &args.allowed_origins,
+        token.as_deref(),
+    );
+    let shutdown = CancellationToken::new();
+    let app =
+        http::router(mcp::CodeSpace::new(gateway.clone(), elicit_wait), guard, shutdown.clone());
+    logging::serving();
+    // A generated token is written only now that the port is ours, named for it.
+    let written = match (&source, token.as_deref()) {
+        (TokenSource::Generated(dir), Some(token)) => {
+            Some(config::write_generated_token(dir, local.port(), token)?)
+        }
+        _ => None,
+    };
+    match (&source, &written) {
+        (TokenSource::Generated(_), Some(path)) => {
+            eprintln!("bearer token generated and written to {} (mode 0600)", path.display());
+        }
+        (TokenSource::Generated(_), None) => {}
+        (TokenSource::File(path), _) => eprintln!("bearer token read from {}", path.display()),
+        (TokenSource::Given, _) => {
+            eprintln!("bearer token given by --token / CODESPACE_HTTP_TOKEN");
+        }
+        (TokenSource::None, _) => {
+            eprintln!("warning: --no-auth: HTTP requests are not authenticated");
+        }
+    }
+    if !is_loopback(&args.host) {
+        eprintln!(
+            "warning: listening on a non-loopback address ({}); every request still needs the token",
+            args.host
+        );
+    }
+    let shown = bracketed(&local.ip().to_string());
+    eprintln!("listening on http://{shown}:{}/mcp", local.port());
+    eprintln!("inbox page for the person at http://{shown}:{}/inbox/", local.port());
+    let stop = shutdown.clone();
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            stop.cancel();
+        })
+        .await
+        .map_err(|e| Failure::Runtime(format!("http server: {e}")));
+    // Sessions ending never kill a process; the server ending kills them all.
+    gateway.shutdown().await;
+    // The token dies with the server that minted it.
+    if let Some(path) = written {
+        let _ = std::fs::remove_file(path);
+    }
+    served
+}
+
+fn bracketed(host: &str) -> String {
+    if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.to_owned() }
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) =
+        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+    else {
+        // Without signal handlers the process still ends on EOF or by the default action.
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
