@@ -23,9 +23,9 @@ use tokio::net::unix::pipe;
 use tokio::process::Child;
 use tokio::sync::oneshot;
 
-use crate::reaper::{HELPER_ARG, HelperRequest, REPORT_FD};
-use crate::shim_messages::ShimArgs;
-use codespace_sandbox::fdpass;
+use crate::reaper::{HELPER_ARG, REPORT_FD};
+use crate::shim_messages::{HelperArgs, HelperReply, HelperRequest, ShimArgs};
+use codespace_sandbox::{envelope, fdpass};
 
 /// How long the spawn helper may take to answer a request.
 const HELPER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -197,7 +197,7 @@ pub(crate) async fn start_shim(
     let report_w = above_stdio(report_w)?;
     let cwd = rustix::io::fcntl_dupfd_cloexec(&spec.cwd, REPORT_FD)?;
     let reports = pipe::Receiver::from_owned_fd(report_r)?;
-    let args = ShimArgs {
+    let shim = ShimArgs {
         ppid: std::process::id(),
         report_fd: report_w.as_raw_fd(),
         cwd_fd: cwd.as_raw_fd(),
@@ -205,9 +205,11 @@ pub(crate) async fn start_shim(
         sandbox: spec.sandbox.take(),
         search_path: spec.search_path.into(),
         argv: spec.argv.iter().map(OsString::from).collect(),
-    }
-    .encode();
-    let request = HelperRequest::encode(spec.tty, &args, spec.env);
+    };
+    let env = spec.env.iter().map(|(k, v)| (k.into(), v.into())).collect();
+    let request =
+        envelope::encode(&HelperRequest { shim: shim.clone(), env }).map_err(io::Error::other)?;
+    let args = shim.to_args().map_err(io::Error::other)?;
     let handle = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
     let (tx, rx) = oneshot::channel::<io::Result<Started>>();
     let request = spec.helper.then_some(request);
@@ -409,11 +411,12 @@ impl Helper {
         }
         let theirs = above_stdio(theirs)?;
         inheritable(&theirs)?;
+        let helper = HelperArgs { ppid: std::process::id(), socket_fd: theirs.as_raw_fd() };
+        let args = envelope::to_args(&helper).map_err(io::Error::other)?;
         let child = std::process::Command::new(reaper_exe)
             .arg(reaper_arg)
             .arg(HELPER_ARG)
-            .arg(format!("--ppid={}", std::process::id()))
-            .arg(format!("--socket-fd={}", theirs.as_raw_fd()))
+            .args(args)
             .env_clear()
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -430,16 +433,10 @@ impl Helper {
         let Some((len, mut received)) = fdpass::recv(self.socket.as_fd(), &mut buf)? else {
             return Err(io::Error::other("the spawn helper is gone"));
         };
-        let reply = &buf[..len];
-        match (reply.first(), received.pop()) {
-            (Some(b'0'..=b'9'), Some(pidfd)) => Ok(pidfd),
-            _ => {
-                let errno = std::str::from_utf8(reply.get(1..).unwrap_or_default())
-                    .ok()
-                    .and_then(|e| e.parse().ok())
-                    .unwrap_or(libc::EIO);
-                Err(io::Error::from_raw_os_error(errno))
-            }
+        match (envelope::decode(&buf[..len]).map_err(io::Error::other)?, received.pop()) {
+            (HelperReply::Forked { .. }, Some(pidfd)) => Ok(pidfd),
+            (HelperReply::Forked { .. }, None) => Err(io::Error::from_raw_os_error(libc::EIO)),
+            (HelperReply::Failed { errno }, _) => Err(io::Error::from_raw_os_error(errno)),
         }
     }
 }

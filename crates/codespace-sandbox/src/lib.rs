@@ -1,9 +1,10 @@
 //! The Linux command sandbox: probes of what the host kernel can enforce, the policy a
-//! command runs under (with its argv encoding for the reaper shim), and [`launch()`], which
+//! command runs under, and [`launch()`], which
 //! the shim calls in a fork of itself to run the command in its own namespaces and root
 //! under Landlock, seccomp and no capabilities. It is also the home of what the reaper shim
 //! shares with the launcher: the one `PATH` lookup ([`PathSearch`]), descriptor passing
-//! ([`fdpass`]) and every raw kernel call that rustix does not wrap ([`sys`]).
+//! ([`fdpass`]), the one encoding of their messages ([`envelope`]) and every raw kernel
+//! call that rustix does not wrap ([`sys`]).
 //!
 //! Architecture Invariant: this crate knows nothing of MCP, the registry or the ledger.
 #![expect(
@@ -12,6 +13,7 @@
 )]
 
 mod enter;
+pub mod envelope;
 pub mod fdpass;
 mod launch;
 mod path_search;
@@ -20,7 +22,7 @@ mod probe;
 pub mod sys;
 
 pub use enter::{LANDLOCK_ABI, SandboxError, seccomp_programs};
-pub use launch::launch;
+pub use launch::{LaunchFailure, launch};
 pub use path_search::{NotFound, PathSearch};
 pub use policy::{MAX_MAX_PIDS, MIN_MAX_PIDS, NetworkPolicy, SandboxPolicy};
 pub use probe::{HostProbe, probe};

@@ -1,9 +1,6 @@
-//! The policy a command runs under, and its argv encoding (it crosses the reaper shim's
-//! command line, so it is a list of arguments rather than one string: paths may hold any
-//! byte but NUL).
+//! The policy a command runs under, and the checks a decoded one must pass (it reaches the
+//! reaper shim in a message, [`crate::envelope`]).
 
-use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt as _;
 use std::path::PathBuf;
 
 /// Whether the command may use the network.
@@ -17,19 +14,11 @@ pub enum NetworkPolicy {
 }
 
 impl NetworkPolicy {
-    /// The stable token of the encoding: `restricted` or `enabled`.
+    /// Its name: `restricted` or `enabled`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Restricted => "restricted",
             Self::Enabled => "enabled",
-        }
-    }
-
-    fn parse(s: &[u8]) -> Option<Self> {
-        match s {
-            b"restricted" => Some(Self::Restricted),
-            b"enabled" => Some(Self::Enabled),
-            _ => None,
         }
     }
 }
@@ -72,74 +61,40 @@ pub struct SandboxPolicy {
     pub workdir: Option<PathBuf>,
 }
 
-/// The first token of an encoded policy.
-const TAG: &str = "sandbox-v3";
-/// Upper bound on each path list of the encoding.
+/// Upper bound on each path list.
 const MAX_PATHS: usize = 4096;
 
 impl SandboxPolicy {
-    /// The argv encoding: `sandbox-v3 <restricted|enabled> <max_pids>`, then four path
-    /// lists (read, writable, masked, and the workdir as a list of at most one), each as
-    /// `<n> <path 1> … <path n>`.
-    pub fn to_args(&self) -> Vec<OsString> {
-        let mut out: Vec<OsString> =
-            vec![TAG.into(), self.network.as_str().into(), self.max_pids.to_string().into()];
+    /// Refuses a relative or empty path, a path list longer than 4096, an out-of-range
+    /// `max_pids`, and a workdir that is not one of the roots: what a policy that arrived
+    /// in a message must satisfy before anything is built from it.
+    pub fn check(&self) -> Result<(), String> {
+        if !(MIN_MAX_PIDS..=MAX_MAX_PIDS).contains(&self.max_pids) {
+            return Err(format!("max_pids must be between {MIN_MAX_PIDS} and {MAX_MAX_PIDS}"));
+        }
         let workdir: Vec<PathBuf> = self.workdir.iter().cloned().collect();
-        for list in [&self.read_roots, &self.writable_roots, &self.masked, &workdir] {
-            out.push(list.len().to_string().into());
-            out.extend(list.iter().map(|p| p.clone().into_os_string()));
-        }
-        out
-    }
-
-    /// Decodes [`Self::to_args`] from the front of `args`, consuming exactly the policy's
-    /// arguments. Refuses a relative or empty path, an out-of-range `max_pids`, and a
-    /// workdir that is not one of the roots.
-    pub fn from_args(args: &mut impl Iterator<Item = OsString>) -> Result<Self, String> {
-        let tag = args.next().ok_or("missing sandbox policy")?;
-        if tag.as_bytes() != TAG.as_bytes() {
-            return Err(format!("unsupported sandbox policy {tag:?}, expected {TAG}"));
-        }
-        let network = args
-            .next()
-            .and_then(|n| NetworkPolicy::parse(n.as_bytes()))
-            .ok_or("network must be restricted or enabled")?;
-        let max_pids = args
-            .next()
-            .and_then(|n| n.to_str().and_then(|n| n.parse::<u32>().ok()))
-            .filter(|n| (MIN_MAX_PIDS..=MAX_MAX_PIDS).contains(n))
-            .ok_or(format!("max_pids must be between {MIN_MAX_PIDS} and {MAX_MAX_PIDS}"))?;
-        let mut lists = Vec::with_capacity(4);
-        for what in ["read", "writable", "masked", "workdir"] {
-            let count = args
-                .next()
-                .and_then(|n| n.to_str().and_then(|n| n.parse::<usize>().ok()))
-                .filter(|n| *n <= MAX_PATHS)
-                .ok_or(format!("missing or invalid {what} path count"))?;
-            let mut list = Vec::with_capacity(count);
-            for _ in 0..count {
-                let path = PathBuf::from(args.next().ok_or(format!("missing {what} path"))?);
-                if !path.is_absolute() {
-                    return Err(format!("{what} path {} is not absolute", path.display()));
-                }
-                list.push(path);
+        let lists = [
+            ("read", &self.read_roots),
+            ("writable", &self.writable_roots),
+            ("masked", &self.masked),
+            ("workdir", &workdir),
+        ];
+        for (what, list) in lists {
+            if list.len() > MAX_PATHS {
+                return Err(format!("more than {MAX_PATHS} {what} paths"));
             }
-            lists.push(list);
+            if let Some(path) = list.iter().find(|p| !p.is_absolute()) {
+                return Err(format!("{what} path {} is not absolute", path.display()));
+            }
         }
-        let mut workdirs = lists.pop().unwrap_or_default();
-        let masked = lists.pop().unwrap_or_default();
-        let writable_roots = lists.pop().unwrap_or_default();
-        let read_roots = lists.pop().unwrap_or_default();
-        let workdir = workdirs.pop();
-        if !workdirs.is_empty() {
-            return Err("at most one workdir".to_owned());
-        }
-        if let Some(w) =
-            workdir.as_ref().filter(|w| !read_roots.contains(w) && !writable_roots.contains(w))
+        if let Some(w) = self
+            .workdir
+            .as_ref()
+            .filter(|w| !self.read_roots.contains(w) && !self.writable_roots.contains(w))
         {
             return Err(format!("workdir {} is not one of the roots", w.display()));
         }
-        Ok(Self { read_roots, writable_roots, masked, network, max_pids, workdir })
+        Ok(())
     }
 }
 
@@ -147,56 +102,42 @@ impl SandboxPolicy {
 mod tests {
     use super::*;
 
-    #[test]
-    fn args_round_trip() {
-        for p in [
-            SandboxPolicy {
-                read_roots: vec![],
-                writable_roots: vec![],
-                masked: vec![],
-                network: NetworkPolicy::Restricted,
-                max_pids: MIN_MAX_PIDS,
-                workdir: None,
-            },
-            SandboxPolicy {
-                read_roots: vec!["/opt/tool chain".into()],
-                writable_roots: vec!["/w/a b".into(), "/tmp/x\ny".into()],
-                masked: vec!["/state".into()],
-                network: NetworkPolicy::Enabled,
-                max_pids: 1024,
-                workdir: Some("/w/a b".into()),
-            },
-        ] {
-            let mut args = p.to_args();
-            args.push("rest".into());
-            let mut it = args.into_iter();
-            assert_eq!(SandboxPolicy::from_args(&mut it), Ok(p));
-            assert_eq!(it.next(), Some("rest".into()));
+    fn policy() -> SandboxPolicy {
+        SandboxPolicy {
+            read_roots: vec!["/opt/tool chain".into()],
+            writable_roots: vec!["/w/a b".into(), "/tmp/x\ny".into()],
+            masked: vec!["/state".into()],
+            network: NetworkPolicy::Enabled,
+            max_pids: 1024,
+            workdir: Some("/w/a b".into()),
         }
     }
 
     #[test]
-    fn args_refuse_malformed() {
-        let d = |s: &[&str]| {
-            SandboxPolicy::from_args(
-                &mut s.iter().map(OsString::from).collect::<Vec<_>>().into_iter(),
-            )
+    fn check_accepts_a_sound_policy() {
+        assert_eq!(policy().check(), Ok(()));
+        let bare = SandboxPolicy {
+            read_roots: vec![],
+            writable_roots: vec![],
+            masked: vec![],
+            network: NetworkPolicy::Restricted,
+            max_pids: MIN_MAX_PIDS,
+            workdir: None,
         };
-        assert!(d(&[]).is_err());
-        assert!(d(&["sandbox-v2", "enabled", "400", "0", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v3", "open", "400", "0", "0", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v3", "enabled", "300", "0", "0", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v3", "enabled", "4194305", "0", "0", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v3", "enabled", "400", "x", "0", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v3", "enabled", "400", "0", "2", "/a", "0"]).is_err());
-        assert!(d(&["sandbox-v3", "enabled", "400", "0", "1", "rel", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v3", "enabled", "400", "1", "", "0", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v3", "enabled", "400", "0", "0", "0"]).is_err());
-        assert!(d(&["sandbox-v3", "enabled", "400", "0", "0", "0", "0"]).is_ok());
-        assert!(d(&["sandbox-v3", "enabled", "400", "1", "/a", "0", "0", "1", "/a"]).is_ok());
-        assert!(d(&["sandbox-v3", "enabled", "400", "1", "/a", "0", "0", "1", "/b"]).is_err());
-        assert!(
-            d(&["sandbox-v3", "enabled", "400", "1", "/a", "0", "0", "2", "/a", "/a"]).is_err()
-        );
+        assert_eq!(bare.check(), Ok(()));
+        let read_workdir = SandboxPolicy { workdir: Some("/opt/tool chain".into()), ..policy() };
+        assert_eq!(read_workdir.check(), Ok(()));
+    }
+
+    #[test]
+    fn check_refuses_malformed() {
+        let refused = |p: SandboxPolicy| p.check().is_err();
+        assert!(refused(SandboxPolicy { max_pids: MIN_MAX_PIDS - 1, ..policy() }));
+        assert!(refused(SandboxPolicy { max_pids: MAX_MAX_PIDS + 1, ..policy() }));
+        assert!(refused(SandboxPolicy { read_roots: vec!["rel".into()], ..policy() }));
+        assert!(refused(SandboxPolicy { masked: vec!["".into()], ..policy() }));
+        assert!(refused(SandboxPolicy { workdir: Some("/b".into()), ..policy() }));
+        let many = vec![PathBuf::from("/a"); MAX_PATHS + 1];
+        assert!(refused(SandboxPolicy { masked: many, ..policy() }));
     }
 }

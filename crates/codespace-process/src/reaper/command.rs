@@ -3,12 +3,13 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd as _, OwnedFd};
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::time::Duration;
 
 use codespace_sandbox::sys::{self, Disposition, Forked, SignalSet};
+use codespace_sandbox::{LaunchFailure, envelope};
 use rustix::pipe::PipeFlags;
 use rustix::process::{Signal, WaitOptions};
 
@@ -48,8 +49,8 @@ pub(super) fn spawn_plain(args: &ShimArgs, exe: &Path) -> Result<u32, ShimReport
 /// Starts the command through [`codespace_sandbox::launch`] in a fork of the shim, which
 /// looks the program up inside the private root. The
 /// launcher's close-on-exec report pipe reaches end of file with nothing written once the
-/// command itself has exec'd; otherwise it carries `<errno> <why>`, and the command never
-/// ran. The pid returned is the launcher's monitor, which ends exactly as the command did.
+/// command itself has exec'd; otherwise it carries a [`LaunchFailure`], and the command
+/// never ran. The pid returned is the launcher's monitor, which ends exactly as the command did.
 #[expect(unsafe_code, reason = "forks the shim for the launcher")]
 pub(super) fn spawn_sandboxed(
     args: &ShimArgs,
@@ -67,8 +68,8 @@ pub(super) fn spawn_sandboxed(
             drop(report.take());
             drop(read);
             if let Err(e) = command_pre_exec(args.tty) {
-                let text = format!("{} pre-exec: {e}", e.raw_os_error().unwrap_or(0));
-                let _ = rustix::io::write(&write, text.as_bytes());
+                let errno = e.raw_os_error().unwrap_or(0);
+                LaunchFailure { errno, message: format!("pre-exec: {e}") }.send(write.as_fd());
                 sys::exit_now(EXIT_SPAWN_FAILED);
             }
             codespace_sandbox::launch(policy, &args.search_path, &args.argv, write)
@@ -76,33 +77,35 @@ pub(super) fn spawn_sandboxed(
         Forked::Parent(pid) => pid,
     };
     drop(write);
-    let text = read_to_end(&read);
-    if text.is_empty() {
-        return Ok(pid.as_raw_nonzero().get() as u32);
-    }
+    let failure = match read_to_end(&read) {
+        Ok(bytes) if bytes.is_empty() => return Ok(pid.as_raw_nonzero().get() as u32),
+        Ok(bytes) => envelope::decode(&bytes).unwrap_or_else(|e| LaunchFailure {
+            errno: 0,
+            message: format!("unreadable sandbox report: {e}"),
+        }),
+        Err(e) => LaunchFailure {
+            errno: e.raw_os_error(),
+            message: format!("reading the sandbox report: {e}"),
+        },
+    };
     // Reaps the launcher, which exits right after a failed report.
     let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
-    let text = String::from_utf8_lossy(&text);
-    let (errno, why) = text.split_once(' ').unwrap_or(("0", &text));
     Err(ShimReport::Failed {
-        errno: errno.parse().unwrap_or(0),
-        message: format!("{}: {why}", args.argv[0].to_string_lossy()),
+        errno: failure.errno,
+        message: format!("{}: {}", args.argv[0].to_string_lossy(), failure.message),
     })
 }
 
-/// Everything the launcher wrote before its pipe closed (or why it could not be read).
-fn read_to_end(read: &OwnedFd) -> Vec<u8> {
-    let mut text = Vec::new();
+/// Everything the launcher wrote before its pipe closed.
+fn read_to_end(read: &OwnedFd) -> Result<Vec<u8>, rustix::io::Errno> {
+    let mut bytes = Vec::new();
     let mut buf = [0u8; 1024];
     loop {
         match rustix::io::read(read, &mut buf) {
-            Ok(0) => return text,
-            Ok(n) => text.extend_from_slice(&buf[..n]),
+            Ok(0) => return Ok(bytes),
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
             Err(rustix::io::Errno::INTR) => {}
-            Err(e) => {
-                return format!("{} reading the sandbox report: {e}", e.raw_os_error())
-                    .into_bytes();
-            }
+            Err(e) => return Err(e),
         }
     }
 }

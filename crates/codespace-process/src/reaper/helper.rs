@@ -1,52 +1,40 @@
-//! The spawn helper: started once per supervisor (`<reaper_arg> --helper --ppid=<pid>
-//! --socket-fd=<fd>`), it forks a reaper shim for every request the supervisor sends over
-//! its socket, so a command costs one exec (its own) instead of two.
+//! The spawn helper: started once per supervisor (`<reaper_arg> --helper <HelperArgs>`, the
+//! message in hex), it forks a reaper shim for every request the supervisor sends over its
+//! socket, so a command costs one exec (its own) instead of two.
 //!
-//! A request is one message: `p` (pipes) or `t` (terminal), then NUL-terminated strings,
-//! the count of the shim's arguments first, the arguments (as [`ShimArgs::encode`] makes
-//! them) and the command's environment (`NAME=value`), with five descriptors: the
-//! command's stdin, stdout and stderr (the terminal three times), the report pipe's write
-//! end and the working directory. The helper forks; the child takes the descriptors and
-//! the environment, makes itself the terminal's session leader in `t` mode, and runs the
-//! shim exactly as an exec'd shim would, its parent (the helper) in place of the
-//! supervisor. The helper answers `<pid>` with a pidfd of the shim, or `e<errno>`.
+//! A request is one message on the socket, a [`HelperRequest`] (the shim's arguments and
+//! the command's environment) with five descriptors: the command's stdin, stdout and
+//! stderr (the terminal three times), the report pipe's write end and the working
+//! directory. The helper forks; the child takes the descriptors and the environment, makes
+//! itself the terminal's session leader in tty mode, and runs the shim exactly as an
+//! exec'd shim would, its parent (the helper) in place of the supervisor. The helper
+//! answers with a [`HelperReply`]: `Forked` with a pidfd of the shim, or `Failed`.
 //!
 //! The helper dies with the supervisor's spawner thread (`PR_SET_PDEATHSIG(SIGKILL)`) and
 //! exits at end of file on its socket; either way every shim's own parent-death signal
 //! then makes it kill its tree.
 
-use std::ffi::{OsStr, OsString};
-use std::os::fd::{AsFd as _, FromRawFd as _, IntoRawFd as _, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt as _;
+use std::ffi::OsString;
+use std::os::fd::{AsFd as _, BorrowedFd, FromRawFd as _, IntoRawFd as _, OwnedFd};
 
+use codespace_sandbox::envelope::{self, EnvelopeError};
+use codespace_sandbox::fdpass;
 use codespace_sandbox::sys::{self, Forked};
 use rustix::process::{PidfdFlags, Signal, WaitOptions};
 
 use super::run;
-use crate::shim_messages::{EXIT_BAD_ARGS, EXIT_ORPHANED, ShimArgs};
-use codespace_sandbox::fdpass;
+use crate::shim_messages::{EXIT_BAD_ARGS, EXIT_ORPHANED, HelperArgs, HelperReply, HelperRequest};
 
 /// The largest request (the shim's arguments and the command's environment).
 const MAX_MESSAGE: usize = 1 << 20;
 
-/// The helper's arguments, after `--helper`.
-struct HelperArgs {
-    ppid: u32,
-    socket: RawFd,
-}
-
-fn parse(args: &[OsString]) -> Option<HelperArgs> {
-    let value =
-        |name: &str| args.iter().find_map(|a| a.to_str()?.strip_prefix(name)?.parse::<i64>().ok());
-    let ppid = u32::try_from(value("--ppid=")?).ok().filter(|p| *p > 0)?;
-    let socket = RawFd::try_from(value("--socket-fd=")?).ok().filter(|fd| *fd > 2)?;
-    Some(HelperArgs { ppid, socket })
-}
-
 /// The helper role, from start to end; `args` follow `--helper`.
 #[expect(unsafe_code, reason = "adopts the socket passed by number")]
 pub(super) fn helper_main(args: &[OsString]) -> i32 {
-    let Some(args) = parse(args) else { return EXIT_BAD_ARGS };
+    let args = match envelope::from_args::<HelperArgs>(args) {
+        Ok(args) if args.ppid > 0 && args.socket_fd > 2 => args,
+        _ => return EXIT_BAD_ARGS,
+    };
     if rustix::process::set_parent_process_death_signal(Some(Signal::KILL)).is_err()
         || rustix::process::getppid().map(|p| p.as_raw_nonzero().get() as u32) != Some(args.ppid)
     {
@@ -54,36 +42,40 @@ pub(super) fn helper_main(args: &[OsString]) -> i32 {
     }
     // SAFETY: the number was passed by the supervisor, which inherited nothing else to us
     // there; nothing else in this process owns it.
-    let socket = unsafe { OwnedFd::from_raw_fd(args.socket) };
+    let socket = unsafe { OwnedFd::from_raw_fd(args.socket_fd) };
     let _ = rustix::io::fcntl_setfd(&socket, rustix::io::FdFlags::CLOEXEC);
     let mut buf = vec![0u8; MAX_MESSAGE];
     loop {
-        let (len, fds) = match fdpass::recv(socket.as_fd(), &mut buf) {
-            Ok(Some(got)) => got,
+        let reply = match fdpass::recv(socket.as_fd(), &mut buf) {
+            Ok(Some((len, fds))) => serve(&socket, &buf[..len], fds),
             Ok(None) => return 0,
-            Err(_) => {
-                let _ = fdpass::send(socket.as_fd(), b"e22", &[]);
-                continue;
-            }
+            Err(_) => Err(libc::EINVAL),
         };
-        let reply = serve(&socket, &buf[..len], fds);
         match reply {
-            Ok((pid, pidfd)) => {
-                let text = pid.to_string();
-                let _ = fdpass::send(socket.as_fd(), text.as_bytes(), &[pidfd.as_fd()]);
-            }
-            Err(errno) => {
-                let _ = fdpass::send(socket.as_fd(), format!("e{errno}").as_bytes(), &[]);
-            }
+            Ok((pid, pidfd)) => answer(socket.as_fd(), HelperReply::Forked { pid }, Some(&pidfd)),
+            Err(errno) => answer(socket.as_fd(), HelperReply::Failed { errno }, None),
         }
         reap_exited();
     }
 }
 
-/// One request: forks the shim; returns its pid and a pidfd of it, or an errno.
+/// Sends `reply` (with the shim's pidfd); unchecked: a supervisor that stopped listening
+/// times out and drops the helper.
+fn answer(socket: BorrowedFd<'_>, reply: HelperReply, pidfd: Option<&OwnedFd>) {
+    if let Ok(bytes) = envelope::encode(&reply) {
+        let fds: Vec<BorrowedFd<'_>> = pidfd.map(|fd| fd.as_fd()).into_iter().collect();
+        let _ = fdpass::send(socket, &bytes, &fds);
+    }
+}
+
+/// One request: forks the shim; returns its pid and a pidfd of it, or an errno (`EPROTO`
+/// for a request of another version).
 #[expect(unsafe_code, reason = "forks the shim")]
 fn serve(socket: &OwnedFd, msg: &[u8], fds: Vec<OwnedFd>) -> Result<(u32, OwnedFd), i32> {
-    let request = Request::decode(msg).ok_or(libc::EINVAL)?;
+    let request: HelperRequest = envelope::decode(msg).map_err(|e| match e {
+        EnvelopeError::Version { .. } => libc::EPROTO,
+        EnvelopeError::Malformed(_) => libc::EINVAL,
+    })?;
     let [stdin, stdout, stderr, report, cwd]: [OwnedFd; 5] =
         fds.try_into().map_err(|_| libc::EINVAL)?;
     // The shim checks its parent against this pid once its parent-death signal is armed, so
@@ -109,7 +101,7 @@ fn serve(socket: &OwnedFd, msg: &[u8], fds: Vec<OwnedFd>) -> Result<(u32, OwnedF
 #[expect(unsafe_code, reason = "replaces the environment of a single-threaded fork")]
 fn shim(
     socket: &OwnedFd,
-    request: Request,
+    request: HelperRequest,
     helper: u32,
     stdio: [OwnedFd; 3],
     report: OwnedFd,
@@ -118,8 +110,8 @@ fn shim(
     // The child keeps nothing of the helper's: its socket is closed with every other
     // descriptor above 2 by the shim (close-on-exec would only act at exec).
     let _ = socket;
-    let Ok(mut args) = ShimArgs::decode(request.args) else { return EXIT_BAD_ARGS };
-    if request.tty {
+    let HelperRequest { shim: mut args, env } = request;
+    if args.tty {
         let _ = rustix::process::setsid();
         if rustix::process::ioctl_tiocsctty(&stdio[0]).is_err() {
             return EXIT_BAD_ARGS;
@@ -138,7 +130,7 @@ fn shim(
         // concurrently.
         unsafe { std::env::remove_var(name) };
     }
-    for (name, value) in request.env {
+    for (name, value) in env {
         // SAFETY: as above.
         unsafe { std::env::set_var(name, value) };
     }
@@ -147,80 +139,13 @@ fn shim(
     // rest above 2).
     args.report_fd = report.into_raw_fd();
     args.cwd_fd = cwd.into_raw_fd();
+    if args.check().is_err() {
+        return EXIT_BAD_ARGS;
+    }
     run(&args)
 }
 
 /// Reaps every shim that has exited (their pidfds stay valid for the supervisor).
 fn reap_exited() {
     while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
-}
-
-/// A request to the helper.
-pub(crate) struct Request {
-    tty: bool,
-    args: Vec<OsString>,
-    env: Vec<(OsString, OsString)>,
-}
-
-impl Request {
-    /// Encodes a request (the supervisor's side).
-    pub(crate) fn encode(tty: bool, args: &[OsString], env: &[(String, String)]) -> Vec<u8> {
-        let mut out = vec![if tty { b't' } else { b'p' }];
-        let mut field = |bytes: &[u8]| {
-            out.extend_from_slice(bytes);
-            out.push(0);
-        };
-        field(args.len().to_string().as_bytes());
-        for a in args {
-            field(a.as_bytes());
-        }
-        for (k, v) in env {
-            field(format!("{k}={v}").as_bytes());
-        }
-        out
-    }
-
-    fn decode(msg: &[u8]) -> Option<Request> {
-        let (&mode, rest) = msg.split_first()?;
-        let tty = match mode {
-            b't' => true,
-            b'p' => false,
-            _ => return None,
-        };
-        let mut fields = rest.strip_suffix(&[0])?.split(|b| *b == 0);
-        let count: usize = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
-        let args: Vec<OsString> =
-            fields.by_ref().take(count).map(|f| OsStr::from_bytes(f).to_owned()).collect();
-        if args.len() != count {
-            return None;
-        }
-        let env = fields
-            .map(|f| {
-                let at = f.iter().position(|b| *b == b'=')?;
-                Some((
-                    OsStr::from_bytes(&f[..at]).to_owned(),
-                    OsStr::from_bytes(&f[at + 1..]).to_owned(),
-                ))
-            })
-            .collect::<Option<Vec<_>>>()?;
-        Some(Request { tty, args, env })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn requests_round_trip() {
-        let args: Vec<OsString> = ["--a=1", "", "x y"].iter().map(OsString::from).collect();
-        let env = vec![("PATH".to_owned(), "/bin".to_owned()), ("E".to_owned(), "a=b".to_owned())];
-        let msg = Request::encode(true, &args, &env);
-        let got = Request::decode(&msg).unwrap();
-        assert!(got.tty);
-        assert_eq!(got.args, args);
-        assert_eq!(got.env, vec![("PATH".into(), "/bin".into()), ("E".into(), "a=b".into())]);
-        assert!(Request::decode(b"x1\0a\0").is_none());
-        assert!(Request::decode(b"p2\0a\0").is_none());
-    }
 }

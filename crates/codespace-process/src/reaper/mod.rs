@@ -42,7 +42,6 @@ use std::io::{self, Write as _};
 use rustix::process::{Signal, WaitStatus};
 
 pub(crate) use self::fds::REPORT_FD;
-pub(crate) use self::helper::Request as HelperRequest;
 
 /// The argument (right after the role argument) that starts the spawn helper instead of a
 /// shim.
@@ -61,7 +60,7 @@ pub fn reaper_main(args: Vec<OsString>) -> ! {
     if args.first().is_some_and(|a| a == HELPER_ARG) {
         std::process::exit(helper::helper_main(&args[1..]));
     }
-    let code = match ShimArgs::decode(args) {
+    let code = match ShimArgs::from_args(&args) {
         Ok(args) => run(&args),
         Err(msg) => {
             let _ = writeln!(io::stderr(), "codespace reaper: {msg}");
@@ -166,6 +165,6 @@ fn wait_main(set: &SignalSet, main: u32) -> (WaitStatus, bool) {
 fn send(report: &mut Option<File>, line: &ShimReport) {
     if let Some(f) = report.as_mut() {
         // A vanished supervisor (EPIPE) must not stop the clean-up, so errors are dropped.
-        let _ = f.write_all(line.encode().as_bytes());
+        let _ = f.write_all(&line.frame());
     }
 }

@@ -10,9 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use tokio::io::{
-    AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader,
-};
+use codespace_sandbox::envelope;
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -44,18 +43,22 @@ pub(super) fn start_io(io: CommandIo, stdin: StdinQueue, proc: &Arc<Proc>) -> Jo
     }
 }
 
-/// The next well-formed report line, or `None` at end of file.
+/// The next well-formed report, or `None` at end of file (or once the stream is past
+/// reading: a frame longer than any report).
 pub(super) async fn next_report(reports: &mut BufReader<pipe::Receiver>) -> Option<ShimReport> {
-    let mut line = String::new();
+    let mut body = Vec::new();
     loop {
-        line.clear();
-        match reports.read_line(&mut line).await {
-            Ok(0) | Err(_) => return None,
-            Ok(_) => {
-                if let Some(report) = ShimReport::parse(&line) {
-                    return Some(report);
-                }
-            }
+        let mut len = [0u8; 4];
+        reports.read_exact(&mut len).await.ok()?;
+        let len = u32::from_le_bytes(len);
+        if len > envelope::MAX_FRAME {
+            return None;
+        }
+        body.resize(len as usize, 0);
+        reports.read_exact(&mut body).await.ok()?;
+        // A report this build cannot read is skipped, as a malformed line was.
+        if let Ok(report) = envelope::decode(&body) {
+            return Some(report);
         }
     }
 }

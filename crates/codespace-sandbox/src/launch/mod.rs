@@ -23,8 +23,8 @@
 //! - The *command* restricts itself ([`crate::enter`]: no-new-privs, Landlock, seccomp, no
 //!   capabilities), looks its program up on its `PATH` inside the root and execs it.
 //!
-//! Every failure before the exec is written to the report pipe as `<errno> <text>` and the
-//! process exits 127; the pipe is close-on-exec everywhere and each stage closes its copy
+//! Every failure before the exec is written to the report pipe as a [`LaunchFailure`] (in
+//! the [`crate::envelope`]) and the process exits 127; the pipe is close-on-exec everywhere and each stage closes its copy
 //! once the next one holds it, so end of file with nothing read means the command's exec
 //! succeeded. Nothing runs unsandboxed as a fallback.
 //!
@@ -74,10 +74,28 @@ fn write_file(step: &'static str, path: &str, text: &str) -> Result<(), SandboxE
     std::fs::write(path, text).map_err(|e| SandboxError::io(step, &e))
 }
 
+/// Why the command was not started, as written on the launcher's report pipe (the pipe's
+/// only message; end of file with nothing read means the command's exec succeeded).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LaunchFailure {
+    /// The kernel's errno when there is one (0 otherwise).
+    pub errno: i32,
+    /// What failed and why (`sandbox <step>: <message>`).
+    pub message: String,
+}
+
+impl LaunchFailure {
+    /// Writes this failure on `report` (one `write`; unchecked, as nothing is left to tell
+    /// of a failed report: the shim then sees a bare exit).
+    pub fn send(&self, report: BorrowedFd<'_>) {
+        if let Ok(bytes) = crate::envelope::encode(self) {
+            let _ = rustix::io::write(report, &bytes);
+        }
+    }
+}
+
 /// Writes `e` on the report pipe and exits without running anything.
 fn fail(report: BorrowedFd<'_>, e: &SandboxError) -> ! {
-    let text = format!("{} {e}", e.errno);
-    // Nothing is left to tell of a failed report: the shim then sees a bare exit 127.
-    let _ = rustix::io::write(report, text.as_bytes());
+    LaunchFailure { errno: e.errno, message: e.to_string() }.send(report);
     crate::sys::exit_now(EXIT_FAILED)
 }
