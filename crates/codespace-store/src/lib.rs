@@ -36,7 +36,8 @@
 //! - `migrate`: the embedded migrations and [`SCHEMA_VERSION`].
 //! - `store`: [`Store`], its transactions and the ledger calls, one module per job;
 //!   `store/works.rs` holds the rows of works and intents ([`WorkRow`], [`IntentRow`]) and
-//!   the transaction handle ([`Works`]) the gateway decides through.
+//!   the transaction handle ([`Works`]) the gateway decides through, with its statements and
+//!   column checks beneath it.
 //! - `undo`: [`UndoLog`], the before-content of planned files, beside the ledger file.
 #![expect(
     clippy::disallowed_methods,

@@ -21,7 +21,8 @@
 //! - `events`: appending and reading an operation's history.
 //! - `queries`: `get`, `get_by_key`, `unfinished`: whole records.
 //! - `undo_rows`: the old content the plan's transaction stored, read back or written out.
-//! - `works`: works and intents, read and changed in one transaction by the gateway.
+//! - `works`: works and intents, read and changed in one transaction by the gateway
+//!   (`works/statements.rs`: the SQL; `works/columns.rs`: stored columns into rows).
 //! - `sql`: the column texts of statuses, kinds, event names and versions, both ways.
 
 mod approvals;
