@@ -53,6 +53,10 @@ pub(crate) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// `lstat`, with a missing file as `None`.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "`lstat` of the ledger's own file and sidecars, never a workspace path"
+)]
 fn lstat(path: &Path) -> io::Result<Option<Metadata>> {
     match fs::symlink_metadata(path) {
         Ok(meta) => Ok(Some(meta)),
@@ -62,6 +66,10 @@ fn lstat(path: &Path) -> io::Result<Option<Metadata>> {
 }
 
 /// Runs every pre-open check and creates the directory and the `0600` database file.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "creates the ledger's own private directory, never a workspace path"
+)]
 pub(crate) fn prepare(path: &Path) -> Result<(), StoreError> {
     let refuse = |reason: String| StoreError::Refused { path: path.to_owned(), reason };
     let io_error = |source: io::Error| StoreError::Open { path: path.to_owned(), source };
@@ -121,6 +129,10 @@ pub(crate) fn prepare(path: &Path) -> Result<(), StoreError> {
 }
 
 /// Opens or creates the database file without following a symlink, mode `0600`.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "creates the ledger's own database file, never a workspace path"
+)]
 fn create_private(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .read(true)

@@ -39,10 +39,6 @@
 //!   the transaction handle ([`Works`]) the gateway decides through, with its statements and
 //!   column checks beneath it.
 //! - `undo`: [`UndoLog`], the before-content of planned files, beside the ledger file.
-#![expect(
-    clippy::disallowed_methods,
-    reason = "the ledger checks its own file and directory, never a workspace path"
-)]
 
 mod error;
 mod hygiene;

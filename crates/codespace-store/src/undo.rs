@@ -68,6 +68,10 @@ impl UndoLog {
     }
 
     /// Makes every `(ordinal, content)` durable before the caller's first write.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "renames an entry into the ledger's own undo directory, never a workspace path"
+    )]
     pub fn save(&self, operation_id: &str, entries: &[(usize, &[u8])]) -> Result<(), StoreError> {
         if entries.is_empty() {
             return Ok(());
@@ -91,6 +95,10 @@ impl UndoLog {
     }
 
     /// The kept content of plan row `ordinal`, or `None` when the log has none.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "opens an entry of the ledger's own undo directory, never a workspace path"
+    )]
     pub fn load(&self, operation_id: &str, ordinal: usize) -> Result<Option<Vec<u8>>, StoreError> {
         let path = self.entry_path(operation_id, ordinal)?;
         let file = match OpenOptions::new().read(true).custom_flags(nofollow()).open(&path) {
@@ -106,6 +114,10 @@ impl UndoLog {
 
     /// Removes every entry of `operation_id` whose ordinal is not in `keep`, and its
     /// directory once empty. Called only when the operation is terminal and verified.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "removes entries of the ledger's own undo directory, never a workspace path"
+    )]
     pub fn discard(&self, operation_id: &str, keep: &[usize]) -> Result<(), StoreError> {
         let op_dir = self.op_dir(operation_id)?;
         let entries = match fs::read_dir(&op_dir) {
@@ -135,6 +147,10 @@ impl UndoLog {
     }
 
     /// The operations that have a directory in the log, in name order.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "lists the ledger's own undo directory, never a workspace path"
+    )]
     pub fn operations(&self) -> Result<Vec<String>, StoreError> {
         let entries = match fs::read_dir(&self.dir) {
             Ok(entries) => entries,
@@ -177,6 +193,10 @@ fn nofollow() -> i32 {
 
 /// Creates `dir` with mode 0700; `Ok(true)` when it was created now. An existing symlink
 /// or non-directory is refused.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "creates a directory of the ledger's own undo log, never a workspace path"
+)]
 fn make_private_dir(dir: &Path) -> Result<bool, StoreError> {
     match DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => Ok(true),
@@ -193,6 +213,10 @@ fn make_private_dir(dir: &Path) -> Result<bool, StoreError> {
     }
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "writes an entry of the ledger's own undo log, never a workspace path"
+)]
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let mut file = OpenOptions::new()
         .write(true)
@@ -206,6 +230,10 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     file.sync_all().map_err(|source| undo_error(path, "fsync", source))
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "fsyncs a directory of the ledger's own undo log, never a workspace path"
+)]
 fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     File::open(dir).and_then(|d| d.sync_all()).map_err(|source| undo_error(dir, "fsync", source))
 }

@@ -205,6 +205,10 @@ fn the_change_stamp_moves_with_every_write_from_any_connection_and_never_with_a_
 /// leaves the ledger checkpointed and its WAL removed when it is dropped, as one connection
 /// did (a read-only connection closing last cannot checkpoint).
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test checks the WAL file of the ledger it made in a temporary directory"
+)]
 fn a_dropped_handle_that_read_through_its_reader_leaves_no_wal() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("ledger.sqlite3");

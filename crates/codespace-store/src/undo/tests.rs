@@ -9,6 +9,10 @@ fn log() -> (tempfile::TempDir, UndoLog) {
 const OP: &str = "op-0123abcd-0000-4000-8000-00000000beef";
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test inspects the modes of the undo log it made in a temporary directory"
+)]
 fn saved_entries_are_private_named_by_ordinal_and_load_back() {
     let (dir, log) = log();
     assert_eq!(log.dir(), dir.path().join("ledger.sqlite3.undo"));
@@ -47,6 +51,10 @@ fn a_name_that_is_not_an_operation_id_is_refused() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test checks that the temporary undo log it made is gone"
+)]
 fn a_temporary_log_disappears_with_its_owner() {
     let log = UndoLog::temporary().unwrap();
     log.save(OP, &[(0, b"a")]).unwrap();

@@ -20,6 +20,10 @@ const ROUND_ENV: &str = "CODESPACE_STORE_CRASH_ROUND";
 
 /// Child mode: does nothing unless the parent set `CODESPACE_STORE_CRASH_CHILD`.
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the child reads the ledger path and round its parent set in its environment"
+)]
 fn child_mode() {
     let Ok(path) = std::env::var(CHILD_ENV) else { return };
     let round: u64 = std::env::var(ROUND_ENV).unwrap().parse().unwrap();
@@ -61,6 +65,10 @@ struct Acked {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test re-runs its own binary as the child it kills, and reads CODESPACE_SLOW_TESTS"
+)]
 fn sigkill_at_random_moments_loses_no_acknowledged_write() {
     let slow = std::env::var_os("CODESPACE_SLOW_TESTS").is_some_and(|v| v == "1");
     let rounds: u64 = if slow { 1000 } else { 20 };

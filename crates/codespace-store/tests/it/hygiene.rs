@@ -25,6 +25,10 @@ fn sidecar(path: &Path, suffix: &str) -> std::path::PathBuf {
 
 /// A real, non-empty WAL: copied while its ledger is open, so its commits are not yet
 /// checkpointed into the database file.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes and inspects its fixture files (WALs, links, bad databases) in a temporary directory"
+)]
 fn real_wal(ledger: &TempLedger) -> Vec<u8> {
     let store = ledger.open();
     for _ in 0..10 {
@@ -36,6 +40,10 @@ fn real_wal(ledger: &TempLedger) -> Vec<u8> {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes and inspects its fixture files (WALs, links, bad databases) in a temporary directory"
+)]
 fn a_wal_beside_a_missing_database_is_refused() {
     let source = TempLedger::new();
     let wal = real_wal(&source);
@@ -48,6 +56,10 @@ fn a_wal_beside_a_missing_database_is_refused() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes and inspects its fixture files (WALs, links, bad databases) in a temporary directory"
+)]
 fn a_wal_beside_an_empty_database_is_refused() {
     let source = TempLedger::new();
     let wal = real_wal(&source);
@@ -60,6 +72,10 @@ fn a_wal_beside_an_empty_database_is_refused() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes and inspects its fixture files (WALs, links, bad databases) in a temporary directory"
+)]
 fn an_empty_wal_beside_a_missing_database_is_harmless() {
     let ledger = TempLedger::new();
     std::fs::create_dir_all(ledger.path.parent().unwrap()).unwrap();
@@ -68,6 +84,10 @@ fn an_empty_wal_beside_a_missing_database_is_harmless() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes and inspects its fixture files (WALs, links, bad databases) in a temporary directory"
+)]
 fn a_symlinked_database_path_is_refused() {
     let ledger = TempLedger::new();
     drop(ledger.open());
@@ -83,6 +103,10 @@ fn a_symlinked_database_path_is_refused() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes and inspects its fixture files (WALs, links, bad databases) in a temporary directory"
+)]
 fn a_symlinked_wal_or_shm_is_refused() {
     for suffix in ["-wal", "-shm"] {
         let ledger = TempLedger::new();
@@ -98,6 +122,10 @@ fn a_symlinked_wal_or_shm_is_refused() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes and inspects its fixture files (WALs, links, bad databases) in a temporary directory"
+)]
 fn a_directory_at_the_path_is_refused() {
     let ledger = TempLedger::new();
     std::fs::create_dir_all(&ledger.path).unwrap();
@@ -105,6 +133,10 @@ fn a_directory_at_the_path_is_refused() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes and inspects its fixture files (WALs, links, bad databases) in a temporary directory"
+)]
 fn a_file_that_is_not_a_database_is_refused() {
     let ledger = TempLedger::new();
     std::fs::create_dir_all(ledger.path.parent().unwrap()).unwrap();
@@ -113,6 +145,10 @@ fn a_file_that_is_not_a_database_is_refused() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes and inspects its fixture files (WALs, links, bad databases) in a temporary directory"
+)]
 fn a_corrupt_database_is_refused() {
     let ledger = TempLedger::new();
     let store = ledger.open();
@@ -138,6 +174,10 @@ fn a_corrupt_database_is_refused() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes and inspects its fixture files (WALs, links, bad databases) in a temporary directory"
+)]
 fn another_programs_database_is_refused_and_left_alone() {
     let ledger = TempLedger::new();
     std::fs::create_dir_all(ledger.path.parent().unwrap()).unwrap();
@@ -169,6 +209,10 @@ fn the_memory_name_is_not_a_file_path() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes and inspects its fixture files (WALs, links, bad databases) in a temporary directory"
+)]
 fn an_unusable_directory_is_an_open_error_naming_the_path() {
     let ledger = TempLedger::new();
     let blocker = ledger.dir.path().join("file");

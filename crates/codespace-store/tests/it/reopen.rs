@@ -9,11 +9,19 @@ use codespace_store::{Begin, OpStatus, SCHEMA_VERSION, Store};
 
 use crate::support::{TempLedger, fresh, plan};
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "reads the mode of a ledger file a test made in a temporary directory"
+)]
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes an empty file where the ledger goes, in a temporary directory"
+)]
 fn an_empty_file_is_migrated_to_the_schema_version() {
     let ledger = TempLedger::new();
     std::fs::create_dir_all(ledger.path.parent().unwrap()).unwrap();
@@ -91,6 +99,10 @@ fn directories_are_created_private_and_files_are_0600() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes a loose ledger file in a temporary directory and checks its mode"
+)]
 fn an_existing_loose_file_is_tightened_to_0600() {
     let ledger = TempLedger::new();
     drop(ledger.open());
