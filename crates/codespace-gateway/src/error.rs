@@ -8,13 +8,14 @@
 // Clippy holds the mapping to that: a wildcard arm over an enum fails the build here.
 #![deny(clippy::wildcard_enum_match_arm, clippy::match_wildcard_for_single_variants)]
 
+use codespace_files::{FilesError, LookupError, PlanFailure};
+use codespace_patch::PlanError;
 use codespace_policy::Denial;
 use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
 use codespace_runner::ProcError;
-use codespace_runner::{
-    FilesError, FsError, LookupError, PlanError, PlanFailure, RunnerError, Version,
-};
+use codespace_runner::{FsError, RunnerError};
 use codespace_store::{IntentState, OpStatus, StoreError, WorkState};
+use codespace_types::Version;
 
 use crate::lease::LeaseError;
 

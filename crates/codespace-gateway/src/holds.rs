@@ -217,8 +217,8 @@ impl Gateway {
     fn summarise(&self, held: &Held) -> Result<String, GatewayError> {
         Ok(match held {
             Held::Patch(p) => {
-                let parsed = codespace_runner::parse_patch(&p.patch)
-                    .map_err(|e| GatewayError::Patch(e.into()))?;
+                let parsed =
+                    codespace_patch::parse(&p.patch).map_err(|e| GatewayError::Patch(e.into()))?;
                 summary::patch(&p.workspace_id, &parsed, p.check_only.unwrap_or(false))
             }
             Held::Exec(p) => summary::command(p, self.granted_timeout(p)?.secs),

@@ -22,13 +22,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use codespace_policy::{Action, Registry, allow};
+use codespace_runner::Runner;
+use codespace_store::Store;
 
-pub use codespace_runner::{
-    Cancel, ConnectError, DEFAULT_PATH, DEFAULT_SPILL_BYTES, Hook, LocalRunner, Progress,
-    REAPER_ARG, Runner, SocketRunner, Supervisor, SupervisorConfig, WorkerFaults, reaper_main,
-    serve_worker,
-};
-pub use codespace_store::{ApprovalFilter, ApprovalRecord, ApprovalState, Store};
 pub use error::GatewayError;
 pub use holds::{decide as decide_approval, list_approvals, show_approval};
 pub use info::HostFacts;

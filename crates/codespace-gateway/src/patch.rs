@@ -15,12 +15,13 @@ mod undo;
 
 use std::sync::Arc;
 
+use codespace_files::PlannedWrite;
+use codespace_patch::ChangeKind as PlanKind;
 use codespace_policy::{Action, Approvals};
 use codespace_protocol::{
     ApplyPatchParams, ApplyPatchResult, ChangeKind, ErrorBody, EventName, FileChange,
     OperationEvent, OperationKind, OperationStatusParams, OperationStatusResult, PatchStatus,
 };
-use codespace_runner::{ChangeKind as PlanKind, PlannedWrite};
 use codespace_store::{OpStatus, OperationRecord, PlannedFile};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

@@ -347,8 +347,8 @@ mod tests {
     use std::sync::Arc;
 
     use codespace_policy::Registry;
+    use codespace_process::{Supervisor, SupervisorConfig};
     use codespace_protocol::{ErrorCode, ExecCommandParams, WorkspaceInfoParams};
-    use codespace_runner::{Supervisor, SupervisorConfig};
     use codespace_store::Store;
 
     use super::*;
@@ -369,7 +369,9 @@ mod tests {
         // Never started: every call below is refused before a spawn.
         let supervisor =
             Supervisor::new(SupervisorConfig::new(std::path::PathBuf::from("/nonexistent/reaper")));
-        let runner = workspaces.local_runner(supervisor, true).unwrap();
+        let runner = workspaces
+            .local_runner(|roots| codespace_runner::LocalRunner::open(roots, supervisor, true))
+            .unwrap();
         let store = Arc::new(Store::open_in_memory().unwrap());
         let missing = missing.iter().map(|m| m.to_string()).collect();
         Gateway::for_tests(workspaces, runner, store, missing)

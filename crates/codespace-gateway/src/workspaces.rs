@@ -3,10 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use codespace_policy::{EnvironmentKind, Registry, Workspace};
-use codespace_runner::{LocalRunner, Runner, Supervisor};
+use codespace_runner::{LocalRunner, OpenError, Runner};
 
 /// A registered workspace.
 #[derive(Debug)]
@@ -62,15 +61,16 @@ impl Workspaces {
             .collect()
     }
 
-    /// The runner in this process over every host root (a root that cannot be opened
-    /// fails the start with its registry key), checked by [`Workspaces::check_roots`].
+    /// The runner in this process over every host root, as `open` (the composition root's,
+    /// which holds the supervisor) opens it: a root that cannot be opened fails the start
+    /// with its registry key; the opened roots are checked by [`Workspaces::check_roots`].
     pub fn local_runner(
         &self,
-        supervisor: Arc<Supervisor>,
-        watch: bool,
+        open: impl FnOnce(&[(String, PathBuf)]) -> Result<LocalRunner, OpenError>,
     ) -> Result<Runner, StartError> {
-        let runner = LocalRunner::open(&self.host_roots(), supervisor, watch).map_err(|e| {
-            StartError { key: format!("workspaces.{}.root", e.id), reason: e.reason }
+        let runner = open(&self.host_roots()).map_err(|e| StartError {
+            key: format!("workspaces.{}.root", e.id),
+            reason: e.reason,
         })?;
         let runner = Runner::Local(runner);
         self.check_roots(&runner)?;

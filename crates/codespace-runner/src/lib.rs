@@ -12,31 +12,22 @@ mod local;
 mod remote;
 mod seam;
 
-pub use codespace_files::{
-    ApplyOutcome, FilesError, FindOutcome, Found, GrepOutcome, GrepRequest, InterruptedFile,
-    LineMatch, LookupError, MAX_PATCH_FILE_BYTES, PatchFs, PathGlob, PlanFailure, PlannedWrite,
-    Undone, apply, find, find_in, grep, grep_in, prepare, put_back, roll_back, survey, walk,
-};
-pub use codespace_fs::{
-    Cancel, FileKind, FsError, Progress, Root, RootStatus, Version, Walk, WalkLimits, Window,
-    WorkspacePath,
-};
-pub use codespace_patch::{
-    ChangeKind, ChunkLine, Hunk, Patch, PatchError, PlanError, parse as parse_patch,
-};
-
+// The words of the `Runner` interface that the gateway names but that live in the crates
+// beneath the runner that reach the disk or processes, on which the gateway may not depend.
+// The only re-exports across crates the tidy check allows here.
+pub use codespace_fs::{Cancel, FsError, Progress, RootStatus, WorkspacePath};
 pub use codespace_process::{
-    DEFAULT_PATH, DEFAULT_SPILL_BYTES, NetworkPolicy, ProcError, ProcStatus, REAPER_ARG, ReadChunk,
-    RunState, SandboxPolicy, SignalInfo, Spawned, Supervisor, SupervisorConfig, TTY_COLS, TTY_ROWS,
-    Terminate, Termination, WaitFor, reaper_main,
+    NetworkPolicy, ProcError, RunState, SandboxPolicy, SignalInfo, TTY_COLS, TTY_ROWS, Terminate,
+    Termination, WaitFor,
 };
-pub use codespace_watch::{
-    BadCursor, Changes, Cursor, MAX_VERSION_ENTRIES, WatchReport, WatchState,
-};
+pub use codespace_watch::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchReport, WatchState};
 pub use jobs::{FindJob, FindPage, GrepJob, WalkCaps};
 pub use local::{Hook, LocalRunner, OpenError, WriteHook};
 pub use remote::{CALL_DEADLINE, ConnectError, SocketRunner, WorkerFaults, serve_worker};
 pub use seam::{ProcessFacts, Runner, SpawnJob, Started};
+
+use codespace_files::{FilesError, PlanFailure};
+use codespace_types::Version;
 
 /// Why a patch could not be planned: the disk is not at a version the caller expects, the
 /// patch does not apply, or the filesystem refused.

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use codespace_runner::Root;
+use codespace_fs::Root;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
@@ -102,11 +102,8 @@ async fn main() {
         std::fs::write(engine_dir.join("big.rs"), &original).unwrap();
 
         let t = Instant::now();
-        let writes = codespace_runner::prepare(&root, &v4a).unwrap();
-        assert_eq!(
-            codespace_runner::apply(&root, &writes),
-            codespace_runner::ApplyOutcome::Applied
-        );
+        let writes = codespace_files::prepare(&root, &v4a).unwrap();
+        assert_eq!(codespace_files::apply(&root, &writes), codespace_files::ApplyOutcome::Applied);
         engine.push(t.elapsed());
 
         let t = Instant::now();

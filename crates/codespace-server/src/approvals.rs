@@ -3,8 +3,9 @@
 //! writers; every change is the same compare-and-swap `approval_resolve` makes). Reports go
 //! to stdout; nothing here serves MCP.
 
-use codespace_gateway::{ApprovalFilter, ApprovalRecord, GatewayError};
+use codespace_gateway::GatewayError;
 use codespace_protocol::{Decision, ErrorCode};
+use codespace_store::{ApprovalFilter, ApprovalRecord};
 use serde_json::json;
 
 use crate::Failure;

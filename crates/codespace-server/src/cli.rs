@@ -79,7 +79,7 @@ pub(crate) struct ApprovalListArgs {
     pub(crate) workspace: Option<String>,
     /// Only holds in this state (pending, granted, queued, resuming, denied, consumed).
     #[arg(long, value_name = "STATE", value_parser = parse_state)]
-    pub(crate) state: Option<codespace_gateway::ApprovalState>,
+    pub(crate) state: Option<codespace_store::ApprovalState>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
@@ -88,8 +88,8 @@ pub(crate) struct ApprovalListArgs {
     pub(crate) limit: usize,
 }
 
-fn parse_state(text: &str) -> Result<codespace_gateway::ApprovalState, String> {
-    codespace_gateway::ApprovalState::parse(text).ok_or_else(|| {
+fn parse_state(text: &str) -> Result<codespace_store::ApprovalState, String> {
+    codespace_store::ApprovalState::parse(text).ok_or_else(|| {
         "expected one of pending, granted, queued, resuming, denied, consumed".to_owned()
     })
 }

@@ -269,10 +269,10 @@ pub(crate) fn processes(
     vars: &ProcessEnv,
     masked: Vec<PathBuf>,
     spill_dir: Option<PathBuf>,
-) -> Result<(Arc<codespace_gateway::Supervisor>, codespace_gateway::ExecSettings), UsageError> {
+) -> Result<(Arc<codespace_process::Supervisor>, codespace_gateway::ExecSettings), UsageError> {
     let exe = std::env::current_exe()
         .map_err(|e| usage(format!("cannot locate the codespace binary: {e}")))?;
-    let mut config = codespace_gateway::SupervisorConfig::new(reaper_exe(exe));
+    let mut config = codespace_process::SupervisorConfig::new(reaper_exe(exe));
     config.max_live = usize::try_from(vars.max_processes).unwrap_or(usize::MAX);
     config.spill_dir = spill_dir;
     config.spill_bytes = vars.spill_bytes;
@@ -281,7 +281,7 @@ pub(crate) fn processes(
         path: std::env::var("PATH")
             .ok()
             .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| codespace_gateway::DEFAULT_PATH.to_owned()),
+            .unwrap_or_else(|| codespace_process::DEFAULT_PATH.to_owned()),
         home: std::env::var("HOME")
             .ok()
             .filter(|h| !h.is_empty())
@@ -293,5 +293,5 @@ pub(crate) fn processes(
         max_pids: vars.max_pids,
         masked,
     };
-    Ok((codespace_gateway::Supervisor::new(config), settings))
+    Ok((codespace_process::Supervisor::new(config), settings))
 }

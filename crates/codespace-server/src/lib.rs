@@ -32,7 +32,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use codespace_gateway::{Gateway, GatewayConfig, HostFacts, Store, Workspaces};
+use codespace_gateway::{Gateway, GatewayConfig, HostFacts, Workspaces};
+use codespace_store::Store;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
@@ -43,8 +44,8 @@ use crate::config::{TokenSource, UsageError};
 pub fn main() -> ExitCode {
     // The hidden reaper role (one per command) must start before any thread or runtime.
     let mut args = std::env::args_os();
-    if args.nth(1).is_some_and(|a| a == codespace_gateway::REAPER_ARG) {
-        codespace_gateway::reaper_main(args.collect());
+    if args.nth(1).is_some_and(|a| a == codespace_process::REAPER_ARG) {
+        codespace_process::reaper_main(args.collect());
     }
     let cli = Cli::parse();
     logging::init();
@@ -102,7 +103,9 @@ fn doctor(args: cli::DoctorArgs) -> Result<(), Failure> {
     let workspaces = Workspaces::open(&registry).map_err(at_fault)?;
     // Never started: it only lets the runner open the roots as `serve` would.
     let (supervisor, _) = config::processes(&process_env::ProcessEnv::from_env()?, vec![], None)?;
-    let runner = workspaces.local_runner(supervisor, false).map_err(at_fault)?;
+    let runner = workspaces
+        .local_runner(|roots| codespace_runner::LocalRunner::open(roots, supervisor, false))
+        .map_err(at_fault)?;
     let roots = workspaces.root_paths(&runner);
     config::ledger_path(None, &config::state_dir_path()?, roots.iter().map(|p| p.as_path()))?;
     Ok(())

@@ -5,10 +5,9 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use codespace_gateway::{
-    Gateway, GatewayConfig, HostFacts, PutBack, RestoreOutcome, Store, Workspaces,
-};
+use codespace_gateway::{Gateway, GatewayConfig, HostFacts, PutBack, RestoreOutcome, Workspaces};
 use codespace_protocol::Preserved;
+use codespace_store::Store;
 
 use crate::Failure;
 use crate::cli::{LedgerArgs, OperationsCommand, RestoreArgs};
@@ -65,7 +64,9 @@ fn restore(args: RestoreArgs) -> Result<(), Failure> {
     let (supervisor, exec) = config::processes(&process_vars, vec![], None)?;
     let start = |e: codespace_gateway::StartError| Failure::Usage(UsageError(e.to_string()));
     let workspaces = Workspaces::open(&registry).map_err(start)?;
-    let runner = workspaces.local_runner(supervisor, false).map_err(start)?;
+    let runner = workspaces
+        .local_runner(|roots| codespace_runner::LocalRunner::open(roots, supervisor, false))
+        .map_err(start)?;
     let gateway = Gateway::with_workspaces(
         workspaces,
         GatewayConfig {

@@ -45,7 +45,7 @@ pub(crate) struct ProcessEnv {
     #[arg(
         env = "CODESPACE_PROCESS_SPILL_BYTES",
         value_name = "CODESPACE_PROCESS_SPILL_BYTES",
-        default_value_t = codespace_gateway::DEFAULT_SPILL_BYTES,
+        default_value_t = codespace_process::DEFAULT_SPILL_BYTES,
         value_parser = integer_in(0u64, MAX_SPILL_BYTES)
     )]
     pub(crate) spill_bytes: u64,

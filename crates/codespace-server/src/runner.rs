@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use codespace_gateway::{ConnectError, Runner, SocketRunner, WorkerFaults};
-use codespace_gateway::{Supervisor, Workspaces};
+use codespace_gateway::Workspaces;
+use codespace_process::Supervisor;
+use codespace_runner::{ConnectError, Runner, SocketRunner, WorkerFaults};
 use rand::Rng;
 
 use crate::Failure;
@@ -74,7 +75,11 @@ pub(crate) async fn start(
     let name = crate::config_name(&args.registry);
     let at_fault = |e: codespace_gateway::StartError| UsageError(format!("{name}: {e}"));
     if !in_worker(args) {
-        let runner = workspaces.local_runner(supervisor, !args.no_watch).map_err(at_fault)?;
+        let runner = workspaces
+            .local_runner(|roots| {
+                codespace_runner::LocalRunner::open(roots, supervisor, !args.no_watch)
+            })
+            .map_err(at_fault)?;
         return Ok((runner, None));
     }
     let (socket, owned) = match &args.runner_socket {
@@ -262,7 +267,7 @@ pub(crate) fn worker(args: WorkerArgs) -> Result<(), Failure> {
         drop(listener);
         let _ = std::fs::remove_file(&args.socket);
         let build = env!("CARGO_PKG_VERSION").to_owned();
-        let served = codespace_gateway::serve_worker(stream, supervisor, build, faults()).await;
+        let served = codespace_runner::serve_worker(stream, supervisor, build, faults()).await;
         served.map_err(|e| Failure::Runtime(format!("runner worker: {e}")))
     })
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use codespace_gateway::{Cancel, Progress};
+use codespace_fs::{Cancel, Progress};
 use rmcp::RoleServer;
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;

@@ -4,14 +4,14 @@
 
 use std::path::PathBuf;
 
+use codespace_files::{FilesError, LookupError, PlanFailure};
 use codespace_patch::Operation;
+use codespace_patch::{PatchError, PlanError};
 use codespace_policy::{Action, Denial, EnvironmentKind, Profile};
 use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
-use codespace_runner::{
-    FilesError, FsError, LookupError, PatchError, PlanError, PlanFailure, RunnerError, Transport,
-    Version,
-};
+use codespace_runner::{FsError, RunnerError, Transport};
 use codespace_store::{IntentState, OpStatus, StoreError, WorkState};
+use codespace_types::Version;
 
 mod nested;
 

@@ -1,8 +1,8 @@
 //! What a held action does, in words a person can decide on: a patch's files with their
 //! change kinds and line counts, a command's argv, terminal and time limit.
 
+use codespace_patch::{ChunkLine, Hunk, Patch};
 use codespace_protocol::ExecCommandParams;
-use codespace_runner::{ChunkLine, Hunk, Patch};
 
 /// One line per file: `update src/a.rs (+3 -1)`, `add b.txt (+10)`, `delete c.txt`,
 /// `move x -> y (+1 -1)`.
@@ -54,7 +54,7 @@ mod tests {
         let text = "*** Begin Patch\n*** Add File: new.txt\n+a\n+b\n*** Delete File: old.txt\n\
                     *** Update File: src/x.rs\n*** Move to: src/y.rs\n@@\n keep\n-gone\n+here\n+too\n\
                     *** End Patch";
-        let parsed = codespace_runner::parse_patch(text).unwrap();
+        let parsed = codespace_patch::parse(text).unwrap();
         let s = patch("ws", &parsed, false);
         assert_eq!(
             s,

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codespace_policy::Registry;
+use codespace_process::{Supervisor, SupervisorConfig};
 use codespace_protocol::{
     ApplyPatchParams, ApprovalResolveParams, ApprovalState, Decision, ErrorCode,
     OperationResumeParams,
 };
-use codespace_runner::{Runner, SocketRunner, Supervisor, SupervisorConfig, WorkerFaults};
+use codespace_runner::{Runner, SocketRunner, WorkerFaults};
 use codespace_store::Store;
 
 use crate::{Gateway, Workspaces};

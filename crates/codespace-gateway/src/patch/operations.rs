@@ -4,9 +4,11 @@
 //! A restore writes only to a path that is free (absent) or already holds the old content;
 //! anything else there is the operator's to move first, so nothing is overwritten.
 
+use codespace_files::{InterruptedFile, Undone};
 use codespace_protocol::{OperationStatusResult, Preserved};
-use codespace_runner::{InterruptedFile, Runner, Undone, Version, WorkspacePath};
+use codespace_runner::{Runner, WorkspacePath};
 use codespace_store::{OperationRecord, Store};
+use codespace_types::Version;
 
 use super::{Recorded, now, status_of};
 use crate::{Gateway, GatewayError};

@@ -5,8 +5,9 @@
 //! something else is left alone (`failed_partial`, its old content named in the log); a
 //! path the disk cannot read leaves the whole operation `unknown`, untouched.
 
+use codespace_files::{Found, InterruptedFile, Undone};
 use codespace_protocol::{ApplyPatchResult, PatchStatus, Preserved};
-use codespace_runner::{Found, InterruptedFile, Runner, RunnerError, Undone};
+use codespace_runner::{Runner, RunnerError};
 use codespace_store::{OpStatus, OperationRecord, Store};
 
 use super::{Recorded, changes_of_plan, now, store_status, undo};

@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
+use codespace_files::ApplyOutcome;
 use codespace_protocol::{ApplyPatchParams, ApplyPatchResult, ExpectedVersion, PatchStatus};
-use codespace_runner::{
-    ApplyOutcome, PrepareError, Runner, RunnerError, Transport, Version, WorkspacePath,
-};
+use codespace_runner::{PrepareError, Runner, RunnerError, Transport, WorkspacePath};
 use codespace_store::{Draft, Drafted, OpStatus, PlannedFile, Store};
+use codespace_types::Version;
 
 use super::{Recorded, changes_of, fingerprint, replay, store_status, undo};
 use crate::{GatewayError, now};

@@ -3,8 +3,8 @@
 //! file's plan ordinal; what a result names as `preserved` is written out to the undo
 //! directory beside the ledger before the terminal record, which drops the rest.
 
+use codespace_files::PlannedWrite;
 use codespace_protocol::Preserved;
-use codespace_runner::PlannedWrite;
 use codespace_store::{OperationRecord, PlannedFile, Store, Version};
 
 /// The old content of every file the patch replaces, moves or deletes, by plan ordinal: it

@@ -5,12 +5,12 @@
 use std::sync::Arc;
 
 use codespace_policy::Registry;
+use codespace_process::{Supervisor, SupervisorConfig};
 use codespace_protocol::{
     CompleteOutcome, Delivery, EditIntent, ErrorCode, FinishReason, IntentKind, IntentState,
     NewIntent, QueueIntent, ReorderIntents, SteerCompleteParams, UserIntent, WorkIdParams,
     WorkOpenParams, WorkState,
 };
-use codespace_runner::{Supervisor, SupervisorConfig};
 use codespace_store::Store;
 
 use crate::{Gateway, GatewayError, Workspaces};
@@ -34,7 +34,9 @@ fn gateway_on(dir: &std::path::Path, store: Arc<Store>) -> Gateway {
     let workspaces = Workspaces::open(&registry).unwrap();
     let supervisor =
         Supervisor::new(SupervisorConfig::new(std::path::PathBuf::from("/nonexistent/reaper")));
-    let runner = workspaces.local_runner(supervisor, true).unwrap();
+    let runner = workspaces
+        .local_runner(|roots| codespace_runner::LocalRunner::open(roots, supervisor, true))
+        .unwrap();
     Gateway::for_tests(workspaces, runner, store, vec![])
 }
 

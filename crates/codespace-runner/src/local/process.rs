@@ -7,7 +7,8 @@ use std::time::Duration;
 use codespace_process::{ProcStatus, ReadChunk, SpawnRequest, Spawned, Terminate, WaitFor};
 
 use super::LocalRunner;
-use crate::{ProcError, SpawnJob};
+use crate::SpawnJob;
+use codespace_process::ProcError;
 
 impl LocalRunner {
     /// Starts a command in workspace `ws`.

@@ -11,10 +11,10 @@ use codespace_watch::{BadCursor, Changes, WatchReport};
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    FindJob, FindPage, GrepJob, OpenError, PrepareError, ProcError, ProcessFacts, RunnerError,
-    SpawnJob,
+    FindJob, FindPage, GrepJob, OpenError, PrepareError, ProcessFacts, RunnerError, SpawnJob,
 };
 use codespace_files::{ApplyOutcome, Found, GrepOutcome, InterruptedFile, PlannedWrite, Undone};
+use codespace_process::ProcError;
 
 /// A request to the worker.
 #[derive(Debug, Clone, Serialize, Deserialize)]

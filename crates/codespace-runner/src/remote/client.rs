@@ -48,7 +48,7 @@ pub struct SocketRunner {
 #[derive(Default)]
 struct Processes {
     exits: HashMap<String, (watch::Sender<bool>, Option<Instant>)>,
-    walks: HashMap<u64, crate::Progress>,
+    walks: HashMap<u64, codespace_fs::Progress>,
     next_walk: u64,
     lost: bool,
 }
@@ -118,7 +118,7 @@ impl SocketRunner {
         &self,
         call: Call,
         wait: Duration,
-        cancel: crate::Cancel,
+        cancel: codespace_fs::Cancel,
     ) -> Result<Reply, Transport> {
         let cancelled = async move {
             while !cancel.is_cancelled() {
@@ -144,7 +144,7 @@ impl SocketRunner {
 
     /// A token under which the worker's progress events raise `counts`, for as long as the
     /// returned guard lives (also when the caller's future is dropped mid-call).
-    pub(crate) fn start_walk(&self, counts: crate::Progress) -> Walk {
+    pub(crate) fn start_walk(&self, counts: codespace_fs::Progress) -> Walk {
         let mut p = lock(&self.processes);
         p.next_walk += 1;
         let token = p.next_walk;
@@ -167,7 +167,7 @@ impl SocketRunner {
             loop {
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 let gone = match client.call(Call::Status { id: id.clone() }, CALL_DEADLINE).await {
-                    Ok(Reply::Status(Err(crate::ProcError::NotFound))) => true,
+                    Ok(Reply::Status(Err(codespace_process::ProcError::NotFound))) => true,
                     Ok(_) => false,
                     Err(CallError::Timeout { .. }) => false,
                     Err(_) => true,

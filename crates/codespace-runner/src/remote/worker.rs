@@ -12,7 +12,8 @@ use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
 use super::call::{Call, Event, Opened, Reply};
-use crate::{LocalRunner, Progress};
+use crate::LocalRunner;
+use codespace_fs::Progress;
 use codespace_wire::{self as wire, Cancelled, ServeOptions};
 
 /// How often a running walk's counts are sent.
@@ -164,7 +165,7 @@ impl Worker {
         ws: &str,
         id: String,
         job: crate::SpawnJob,
-    ) -> Result<(), crate::ProcError> {
+    ) -> Result<(), codespace_process::ProcError> {
         let spawned = r.spawn_as(ws, Some(id), job).await?;
         let events = self.events.clone();
         tokio::spawn(async move {

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // Same arguments as the server's hidden role: argv[1] is the role argument.
     let mut args = std::env::args_os();
-    if args.nth(1).is_some_and(|a| a == codespace_gateway::REAPER_ARG) {
-        codespace_gateway::reaper_main(args.collect());
+    if args.nth(1).is_some_and(|a| a == codespace_process::REAPER_ARG) {
+        codespace_process::reaper_main(args.collect());
     }
     eprintln!("codespace-reaper: started by `codespace` for each command; not for direct use");
     ExitCode::from(2)

@@ -26,7 +26,7 @@ impl Session {
     /// A handler over `env`'s registry (a ledger in memory), served on a fresh pipe; no
     /// handshake yet.
     fn start(env: &Env) -> Session {
-        let store = codespace_gateway::Store::open_in_memory().unwrap();
+        let store = codespace_store::Store::open_in_memory().unwrap();
         let handler = CodeSpace::new(Arc::new(in_process_gateway(env, store)), Duration::ZERO);
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         tokio::spawn(async move {

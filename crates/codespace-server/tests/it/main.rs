@@ -32,6 +32,7 @@ mod paths;
 mod process;
 mod protocol;
 mod raw_stdio;
+mod reexports;
 mod root_swap;
 mod router;
 mod runner_uds;

@@ -341,7 +341,7 @@ async fn the_answer_does_not_wait_for_the_terminal_record_but_operation_status_d
     let root = ww(&mut env, "w");
     std::fs::write(root.join("a.txt"), "old\n").unwrap();
     let db = env.path().join("ledger.sqlite3");
-    let gw = crate::support::in_process_gateway(&env, codespace_gateway::Store::open(&db).unwrap());
+    let gw = crate::support::in_process_gateway(&env, codespace_store::Store::open(&db).unwrap());
     let released = Arc::new(AtomicBool::new(false));
     let (flag, ledger) = (Arc::clone(&released), db.clone());
     gw.runner().set_written_hook(Some(Arc::new(move || {

@@ -25,7 +25,7 @@ const PORT: u16 = 8787;
 fn app(extra_hosts: &[&str], extra_origins: &[&str], token: Option<&str>) -> (Router, Env) {
     let mut env = Env::new();
     env.workspace("ro", json!({}));
-    let store = codespace_gateway::Store::open_in_memory().unwrap();
+    let store = codespace_store::Store::open_in_memory().unwrap();
     let handler = CodeSpace::new(Arc::new(in_process_gateway(&env, store)), Duration::ZERO);
     let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     let guard = Guard::new("127.0.0.1", PORT, &owned(extra_hosts), &owned(extra_origins), token);

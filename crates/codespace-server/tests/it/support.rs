@@ -342,15 +342,15 @@ pub fn mkfifo(path: &Path) {
 
 /// A gateway in this process over `env`'s registry, with a local runner (watchers on) and
 /// the ledger `store`: for tests that reach its hooks.
-pub fn in_process_gateway(
-    env: &Env,
-    store: codespace_gateway::Store,
-) -> codespace_gateway::Gateway {
-    use codespace_gateway::{Gateway, Supervisor, SupervisorConfig, Workspaces};
+pub fn in_process_gateway(env: &Env, store: codespace_store::Store) -> codespace_gateway::Gateway {
+    use codespace_gateway::{Gateway, Workspaces};
+    use codespace_process::{Supervisor, SupervisorConfig};
     let text = std::fs::read_to_string(env.config()).unwrap();
     let registry = codespace_policy::Registry::parse(&text).unwrap();
     let workspaces = Workspaces::open(&registry).unwrap();
     let supervisor = Supervisor::new(SupervisorConfig::new(bin()));
-    let runner = workspaces.local_runner(supervisor, true).unwrap();
+    let runner = workspaces
+        .local_runner(|roots| codespace_runner::LocalRunner::open(roots, supervisor, true))
+        .unwrap();
     Gateway::for_tests(workspaces, runner, std::sync::Arc::new(store), vec![])
 }

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::Arc;
 
-use codespace_gateway::{Gateway, Store};
+use codespace_gateway::Gateway;
 use codespace_protocol::{ApplyPatchParams, OperationStatusParams, PatchStatus};
+use codespace_store::Store;
 use serde_json::{Value, json};
 
 use crate::support::Env;

@@ -4,11 +4,13 @@
 use std::io;
 use std::path::PathBuf;
 
+use codespace_files::LookupError;
 use codespace_fs::{FileKind, PathEscapeReason};
 use codespace_patch::Operation;
+use codespace_patch::PlanError;
 use codespace_protocol::ErrorCode;
+use codespace_runner::FsError;
 use codespace_runner::ProcError;
-use codespace_runner::{FsError, LookupError, PlanError};
 use codespace_store::{OpStatus, StoreError};
 
 pub(super) fn io_error() -> io::Error {

@@ -6,8 +6,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use codespace_gateway::{Cancel, Gateway, Progress, Store};
+use codespace_fs::{Cancel, Progress};
+use codespace_gateway::Gateway;
 use codespace_protocol::{ChangesParams, FindParams, GrepParams, VersionParams, WatchState};
+use codespace_store::Store;
 use serde_json::json;
 
 use crate::support::Env;
