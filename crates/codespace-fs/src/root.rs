@@ -123,6 +123,10 @@ impl Root {
     }
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "codespace-fs is where workspace paths are opened: beneath the root, no symlink followed"
+)]
 fn openat2(
     dir: impl AsFd,
     path: impl rustix::path::Arg,
@@ -151,6 +155,10 @@ fn retry(mut open: impl FnMut() -> Result<OwnedFd, Errno>) -> Result<OwnedFd, Er
     Err(last)
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "codespace-fs is where workspace paths are opened: one component at a time, no symlink followed"
+)]
 fn open_per_component(
     dir: BorrowedFd<'_>,
     rel: &str,

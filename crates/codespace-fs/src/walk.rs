@@ -88,6 +88,10 @@ impl Root {
     /// [`Root::walk`], leaving out the entries `filter` skips; a skipped directory is not
     /// opened. Entries are counted against `max_entries` whether skipped or not, so the
     /// caps bound the same reads as an unfiltered walk.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "codespace-fs is where workspace trees are walked: relative to the root's descriptor"
+    )]
     pub fn walk_filtered<F: WalkFilter>(
         &self,
         limits: &WalkLimits,
@@ -249,6 +253,10 @@ fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "codespace-fs is where workspace trees are walked: relative to the parent's descriptor"
+)]
 fn open_child(parent: std::os::fd::BorrowedFd<'_>, name: &str) -> Result<OwnedFd, Errno> {
     loop {
         match rustix::fs::openat(parent, name, dir_flags(), Mode::empty()) {

@@ -9,16 +9,13 @@
 //! - `supervise <reaper> flood <argv…>`: runs the command while sampling this process's
 //!   resident memory, and prints the figures (the test process itself runs other tests
 //!   concurrently, so its own RSS would not be attributable).
-#![expect(
-    clippy::disallowed_methods,
-    reason = "examples start commands and read host files as a client of the supervisor would"
-)]
 
 use std::io::Write as _;
 use std::time::Duration;
 
 use codespace_process::{SpawnRequest, Supervisor, SupervisorConfig};
 
+#[expect(clippy::disallowed_methods, reason = "an example picks its exit code")]
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [reaper, mode, argv @ ..] = args.as_slice() else {
@@ -36,6 +33,10 @@ fn main() {
     std::process::exit(code)
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "an example reads its settings from the environment and the command's input file"
+)]
 async fn run(reaper: &str, mode: &str, argv: &[String]) -> i32 {
     let sup = Supervisor::new(SupervisorConfig::new(reaper));
     let path = std::env::var("PATH").unwrap_or_else(|_| codespace_process::DEFAULT_PATH.into());
@@ -95,6 +96,7 @@ async fn run(reaper: &str, mode: &str, argv: &[String]) -> i32 {
 }
 
 /// `(VmRSS, RssAnon)` of this process in KiB.
+#[expect(clippy::disallowed_methods, reason = "an example reads its own memory use from /proc")]
 fn rss_kib() -> (u64, u64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| -> u64 {

@@ -331,6 +331,7 @@ fn pty_job(spec: &ShimSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(J
 }
 
 /// The job that starts a shim on pipes: stdin, and one pipe for stdout and stderr.
+#[expect(clippy::disallowed_methods, reason = "starts a shim")]
 fn pipe_job(spec: &ShimSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(Job, Parts)> {
     let (out_r, out_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
     let (in_r, in_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
@@ -402,6 +403,7 @@ pub(crate) struct Helper {
 }
 
 impl Helper {
+    #[expect(clippy::disallowed_methods, reason = "starts the spawn helper")]
     fn start(reaper_exe: &Path, reaper_arg: &OsString) -> io::Result<Helper> {
         let (ours, theirs) = fdpass::socketpair()?;
         // A helper that stops answering (stopped, wedged) must not stall every spawn: the

@@ -21,6 +21,10 @@ use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 
 /// Removes every server directory under `parent` that no live supervisor holds, and any
 /// stray entry that is not a directory. Best effort: an entry that cannot be removed stays.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "removes dead supervisors' spill directories under the state directory"
+)]
 pub(crate) fn sweep(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else { return };
     for entry in entries.flatten() {
@@ -52,6 +56,10 @@ pub(crate) struct SpillDir {
 impl SpillDir {
     /// Creates (0700) and locks a fresh directory for this supervisor under `parent`,
     /// creating `parent` (0700) when missing.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "makes and locks this supervisor's spill directory"
+    )]
     pub(crate) fn create(parent: &Path) -> io::Result<Arc<SpillDir>> {
         match std::fs::DirBuilder::new().mode(0o700).create(parent) {
             Ok(()) => {}
@@ -91,6 +99,7 @@ impl SpillDir {
 }
 
 impl Drop for SpillDir {
+    #[expect(clippy::disallowed_methods, reason = "removes this supervisor's spill directory")]
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
     }
@@ -107,6 +116,10 @@ pub(crate) struct SpillFile {
 
 impl SpillFile {
     /// A new, empty spill file of at most `cap` bytes (at least 1) in `dir`.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "makes a spill file in the supervisor's own directory"
+    )]
     pub(crate) fn create(dir: &Arc<SpillDir>, cap: u64) -> io::Result<SpillFile> {
         let name = dir.next.fetch_add(1, Ordering::Relaxed).to_string();
         let flags =
@@ -164,6 +177,10 @@ impl Drop for SpillFile {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests inspect spill directories on the host filesystem"
+)]
 mod tests {
     use super::*;
 

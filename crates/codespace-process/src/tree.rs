@@ -38,6 +38,7 @@ fn walk(first: Vec<u32>, mut children: impl FnMut(u32) -> Vec<u32>) -> Vec<u32> 
 
 /// The children of every thread of `pid`, or `None` when the `children` files do not exist
 /// on this kernel (or `pid` is gone, which a caller treats as "no children").
+#[expect(clippy::disallowed_methods, reason = "reads /proc")]
 fn children_via_tasks(pid: u32) -> Option<Vec<u32>> {
     let tasks = fs::read_dir(format!("/proc/{pid}/task")).ok()?;
     let mut out = Vec::new();
@@ -51,6 +52,7 @@ fn children_via_tasks(pid: u32) -> Option<Vec<u32>> {
 }
 
 /// `ppid -> children` for every process, from `/proc/<pid>/stat`.
+#[expect(clippy::disallowed_methods, reason = "reads /proc")]
 fn children_map_from_stat() -> HashMap<u32, Vec<u32>> {
     let mut map: HashMap<u32, Vec<u32>> = HashMap::new();
     let Ok(dir) = fs::read_dir("/proc") else { return map };
@@ -87,6 +89,7 @@ mod tests {
     }
 
     #[test]
+    #[expect(clippy::disallowed_methods, reason = "starts a child to find")]
     fn finds_a_spawned_child_both_ways() {
         let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let me = std::process::id();

@@ -7,10 +7,6 @@
 //! call that rustix does not wrap ([`sys`]).
 //!
 //! Architecture Invariant: this crate knows nothing of MCP, the registry or the ledger.
-#![expect(
-    clippy::disallowed_methods,
-    reason = "the launcher assembles a private root from host paths and writes its own /proc files; its tests read CODESPACE_REQUIRE_SANDBOX"
-)]
 
 mod enter;
 pub mod envelope;

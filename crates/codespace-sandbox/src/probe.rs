@@ -160,6 +160,7 @@ fn in_child(probe: impl FnOnce() -> bool) -> bool {
 }
 
 /// Writes `text` to `path` with raw calls (usable right after a fork).
+#[expect(clippy::disallowed_methods, reason = "writes a /proc file in the probe's child")]
 fn put(path: &CStr, text: &CStr) -> bool {
     let Ok(fd) = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty()) else {
         return false;
@@ -175,6 +176,7 @@ fn exited_zero(child: Pid) -> bool {
     )
 }
 
+#[expect(clippy::disallowed_methods, reason = "probes openat2 on the working directory")]
 fn openat2() -> bool {
     let flags = OFlags::PATH | OFlags::CLOEXEC;
     // The descriptor, if any, is closed as soon as it is dropped.
@@ -184,6 +186,7 @@ fn openat2() -> bool {
 #[cfg(test)]
 mod tests {
     #[test]
+    #[expect(clippy::disallowed_methods, reason = "reads CODESPACE_REQUIRE_SANDBOX")]
     fn probe_runs_and_openat2_matches_kernel() {
         let p = super::probe();
         // Every supported kernel (5.6+) has openat2; the file tools depend on it.

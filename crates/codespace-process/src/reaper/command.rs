@@ -21,6 +21,7 @@ const TXTBSY_PAUSE: Duration = Duration::from_millis(5);
 
 /// Starts the command directly (no sandbox) in its own process group.
 #[expect(unsafe_code, reason = "installs the pre-exec hook")]
+#[expect(clippy::disallowed_methods, reason = "the shim starts the unconfined command")]
 pub(super) fn spawn_plain(args: &ShimArgs, exe: &Path) -> Result<u32, ShimReport> {
     let mut cmd = std::process::Command::new(exe);
     cmd.arg0(&args.argv[0]).args(&args.argv[1..]);

@@ -40,6 +40,7 @@ pub(super) fn enter_dir(fd: RawFd) -> std::io::Result<()> {
 /// Points the shim's own fds 0-2 at `/dev/null` once the command has them, so the shim
 /// holds no end of the command's stdin (a command that closes its stdin makes the
 /// supervisor's writes fail with EPIPE) nor of its output or terminal.
+#[expect(clippy::disallowed_methods, reason = "opens /dev/null")]
 pub(super) fn detach_stdio() {
     let Ok(null) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null") else {
         return;

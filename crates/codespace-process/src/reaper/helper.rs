@@ -71,6 +71,10 @@ fn answer(socket: BorrowedFd<'_>, reply: HelperReply, pidfd: Option<&OwnedFd>) {
 /// One request: forks the shim; returns its pid and a pidfd of it, or an errno (`EPROTO`
 /// for a request of another version).
 #[expect(unsafe_code, reason = "forks the shim")]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a forked shim, a process of its own, exits with its command's status"
+)]
 fn serve(socket: &OwnedFd, msg: &[u8], fds: Vec<OwnedFd>) -> Result<(u32, OwnedFd), i32> {
     let request: HelperRequest = envelope::decode(msg).map_err(|e| match e {
         EnvelopeError::Version { .. } => libc::EPROTO,
@@ -99,6 +103,10 @@ fn serve(socket: &OwnedFd, msg: &[u8], fds: Vec<OwnedFd>) -> Result<(u32, OwnedF
 
 /// In the forked child: becomes the shim of the request and runs it.
 #[expect(unsafe_code, reason = "replaces the environment of a single-threaded fork")]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a forked shim takes the command's environment, as an exec'd one inherits it"
+)]
 fn shim(
     socket: &OwnedFd,
     request: HelperRequest,

@@ -56,6 +56,10 @@ use crate::shim_messages::{EXIT_BAD_ARGS, EXIT_ORPHANED, EXIT_SPAWN_FAILED, Shim
 /// argument (`__codespace-reaper`). Call it first thing in `main`, before any thread, file
 /// or runtime exists: the shim assumes it is single-threaded and owns every descriptor
 /// above 2.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the shim, a process of its own, exits with its command's status"
+)]
 pub fn reaper_main(args: Vec<OsString>) -> ! {
     if args.first().is_some_and(|a| a == HELPER_ARG) {
         std::process::exit(helper::helper_main(&args[1..]));

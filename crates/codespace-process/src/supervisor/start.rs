@@ -108,6 +108,10 @@ async fn handshake(
 }
 
 /// The descriptor the shim enters: a duplicate of `cwd_dir`, or `cwd` opened now.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "opens the working directory of a request that has no descriptor for it"
+)]
 fn working_directory(req: &SpawnRequest) -> Result<OwnedFd, ProcError> {
     let failed = |e: rustix::io::Errno| ProcError::SpawnFailed(format!("working directory: {e}"));
     if let Some(dir) = &req.cwd_dir {

@@ -1,5 +1,9 @@
 //! Exit codes, output capture, spawn failures, argv and `PATH` handling, the clean
 //! environment and descriptors (R7), no controlling terminal in pipe mode (R8), cursors.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests write programs to run and start a process whose descriptors leak"
+)]
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;

@@ -1,5 +1,9 @@
 //! R4: a 100 MB output flood keeps the supervisor's memory bounded and says what was
 //! dropped.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the test re-runs itself as a child process to measure its memory"
+)]
 
 use std::collections::HashMap;
 

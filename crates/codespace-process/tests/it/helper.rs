@@ -1,6 +1,7 @@
 //! The spawn helper: shims are forked by one pre-started helper (the command's exec is the
 //! only one), a helper that died is replaced, and with the helper off every shim is
 //! exec'd directly and still owns its tree.
+#![expect(clippy::disallowed_methods, reason = "tests read the helper's and shims' /proc entries")]
 
 use std::time::Duration;
 

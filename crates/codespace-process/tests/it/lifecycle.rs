@@ -1,6 +1,10 @@
 //! Termination of whole trees: timeout with a grandchild holding the pipe (R1), setsid and
 //! double-fork escapees (R2), a SIGKILLed supervisor (R2b), terminate, signals, shutdown,
 //! the live limit and retention.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the test re-runs itself as a child supervisor to kill it"
+)]
 
 use std::io::{BufRead as _, BufReader};
 use std::process::Stdio;

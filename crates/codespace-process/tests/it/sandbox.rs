@@ -6,6 +6,10 @@
 //!
 //! These tests never skip: a host that cannot enforce the sandbox fails them, loudly
 //! (`CODESPACE_REQUIRE_SANDBOX=1` in CI only makes the message say so).
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build fixtures on the host, read the outcome and read CODESPACE_REQUIRE_SANDBOX"
+)]
 
 use std::net::TcpListener;
 use std::os::linux::net::SocketAddrExt as _;

@@ -2,6 +2,10 @@
 //! reader that keeps up with the spill cap, the cap drops the oldest and says so, and the
 //! files go when their handle is evicted, their supervisor is dropped, or (left by a dead
 //! supervisor) at the next supervisor's start.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests inspect spill directories on the host filesystem"
+)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,5 +1,9 @@
 //! Shared helpers: supervisors wired to the example reaper, requests, deadline polling and
 //! `/proc` scans.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "helpers find the example reaper, read PATH for the requests and scan /proc"
+)]
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -130,6 +130,10 @@ fn exists(candidate: &CString) -> bool {
 }
 
 /// The interpreter a `#!` line names (its first word), if the file starts with one.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "reads the #! line of the program found inside the private root"
+)]
 fn shebang(path: &Path) -> Option<String> {
     use rustix::fs::{Mode, OFlags};
     let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;

@@ -174,6 +174,7 @@ fn make_network_namespace(init: Pid, channel: BorrowedFd<'_>) -> Result<(), Sand
 }
 
 /// A namespace file opened for `setns` (which refuses `O_PATH` descriptors).
+#[expect(clippy::disallowed_methods, reason = "opens a namespace file under /proc")]
 fn open_namespace(path: &str) -> Result<OwnedFd, SandboxError> {
     rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
         .map_err(|e| SandboxError::errno_at("open", Path::new(path), e))
@@ -182,6 +183,7 @@ fn open_namespace(path: &str) -> Result<OwnedFd, SandboxError> {
 /// Points fds 0-2 at `/dev/null`: the monitor holds no end of the command's stdio, so a
 /// command closing its stdin or output is seen as such by the supervisor. Best effort: a
 /// monitor that keeps a copy only delays that end of file.
+#[expect(clippy::disallowed_methods, reason = "opens /dev/null")]
 fn detach_stdio() {
     if let Ok(null) = rustix::fs::open("/dev/null", OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()) {
         let _ = rustix::stdio::dup2_stdin(&null);

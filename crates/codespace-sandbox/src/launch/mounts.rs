@@ -35,6 +35,10 @@ const LOCKED_FLAGS: [(StatVfsMountFlags, MountFlags); 6] = [
 
 /// Creates the mount point of `bind` at `at`, binds it, and remounts it read-only and
 /// `nosuid` unless it is writable.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "makes the mount points of the private root, on its tmpfs"
+)]
 pub(super) fn place(bind: &Bind, at: &Path) -> Result<(), SandboxError> {
     if bind.dir {
         mkdir_all(at)?;
@@ -93,12 +97,14 @@ pub(super) fn mount_fs(
         .map_err(|e| SandboxError::errno_at("mount", at, e))
 }
 
+#[expect(clippy::disallowed_methods, reason = "makes directories on the private root's tmpfs")]
 pub(super) fn mkdir_all(path: &Path) -> Result<(), SandboxError> {
     std::fs::create_dir_all(path).map_err(|e| SandboxError::io_at("mount point", path, &e))
 }
 
 /// An `O_PATH` descriptor of `path`, to bind it once the staging tmpfs hides the host's
 /// `/tmp`.
+#[expect(clippy::disallowed_methods, reason = "opens a bind source as O_PATH for the mount")]
 pub(super) fn open_path(path: &Path) -> Result<OwnedFd, SandboxError> {
     rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
         .map_err(|e| SandboxError::errno_at("open", path, e))

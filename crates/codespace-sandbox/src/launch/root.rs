@@ -52,6 +52,10 @@ struct Sources {
 /// Builds the new root and pivots into it, then enters the policy's workdir there (or
 /// `cwd`, by its canonical path, without one). Returns the canonical
 /// roots for Landlock.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the policy's roots are resolved once, in the init, before they are bound"
+)]
 pub(super) fn build(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, SandboxError> {
     rustix::mount::mount_change("/", MountPropagationFlags::REC | MountPropagationFlags::PRIVATE)
         .map_err(|e| SandboxError::errno_at("mount", Path::new("/"), e))?;
@@ -82,6 +86,10 @@ pub(super) fn build(policy: &SandboxPolicy, cwd: &Path) -> Result<Visible, Sandb
 }
 
 /// The system directories and `/sys` the host has: opened, or read as symlinks.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "inspects the host's system directories to bind them read-only"
+)]
 fn system_sources() -> Result<(Vec<Bind>, Vec<Link>), SandboxError> {
     let mut binds = Vec::new();
     let mut links = Vec::new();
@@ -102,6 +110,10 @@ fn system_sources() -> Result<(Vec<Bind>, Vec<Link>), SandboxError> {
 
 /// The device nodes (with `/dev/ptmx`) and `/dev/pts` the host has: opened, or read as
 /// symlinks.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "inspects the host's devices to bind the minimal /dev"
+)]
 fn device_sources() -> Result<(Vec<Bind>, Vec<Link>), SandboxError> {
     let mut binds = Vec::new();
     let mut links = Vec::new();
@@ -124,6 +136,10 @@ fn device_sources() -> Result<(Vec<Bind>, Vec<Link>), SandboxError> {
     Ok((binds, links))
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "copies the host's system symlinks (/bin -> usr/bin) into the private root"
+)]
 fn read_link(path: &str) -> Result<Link, SandboxError> {
     let to = std::fs::read_link(path).map_err(|e| SandboxError::io("readlink", &e))?;
     Ok((PathBuf::from(path), to))
@@ -132,6 +148,10 @@ fn read_link(path: &str) -> Result<Link, SandboxError> {
 /// The policy's roots, canonical and opened, parents before children (so a root inside
 /// another lands on top of it); with the same paths as Landlock will see them. The
 /// workdir's source is the inherited working directory itself.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "resolves the policy's roots to their canonical paths to bind them"
+)]
 fn root_sources(policy: &SandboxPolicy) -> Result<(Vec<Bind>, Visible), SandboxError> {
     let mut visible = Visible::default();
     let mut roots = Vec::new();
@@ -167,6 +187,7 @@ fn place_all(binds: &[Bind]) -> Result<(), SandboxError> {
     binds.iter().try_for_each(|bind| place(bind, &staged(&bind.target)))
 }
 
+#[expect(clippy::disallowed_methods, reason = "makes symlinks on the private root's tmpfs")]
 fn link_all(links: &[Link]) -> Result<(), SandboxError> {
     for (link, to) in links {
         let at = staged(link);
@@ -189,6 +210,10 @@ fn stage_proc() -> Result<(), SandboxError> {
 
 /// A minimal `/dev`: a tmpfs with the device nodes and `/dev/pts` bound in, a private
 /// `/dev/shm`, and the links to the process's own descriptors.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "makes the /dev symlinks on the private root's tmpfs"
+)]
 fn stage_dev(devices: &[Bind], links: &[Link]) -> Result<(), SandboxError> {
     let dev = staged(Path::new("/dev"));
     mkdir_all(&dev)?;
@@ -215,6 +240,10 @@ fn stage_tmp() -> Result<(), SandboxError> {
 
 /// Covers the policy's masked paths and the host's password hashes: a directory with an
 /// empty read-only tmpfs, a file with `/dev/null`.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "inspects a masked path to cover it with the right kind of mount"
+)]
 fn mask(masked: &[PathBuf], sources: &Sources) -> Result<(), SandboxError> {
     for hidden in masked.iter().map(PathBuf::as_path).chain(HOST_SECRETS.map(Path::new)) {
         let at = staged(hidden);
