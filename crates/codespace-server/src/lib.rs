@@ -25,6 +25,7 @@ mod signals;
 mod stdio;
 mod tools;
 
+use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -33,6 +34,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use codespace_gateway::{Gateway, GatewayConfig, HostFacts, Workspaces};
+use codespace_runner::WorkerFaults;
 use codespace_store::Store;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
@@ -40,8 +42,24 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::{Cli, Command, ServeArgs};
 use crate::config::{TokenSource, UsageError};
 
-/// The whole `codespace` command: its roles, then the exit status.
+/// Test faults a command arms. The `codespace` binary arms none ([`main`]); only a test-only
+/// target (the `fault-server` example) builds them, from its environment.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    /// What this process does wrong when it runs as a runner worker.
+    pub worker: WorkerFaults,
+    /// Variables given to a runner worker this process starts (beside the usual ones), so
+    /// that it arms the same faults.
+    pub worker_env: Vec<(String, std::ffi::OsString)>,
+}
+
+/// The whole `codespace` command: its roles, then the exit status. No fault is armed.
 pub fn main() -> ExitCode {
+    main_with(Faults::default())
+}
+
+/// [`main`] with `faults` armed: for test-only targets.
+pub fn main_with(faults: Faults) -> ExitCode {
     // The hidden reaper role (one per command) must start before any thread or runtime.
     let mut args = std::env::args_os();
     if args.nth(1).is_some_and(|a| a == codespace_process::REAPER_ARG) {
@@ -51,10 +69,10 @@ pub fn main() -> ExitCode {
     logging::init();
     let result = match cli.command {
         Command::Doctor(args) => doctor(args),
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(args, &faults.worker_env),
         Command::Operations(command) => operations::run(command),
         Command::Approvals(command) => approvals::run(command),
-        Command::Worker(args) => runner::worker(args),
+        Command::Worker(args) => runner::worker(args, faults.worker),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -111,7 +129,7 @@ fn doctor(args: cli::DoctorArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn serve(args: ServeArgs) -> Result<(), Failure> {
+fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failure> {
     // Every flag is checked before anything is created on disk: a refused start leaves no
     // state directory, ledger or token file behind.
     check_flags(&args)?;
@@ -137,7 +155,7 @@ fn serve(args: ServeArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
     // Dropped before `keep_state`, a started worker takes what was made for it along.
     let (runner, mut worker) =
-        runtime.block_on(runner::start(&args, &workspaces, supervisor, &state_dir))?;
+        runtime.block_on(runner::start(&args, &workspaces, supervisor, &state_dir, worker_env))?;
     let roots = workspaces.root_paths(&runner);
     let ledger = config::ledger_path(
         args.operations_db.as_deref(),

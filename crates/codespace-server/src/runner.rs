@@ -2,6 +2,7 @@
 //! this binary's `worker` role on a socket in a fresh private directory), or in a worker
 //! started separately (`--runner-socket`). Also the worker role itself.
 
+use std::ffi::OsString;
 use std::os::fd::AsFd;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -17,12 +18,9 @@ use crate::Failure;
 use crate::cli::{RunnerMode, ServeArgs, WorkerArgs};
 use crate::config::UsageError;
 
-/// The variables a started worker keeps: what its supervisor and logs read, and the fault
-/// hooks of a test build. Everything else (the token above all) stays behind.
-const WORKER_ENV: [&str; 12] = [
-    "CODESPACE_TEST_WORKER_STALL_AT",
-    "CODESPACE_TEST_WORKER_MARKER",
-    "CODESPACE_TEST_WORKER_HANG_UP",
+/// The variables a started worker keeps: what its supervisor and logs read. Everything
+/// else (the token above all) stays behind.
+const WORKER_ENV: [&str; 9] = [
     "PATH",
     "HOME",
     "LANG",
@@ -65,12 +63,14 @@ pub(crate) fn in_worker(args: &ServeArgs) -> bool {
     args.runner == RunnerMode::Uds || args.runner_socket.is_some()
 }
 
-/// The runner `args` ask for, over `workspaces`. `supervisor` is used only in process.
+/// The runner `args` ask for, over `workspaces`. `supervisor` is used only in process;
+/// `worker_env` is added to a started worker's variables (a test binary's faults).
 pub(crate) async fn start(
     args: &ServeArgs,
     workspaces: &Workspaces,
     supervisor: Arc<Supervisor>,
     state_dir: &Path,
+    worker_env: &[(String, OsString)],
 ) -> Result<(Runner, Option<OwnedWorker>), Failure> {
     let name = crate::config_name(&args.registry);
     let at_fault = |e: codespace_gateway::StartError| UsageError(format!("{name}: {e}"));
@@ -85,7 +85,11 @@ pub(crate) async fn start(
     let (socket, owned) = match &args.runner_socket {
         Some(path) => (path.clone(), None),
         None => {
-            let owned = spawn_worker(args.runner_dir.as_deref().unwrap_or(state_dir), state_dir)?;
+            let owned = spawn_worker(
+                args.runner_dir.as_deref().unwrap_or(state_dir),
+                state_dir,
+                worker_env,
+            )?;
             (owned.dir.join("runner.sock"), Some(owned))
         }
     };
@@ -109,12 +113,17 @@ pub(crate) async fn start(
 
 /// Starts this binary's worker role on a socket in a fresh 0700 directory under `base`:
 /// stdin from /dev/null, stdout to our stderr (stdout is MCP's), only the variables
-/// [`WORKER_ENV`] names, and no descriptor beyond 0-2 (ours are close-on-exec).
+/// [`WORKER_ENV`] names (and `worker_env`), and no descriptor beyond 0-2 (ours are
+/// close-on-exec).
 #[expect(
     clippy::disallowed_methods,
     reason = "the worker's private directory, its process and the variables it keeps"
 )]
-fn spawn_worker(base: &Path, state_dir: &Path) -> Result<OwnedWorker, Failure> {
+fn spawn_worker(
+    base: &Path,
+    state_dir: &Path,
+    worker_env: &[(String, OsString)],
+) -> Result<OwnedWorker, Failure> {
     let runtime =
         |what: &str, e: std::io::Error| Failure::Runtime(format!("runner worker: {what}: {e}"));
     let created = base.ancestors().take_while(|a| !a.exists()).last().map(Path::to_path_buf);
@@ -141,6 +150,7 @@ fn spawn_worker(base: &Path, state_dir: &Path) -> Result<OwnedWorker, Failure> {
         .arg(std::process::id().to_string())
         .env_clear()
         .envs(WORKER_ENV.iter().filter_map(|k| std::env::var_os(k).map(|v| (k, v))))
+        .envs(worker_env.iter().map(|(k, v)| (k, v)))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::from(stderr))
         .kill_on_drop(true);
@@ -219,22 +229,11 @@ impl OwnedWorker {
     }
 }
 
-/// The faults a test asks a worker for (inert unless the binary was built with the
-/// runner's `test-hooks` feature).
-#[expect(clippy::disallowed_methods, reason = "the fault hooks a test sets in the environment")]
-fn faults() -> WorkerFaults {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    WorkerFaults {
-        stall_at: var("CODESPACE_TEST_WORKER_STALL_AT").and_then(|v| v.parse().ok()),
-        marker: var("CODESPACE_TEST_WORKER_MARKER").map(PathBuf::from),
-        hang_up_after: var("CODESPACE_TEST_WORKER_HANG_UP"),
-    }
-}
-
 /// The worker role: listens on `--socket` (0600, refused if the path exists), serves the
 /// one gateway that connects, and ends (its commands killed) when that gateway goes.
+/// `faults` are armed only by a test binary.
 #[expect(clippy::disallowed_methods, reason = "the worker's socket, outside every workspace")]
-pub(crate) fn worker(args: WorkerArgs) -> Result<(), Failure> {
+pub(crate) fn worker(args: WorkerArgs, faults: WorkerFaults) -> Result<(), Failure> {
     if let Some(parent) = args.owned_by {
         // A started worker dies with its server, even a killed one: its commands' reapers
         // then kill their trees, and no write of it outlives the server's recovery.
@@ -267,7 +266,7 @@ pub(crate) fn worker(args: WorkerArgs) -> Result<(), Failure> {
         drop(listener);
         let _ = std::fs::remove_file(&args.socket);
         let build = env!("CARGO_PKG_VERSION").to_owned();
-        let served = codespace_runner::serve_worker(stream, supervisor, build, faults()).await;
+        let served = codespace_runner::serve_worker(stream, supervisor, build, faults).await;
         served.map_err(|e| Failure::Runtime(format!("runner worker: {e}")))
     })
 }

@@ -23,6 +23,33 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_codespace")
 }
 
+/// The server with test faults armed from `CODESPACE_TEST_WORKER_*` variables (the
+/// `fault-server` example, beside the binary: `target/<profile>/examples/`). It is built once
+/// per test run, so a run that selected only this test binary still gets a fresh one.
+pub fn fault_bin() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let profile_dir = Path::new(bin()).parent().unwrap();
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut build = Command::new(cargo);
+            build.args(["build", "-p", "codespace-server", "--example", "fault-server"]);
+            if profile_dir.ends_with("release") {
+                build.arg("--release");
+            }
+            let out = build.current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+            assert!(
+                out.status.success(),
+                "building the fault-server example failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let path = profile_dir.join("examples/fault-server");
+            assert!(path.exists(), "{} is missing after its build", path.display());
+            path
+        })
+        .clone()
+}
+
 /// Every `CODESPACE_*` variable of this test process's environment. None reaches a server
 /// the tests start, so a developer's shell cannot change a result; a test that needs one
 /// sets it explicitly.
@@ -112,10 +139,15 @@ impl Env {
 
     /// Like [`Env::stdio`], with extra environment variables; also returns the server's pid.
     pub async fn stdio_with(&self, vars: &[(&str, &str)]) -> (Client, u32) {
+        self.stdio_of(Path::new(bin()), vars).await
+    }
+
+    /// [`Env::stdio_with`] for another build of the server (the fault server, say).
+    pub async fn stdio_of(&self, program: &Path, vars: &[(&str, &str)]) -> (Client, u32) {
         let config = self.config();
         let state = self.state();
         let transport =
-            TokioChildProcess::new(tokio::process::Command::new(bin()).configure(|c| {
+            TokioChildProcess::new(tokio::process::Command::new(program).configure(|c| {
                 for name in codespace_vars() {
                     c.env_remove(name);
                 }
