@@ -26,7 +26,7 @@ use serde::de::DeserializeOwned;
 use crate::logging::{self, SessionLevel};
 use crate::signals::CallSignals;
 
-/// One handler per MCP session; every clone shares the same gateway. [`CodeSpace::session`]
+/// One handler per MCP session; every clone shares the same gateway. `CodeSpace::session`
 /// makes the handler of a new session, with its own lifecycle state.
 #[derive(Clone)]
 pub struct CodeSpace {
