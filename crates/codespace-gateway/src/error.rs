@@ -420,7 +420,6 @@ fn ledger_code(e: &StoreError) -> ErrorCode {
         | StoreError::CorruptRow { .. }
         | StoreError::UnknownOperation { .. }
         | StoreError::AlreadyFinished { .. }
-        | StoreError::PlanAlreadyRecorded { .. }
         | StoreError::Undo { .. }
         | StoreError::InvalidInput { .. } => ErrorCode::LedgerError,
     }

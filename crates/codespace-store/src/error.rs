@@ -74,7 +74,7 @@ pub enum StoreError {
         /// The id given.
         operation_id: String,
     },
-    /// `finish`, `recover` or `record_plan` on a row that already has a terminal status;
+    /// `finish_draft` or `recover` on a row that already has a terminal status;
     /// the stored result is left untouched.
     #[error("operation {operation_id} is already finished as {status}")]
     AlreadyFinished {
@@ -82,12 +82,6 @@ pub enum StoreError {
         operation_id: String,
         /// Its stored terminal status.
         status: OpStatus,
-    },
-    /// `record_plan` on a row whose plan is already recorded.
-    #[error("operation {operation_id} already has a recorded plan")]
-    PlanAlreadyRecorded {
-        /// The id given.
-        operation_id: String,
     },
     /// The undo log beside the ledger could not be written, read or cleaned.
     #[error("undo log {}: cannot {op}: {source}", path.display())]

@@ -1,12 +1,13 @@
 //! The durable SQLite ledger of patch operations, confirmation holds, works and their user
 //! instructions, and the undo log beside it.
 //!
-//! Every `apply_patch` is one row: minted by [`Store::begin`] (which also decides replay
-//! and key conflicts), given its plan by [`Store::record_plan`] before the first write,
-//! and closed exactly once by [`Store::finish`] (or, after a crash, by [`Store::recover`]
-//! once the caller has classified the disk against the recorded before- and
-//! after-versions). `operation_status` reads it back with [`Store::get`] and
-//! [`Store::get_by_key`].
+//! Every `apply_patch` is one row: minted in memory by [`Store::draft`] (which also decides
+//! replay and key conflicts, writing nothing), written with its plan and the old content
+//! of every file it replaces by [`Store::plan_draft`] before the first write, and closed
+//! exactly once by [`Store::finish_draft`] (which inserts it finished when it had no plan),
+//! or, after a crash, by [`Store::recover`] once the caller has classified the disk against
+//! the recorded before- and after-versions. `operation_status` reads it back with
+//! [`Store::get`] and [`Store::get_by_key`].
 //!
 //! The file is SQLite in WAL mode with `synchronous=FULL` (an acknowledged call survives
 //! a crash or power loss), `foreign_keys=ON`, a 5 s busy timeout and `BEGIN IMMEDIATE`
@@ -30,7 +31,7 @@
 //! The API is synchronous; async callers use `spawn_blocking`.
 //!
 //! # Layout
-//! - `model`: [`OpStatus`], [`PlannedFile`], [`Event`], [`OperationRecord`], [`Begin`].
+//! - `model`: [`OpStatus`], [`PlannedFile`], [`Event`], [`OperationRecord`], the holds.
 //! - `error`: [`StoreError`].
 //! - `hygiene`: open-time checks of the path and its sidecar files.
 //! - `migrate`: the embedded migrations and [`SCHEMA_VERSION`].
@@ -54,8 +55,7 @@ pub use codespace_types::{
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use model::{
-    ApprovalFilter, ApprovalRecord, Begin, Cas, Event, NewApproval, OpStatus, OperationRecord,
-    PlannedFile,
+    ApprovalFilter, ApprovalRecord, Cas, Event, NewApproval, OpStatus, OperationRecord, PlannedFile,
 };
 pub use store::{BUSY_TIMEOUT, ChangeStamp, Draft, Drafted, IntentRow, Store, WorkRow, Works};
 pub use undo::UndoLog;

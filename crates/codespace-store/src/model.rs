@@ -1,5 +1,5 @@
 //! The ledger's data model: operation status, planned files, events, whole records, and
-//! the outcome of [`Store::begin`](crate::Store::begin).
+//! confirmation holds.
 //!
 //! These are plain values. Their string forms (`as_str`) are the ones stored in the
 //! database; `store/sql.rs` converts them to and from the columns. The change kind, the
@@ -161,7 +161,7 @@ pub struct Event {
 /// One operation as stored: the row, its plan and its events.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OperationRecord {
-    /// `op-<uuid v4>`, minted by `begin`.
+    /// `op-<uuid v4>`, minted by `draft` (or the id a confirmation hold reserved).
     pub operation_id: String,
     /// The client's idempotency key, unique within `workspace_id`.
     pub operation_key: Option<String>,
@@ -173,30 +173,14 @@ pub struct OperationRecord {
     pub status: OpStatus,
     /// The result JSON, opaque to the store; `None` while unfinished.
     pub result_json: Option<String>,
-    /// The recorded plan, in the order given; empty until `record_plan`.
+    /// The recorded plan, in the order given; empty when the outcome came without one.
     pub plan: Vec<PlannedFile>,
-    /// Unix seconds at `begin`.
+    /// Unix seconds at minting (`draft`).
     pub created_at: i64,
-    /// Unix seconds at `finish`/`recover`; `None` while unfinished.
+    /// Unix seconds at `finish_draft`/`recover`; `None` while unfinished.
     pub finished_at: Option<i64>,
     /// History, oldest first.
     pub events: Vec<Event>,
-}
-
-/// What [`Store::begin`](crate::Store::begin) decided.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Begin {
-    /// A new `Pending` row was inserted under this id; the caller runs the operation.
-    Fresh {
-        /// The minted `op-<uuid v4>`.
-        operation_id: String,
-    },
-    /// The key is known in this workspace with the same fingerprint: nothing new was
-    /// written; the stored record (possibly still unfinished) is returned.
-    Replayed(OperationRecord),
-    /// The key is known in this workspace with a different fingerprint: nothing was
-    /// written; the stored record is returned untouched.
-    KeyConflict(OperationRecord),
 }
 
 #[cfg(test)]

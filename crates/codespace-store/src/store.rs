@@ -15,9 +15,9 @@
 //! - `open`: opening a file or in-memory ledger, its configuration and open-time checks.
 //! - `approvals`: confirmation holds: create or reuse, read, list, state changes.
 //! - `busy`: [`BUSY_TIMEOUT`], the busy handler and the open-time retry.
-//! - `operations`: `begin`, `finish`, `recover`: minting and closing rows.
-//! - `plans`: `record_plan` and reading a plan back.
-//! - `drafts`: operations minted in memory, planned or finished in one transaction.
+//! - `drafts`: operations minted in memory, planned or finished in one transaction each.
+//! - `operations`: `recover`, and closing a row; an operator's `restored` note.
+//! - `plans`: writing a plan's files and reading them back.
 //! - `events`: appending and reading an operation's history.
 //! - `queries`: `get`, `get_by_key`, `unfinished`: whole records.
 //! - `undo_rows`: the old content the plan's transaction stored, read back or written out.

@@ -267,8 +267,8 @@ fn every_internal_error_has_its_wire_code() {
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), 30, "every GatewayError variant has a row: {seen:?}");
-    // 39 direct rows, then 8 fs, 11 + 8 plan, 2 x 9 process and 2 x 12 ledger rows.
-    assert_eq!(table.len(), 39 + 8 + 19 + 18 + 24);
+    // 39 direct rows, then 8 fs, 11 + 8 plan, 2 x 9 process and 2 x 11 ledger rows.
+    assert_eq!(table.len(), 39 + 8 + 19 + 18 + 22);
     assert!(
         table
             .iter()

@@ -41,8 +41,13 @@ pub struct Draft {
 }
 
 impl Store {
-    /// Decides replay and key conflicts as [`Store::begin`] does, writing nothing; a fresh
-    /// request gets a [`Draft`] (under `reserved` when given).
+    /// Decides replay and key conflicts, writing nothing: a key known in this workspace is
+    /// [`Drafted::Replayed`] for an equal fingerprint and [`Drafted::KeyConflict`] otherwise;
+    /// a fresh request gets a [`Draft`] (under `reserved` when given). Keys are unique per
+    /// workspace: the same key in another workspace is a different operation. A degraded
+    /// ledger still answers a replay or conflict from what it holds.
+    ///
+    /// Refused for an empty workspace id or fingerprint.
     pub fn draft(
         &self,
         reserved: Option<&str>,
@@ -111,9 +116,13 @@ impl Store {
         })
     }
 
-    /// Records the terminal outcome of a draft: closes its row as [`Store::finish`] does
-    /// when the plan was recorded, else inserts it finished (`minted`, `finished`) in one
-    /// transaction.
+    /// Records the terminal outcome of a draft: closes its row (status, result JSON,
+    /// `finished_at`, a `finished` event, the old content dropped) when the plan was
+    /// recorded, else inserts it finished (`minted`, `finished`) in one transaction.
+    /// `reason` defaults to `unknown` when the status is `Unknown`.
+    ///
+    /// Refused for a non-terminal status, and for a row that is already finished
+    /// ([`StoreError::AlreadyFinished`]): a stored result is never overwritten.
     pub fn finish_draft(
         &self,
         draft: &Draft,

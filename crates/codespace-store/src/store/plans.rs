@@ -1,67 +1,14 @@
-//! A plan in the ledger: `record_plan` (durable before the first write) and reading the
-//! planned files of a row back, in plan order.
+//! A plan in the ledger: the planned files of a row written (by `plan_draft`, durable before
+//! the first write) and read back, in plan order.
 
-use codespace_types::EventName;
 use rusqlite::{Connection, params};
 
-use super::Store;
-use super::events::insert_event;
-use super::operations::current_status;
 use super::sql;
 use crate::error::StoreError;
-use crate::model::{OpStatus, PlannedFile};
+use crate::model::PlannedFile;
 
-impl Store {
-    /// Records the plan of a `Pending` operation before its first write: status
-    /// `Applying`, the planned files in order, a `planned` event. Durable (fsynced) when
-    /// it returns `Ok`.
-    ///
-    /// Refused for an unknown id, for a row that already has a plan, for a finished row,
-    /// and for a malformed planned file (recovery depends on the versions).
-    pub fn record_plan(
-        &self,
-        operation_id: &str,
-        plan: &[PlannedFile],
-        now: i64,
-    ) -> Result<(), StoreError> {
-        for file in plan {
-            file.validate().map_err(|reason| StoreError::InvalidInput { reason })?;
-        }
-        self.write(|conn| {
-            ensure_plannable(conn, operation_id)?;
-            conn.prepare_cached(
-                "UPDATE operations SET status = ?2 WHERE operation_id = ?1 AND status = ?3",
-            )?
-            .execute(params![
-                operation_id,
-                sql::status_text(OpStatus::Applying),
-                sql::status_text(OpStatus::Pending)
-            ])?;
-            insert_plan(conn, operation_id, plan)?;
-            insert_event(conn, operation_id, now, EventName::Planned, None, None)?;
-            Ok(())
-        })
-    }
-}
-
-/// Only a `Pending` row takes a plan.
-fn ensure_plannable(conn: &Connection, operation_id: &str) -> Result<(), StoreError> {
-    match current_status(conn, operation_id)? {
-        OpStatus::Pending => Ok(()),
-        OpStatus::Applying => {
-            Err(StoreError::PlanAlreadyRecorded { operation_id: operation_id.to_owned() })
-        }
-        status @ (OpStatus::Checked
-        | OpStatus::Applied
-        | OpStatus::Rejected
-        | OpStatus::FailedRolledBack
-        | OpStatus::FailedPartial
-        | OpStatus::Unknown) => {
-            Err(StoreError::AlreadyFinished { operation_id: operation_id.to_owned(), status })
-        }
-    }
-}
-
+/// Inserts the planned files of `operation_id`, in plan order, inside the caller's
+/// transaction.
 pub(super) fn insert_plan(
     conn: &Connection,
     operation_id: &str,

@@ -6,10 +6,39 @@ use rusqlite::{ErrorCode, params};
 
 use super::*;
 use crate::error::StoreError;
-use crate::model::{Begin, OpStatus, PlannedFile};
+use crate::model::{OpStatus, PlannedFile};
 use crate::{ChangeKind, Version};
 
 fn assert_send_sync<T: Send + Sync>() {}
+
+fn h1() -> Version {
+    "sha256:0000000000000000000000000000000000000000000000000000000000000001".parse().expect("v")
+}
+
+fn update() -> PlannedFile {
+    PlannedFile {
+        path: "src/a.rs".to_owned(),
+        kind: ChangeKind::Update,
+        before_version: h1(),
+        after_version: h1(),
+        move_from: None,
+        before_mode: None,
+    }
+}
+
+fn fresh(store: &Store, key: Option<&str>) -> Draft {
+    let Drafted::Fresh(draft) = store.draft(None, "ws", key, "fp", 1).expect("draft") else {
+        panic!("fresh expected");
+    };
+    draft
+}
+
+/// A fresh draft of `key`, written to the ledger with one planned file.
+fn planned(store: &Store, key: Option<&str>) -> Draft {
+    let draft = fresh(store, key);
+    assert_eq!(store.plan_draft(&draft, &[update()], &[], 2).expect("plan"), None);
+    draft
+}
 
 #[test]
 fn store_is_send_and_sync() {
@@ -20,11 +49,7 @@ fn store_is_send_and_sync() {
 #[test]
 fn a_full_disk_degrades_the_handle_and_writes_are_refused_after() {
     let store = Store::open_in_memory().expect("open");
-    let Begin::Fresh { operation_id: kept } =
-        store.begin("ws", Some("kept"), "fp", 1).expect("begin")
-    else {
-        panic!("fresh expected");
-    };
+    let kept = planned(&store, Some("kept"));
     {
         let inner = store.lock();
         let pages: i64 =
@@ -34,12 +59,10 @@ fn a_full_disk_degrades_the_handle_and_writes_are_refused_after() {
     }
     let mut failure = None;
     for i in 0..100_000 {
-        match store.begin("ws", Some(&format!("k{i}")), "fp", 2) {
-            Ok(_) => {}
-            Err(error) => {
-                failure = Some(error);
-                break;
-            }
+        let draft = fresh(&store, Some(&format!("k{i}")));
+        if let Err(error) = store.plan_draft(&draft, &[update()], &[], 2) {
+            failure = Some(error);
+            break;
         }
     }
     let failure = failure.expect("the capped database filled up");
@@ -49,24 +72,28 @@ fn a_full_disk_degrades_the_handle_and_writes_are_refused_after() {
     );
     assert!(store.degraded().is_some());
     // Writes are refused now, even ones that would fit.
-    let refused = store.finish(&kept, OpStatus::Applied, "{}", None, 3).expect_err("refused");
+    let refused = store.finish_draft(&kept, OpStatus::Applied, "{}", None, 3).expect_err("refused");
     assert!(matches!(refused, StoreError::Degraded { .. }), "{refused:?}");
-    let refused = store.begin("ws", None, "fp", 3).expect_err("refused");
+    let draft = fresh(&store, None);
+    let refused = store.plan_draft(&draft, &[], &[], 3).expect_err("refused");
+    assert!(matches!(refused, StoreError::Degraded { .. }), "{refused:?}");
+    let refused =
+        store.finish_draft(&draft, OpStatus::Rejected, "{}", None, 3).expect_err("refused");
     assert!(matches!(refused, StoreError::Degraded { .. }), "{refused:?}");
     // A replay is still answered from what the ledger holds; reads still work.
-    assert!(matches!(store.begin("ws", Some("kept"), "fp", 3), Ok(Begin::Replayed(_))));
-    assert!(matches!(store.begin("ws", Some("kept"), "other", 3), Ok(Begin::KeyConflict(_))));
-    let record = store.get(&kept).expect("get").expect("present");
-    assert_eq!(record.status, OpStatus::Pending);
+    let replayed = store.draft(None, "ws", Some("kept"), "fp", 3);
+    assert!(matches!(replayed, Ok(Drafted::Replayed(_))), "{replayed:?}");
+    let conflict = store.draft(None, "ws", Some("kept"), "other", 3);
+    assert!(matches!(conflict, Ok(Drafted::KeyConflict(_))), "{conflict:?}");
+    let record = store.get(&kept.operation_id).expect("get").expect("present");
+    assert_eq!(record.status, OpStatus::Applying);
 }
 
 #[test]
 fn a_row_with_an_unknown_status_reads_as_corrupt_never_as_missing() {
     let store = Store::open_in_memory().expect("open");
-    let Begin::Fresh { operation_id } = store.begin("ws", Some("k"), "fp", 1).expect("begin")
-    else {
-        panic!("fresh expected");
-    };
+    let draft = planned(&store, Some("k"));
+    let operation_id = draft.operation_id.clone();
     {
         let inner = store.lock();
         inner.conn.pragma_update(None, "ignore_check_constraints", "ON").expect("pragma");
@@ -88,16 +115,14 @@ fn a_row_with_an_unknown_status_reads_as_corrupt_never_as_missing() {
     }
     // Still unfinished (finished_at is NULL), so recovery must see it fail, not skip it.
     assert!(matches!(store.unfinished(), Err(StoreError::CorruptRow { .. })));
-    let error = store.finish(&operation_id, OpStatus::Applied, "{}", None, 2).expect_err("corrupt");
+    let error = store.finish_draft(&draft, OpStatus::Applied, "{}", None, 2).expect_err("corrupt");
     assert!(matches!(error, StoreError::CorruptRow { .. }), "{error:?}");
 }
 
 #[test]
 fn an_unknown_event_name_reads_as_corrupt() {
     let store = Store::open_in_memory().expect("open");
-    let Begin::Fresh { operation_id } = store.begin("ws", None, "fp", 1).expect("begin") else {
-        panic!("fresh expected");
-    };
+    let operation_id = planned(&store, None).operation_id;
     {
         let inner = store.lock();
         inner.conn.pragma_update(None, "ignore_check_constraints", "ON").expect("pragma");
@@ -126,10 +151,10 @@ fn the_connection_is_configured() {
 #[test]
 fn an_unknown_event_status_reads_as_corrupt() {
     let store = Store::open_in_memory().expect("open");
-    let Begin::Fresh { operation_id } = store.begin("ws", None, "fp", 1).expect("begin") else {
-        panic!("fresh expected");
-    };
-    store.finish(&operation_id, OpStatus::Applied, "{}", None, 2).expect("finish");
+    // No plan: the row is inserted finished, its events `minted` (seq 1) and `finished`.
+    let draft = fresh(&store, None);
+    store.finish_draft(&draft, OpStatus::Applied, "{}", None, 2).expect("finish");
+    let operation_id = draft.operation_id;
     {
         let inner = store.lock();
         inner.conn.pragma_update(None, "ignore_check_constraints", "ON").expect("pragma");
@@ -149,24 +174,10 @@ fn an_unknown_event_status_reads_as_corrupt() {
 /// the checks the ledger used to make on strings before the types made them.
 #[test]
 fn a_planned_file_with_an_unknown_kind_or_a_malformed_version_reads_as_corrupt() {
-    let h1: Version = "sha256:0000000000000000000000000000000000000000000000000000000000000001"
-        .parse()
-        .expect("v");
     let cases = [("kind", "'rename'"), ("before_version", "'sha256:xyz'"), ("after_version", "''")];
     for (column, value) in cases {
         let store = Store::open_in_memory().expect("open");
-        let Begin::Fresh { operation_id } = store.begin("ws", None, "fp", 1).expect("begin") else {
-            panic!("fresh expected");
-        };
-        let planned = PlannedFile {
-            path: "src/a.rs".to_owned(),
-            kind: ChangeKind::Update,
-            before_version: h1,
-            after_version: h1,
-            move_from: None,
-            before_mode: None,
-        };
-        store.record_plan(&operation_id, &[planned], 2).expect("plan");
+        let operation_id = planned(&store, None).operation_id;
         {
             let inner = store.lock();
             inner.conn.pragma_update(None, "ignore_check_constraints", "ON").expect("pragma");
@@ -194,10 +205,10 @@ fn the_change_stamp_moves_with_every_write_from_any_connection_and_never_with_a_
     assert_eq!(store.change_stamp().expect("stamp"), first, "nothing changed");
     store.get("op-none").expect("a read");
     assert_eq!(store.change_stamp().expect("stamp"), first, "a read changes nothing");
-    store.begin("ws", Some("mine"), "fp", 1).expect("own write");
+    planned(&store, Some("mine"));
     let mine = store.change_stamp().expect("stamp");
     assert_ne!(mine, first, "a write through this handle");
-    other.begin("ws", Some("theirs"), "fp", 1).expect("other write");
+    planned(&other, Some("theirs"));
     assert_ne!(store.change_stamp().expect("stamp"), mine, "a commit by another connection");
 }
 
@@ -214,7 +225,7 @@ fn a_dropped_handle_that_read_through_its_reader_leaves_no_wal() {
     let path = dir.path().join("ledger.sqlite3");
     let wal = dir.path().join("ledger.sqlite3-wal");
     let store = Store::open(&path).expect("open");
-    store.begin("ws", Some("k"), "fp", 1).expect("a write");
+    planned(&store, Some("k"));
     store.change_stamp().expect("a stamp through the reader");
     store.works_read(|w| w.works(Some("ws"))).expect("a snapshot through the reader");
     assert!(wal.exists(), "the write is in the WAL while the handle is open");

@@ -1,19 +1,52 @@
-//! Writer contention (C3, C5): many handles on one file mint and finish at once, including
-//! the same keys in flight together. No `SQLITE_BUSY` may reach a caller, and every key
-//! must end with exactly one row and exactly one `Fresh`.
+//! Writer contention (C3, C5): many handles on one file draft, plan and finish at once,
+//! including the same keys in flight together. No `SQLITE_BUSY` may reach a caller, and
+//! every key must end with exactly one row, planned by exactly one request.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use codespace_store::{Begin, OpStatus, Store};
+use codespace_store::{Drafted, OpStatus, OperationRecord, Store};
 
-use crate::support::TempLedger;
+use crate::support::{TempLedger, draft, plan, planned};
 
 const THREADS: usize = 8;
 const HANDLES: usize = 3;
 const CYCLES: usize = 200;
+
+/// What one request came to.
+#[derive(Debug)]
+enum Ran {
+    /// Its plan reached the ledger first: it ran, under this id.
+    Won(String),
+    /// The key was already the ledger's (at the draft, or inside the plan's transaction).
+    Replayed(OperationRecord),
+    Conflict(OperationRecord),
+}
+
+/// One request as the gateway makes it: a draft (replay decided by a read), the plan (the
+/// key checked again inside its transaction), then the outcome.
+fn request(store: &Store, key: &str, fingerprint: &str, at: i64) -> Result<Ran, String> {
+    let draft = match store.draft(None, "ws", Some(key), fingerprint, at) {
+        Ok(Drafted::Fresh(draft)) => draft,
+        Ok(Drafted::Replayed(record)) => return Ok(Ran::Replayed(record)),
+        Ok(Drafted::KeyConflict(record)) => return Ok(Ran::Conflict(record)),
+        Err(error) => return Err(format!("draft {key}: {error}")),
+    };
+    match store.plan_draft(&draft, &plan(at as u64), &[], at) {
+        Ok(None) => {}
+        Ok(Some(Drafted::Replayed(record))) => return Ok(Ran::Replayed(record)),
+        Ok(Some(Drafted::KeyConflict(record))) => return Ok(Ran::Conflict(record)),
+        Ok(Some(Drafted::Fresh(d))) => return Err(format!("plan {key}: fresh again {d:?}")),
+        Err(error) => return Err(format!("plan {key}: {error}")),
+    }
+    let result = format!(r#"{{"status":"applied","key":"{key}"}}"#);
+    store
+        .finish_draft(&draft, OpStatus::Applied, &result, None, at)
+        .map_err(|error| format!("finish {key}: {error}"))?;
+    Ok(Ran::Won(draft.operation_id))
+}
 
 #[derive(Default)]
 struct Tally {
@@ -49,29 +82,16 @@ fn many_handles_on_one_file_never_see_busy_and_mint_each_key_once() {
                     };
                     let fingerprint = format!("fp-{key}");
                     let call = Instant::now();
-                    let outcome = store.begin("ws", Some(&key), &fingerprint, cycle as i64);
-                    match outcome {
-                        Ok(Begin::Fresh { operation_id }) => {
-                            *local.fresh.entry(key.clone()).or_default() += 1;
-                            let result = format!(r#"{{"status":"applied","key":"{key}"}}"#);
-                            if let Err(error) = store.finish(
-                                &operation_id,
-                                OpStatus::Applied,
-                                &result,
-                                None,
-                                cycle as i64,
-                            ) {
-                                local.errors.push(format!("finish {key}: {error}"));
-                            }
-                        }
-                        Ok(Begin::Replayed(record)) => {
+                    match request(store, &key, &fingerprint, cycle as i64) {
+                        Ok(Ran::Won(_)) => *local.fresh.entry(key.clone()).or_default() += 1,
+                        Ok(Ran::Replayed(record)) => {
                             assert_eq!(record.operation_key.as_deref(), Some(key.as_str()));
                             local.replayed += 1;
                         }
-                        Ok(Begin::KeyConflict(record)) => {
+                        Ok(Ran::Conflict(record)) => {
                             local.errors.push(format!("conflict {key}: {record:?}"));
                         }
-                        Err(error) => local.errors.push(format!("begin {key}: {error}")),
+                        Err(error) => local.errors.push(error),
                     }
                     local.latencies.push(call.elapsed());
                 }
@@ -123,7 +143,7 @@ fn many_handles_on_one_file_never_see_busy_and_mint_each_key_once() {
     let at = |q: f64| tally.latencies[((tally.latencies.len() - 1) as f64 * q) as usize];
     println!(
         "contention: {THREADS} threads x {HANDLES} handles x {CYCLES} cycles in {elapsed:?} \
-         ({} commits); begin latency p50 {:?}, p99 {:?}, max {:?}",
+         ({} commits); request latency p50 {:?}, p99 {:?}, max {:?}",
         2 * (shared + own),
         at(0.5),
         at(0.99),
@@ -143,24 +163,24 @@ fn a_hundred_simultaneous_duplicates_run_once() {
             thread::spawn(move || {
                 let store = Store::open(&path).unwrap();
                 start.wait();
-                store.begin("ws", Some("retry-storm"), "fp", 1).unwrap()
+                request(&store, "retry-storm", "fp", 1).unwrap()
             })
         })
         .collect();
-    let outcomes: Vec<Begin> = workers.into_iter().map(|w| w.join().unwrap()).collect();
-    let fresh: Vec<&String> = outcomes
+    let outcomes: Vec<Ran> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+    let won: Vec<&String> = outcomes
         .iter()
-        .filter_map(|b| match b {
-            Begin::Fresh { operation_id } => Some(operation_id),
-            _ => None,
+        .filter_map(|ran| match ran {
+            Ran::Won(operation_id) => Some(operation_id),
+            Ran::Replayed(_) | Ran::Conflict(_) => None,
         })
         .collect();
-    assert_eq!(fresh.len(), 1, "exactly one executes");
+    assert_eq!(won.len(), 1, "exactly one executes");
     for outcome in &outcomes {
         match outcome {
-            Begin::Fresh { .. } => {}
-            Begin::Replayed(record) => assert_eq!(&record.operation_id, fresh[0]),
-            Begin::KeyConflict(record) => panic!("conflict: {record:?}"),
+            Ran::Won(_) => {}
+            Ran::Replayed(record) => assert_eq!(&record.operation_id, won[0]),
+            Ran::Conflict(record) => panic!("conflict: {record:?}"),
         }
     }
 }
@@ -169,17 +189,18 @@ fn a_hundred_simultaneous_duplicates_run_once() {
 fn a_writer_locked_out_past_the_busy_timeout_gets_busy_and_readers_are_not_blocked() {
     let ledger = TempLedger::new();
     let store = ledger.open();
-    let id = crate::support::fresh(&store, "ws", Some("k"), "fp");
+    let id = planned(&store, "ws", Some("k"), "fp", 1).operation_id;
     // Another process's writer holds the write lock and never lets go in time.
     let holder = rusqlite::Connection::open(&ledger.path).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
 
     let read = Instant::now();
-    assert_eq!(store.get(&id).unwrap().unwrap().status, OpStatus::Pending);
+    assert_eq!(store.get(&id).unwrap().unwrap().status, OpStatus::Applying);
     assert!(read.elapsed() < Duration::from_secs(1), "a WAL reader waited {:?}", read.elapsed());
 
     let write = Instant::now();
-    let error = store.begin("ws", Some("k2"), "fp", 1).unwrap_err();
+    let d = draft(&store, "ws", Some("k2"), "fp");
+    let error = store.plan_draft(&d, &plan(2), &[], 1).unwrap_err();
     let waited = write.elapsed();
     assert!(matches!(error, codespace_store::StoreError::Busy(_)), "{error:?}");
     assert!(error.is_retryable());
@@ -189,5 +210,5 @@ fn a_writer_locked_out_past_the_busy_timeout_gets_busy_and_readers_are_not_block
 
     holder.execute_batch("ROLLBACK").unwrap();
     assert!(store.get_by_key("ws", "k2").unwrap().is_none(), "nothing was minted");
-    assert!(matches!(store.begin("ws", Some("k2"), "fp", 2).unwrap(), Begin::Fresh { .. }));
+    assert_eq!(store.plan_draft(&d, &plan(2), &[], 2).unwrap(), None);
 }

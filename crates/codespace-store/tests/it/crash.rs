@@ -1,7 +1,9 @@
 //! SIGKILL at random moments (D1, D4): a child process (this test binary, re-executed in
-//! child mode) loops `begin` + `record_plan` (+ `finish` every other time) and prints an
-//! acknowledgement after each call returns; the parent kills it, reopens the ledger and
-//! checks that the database is sound and every acknowledged call is there.
+//! child mode) loops over requests as the gateway makes them: a `draft`, then `plan_draft`
+//! with the old content of two files (`finish_draft` after it every other time), or, every
+//! fourth request, `finish_draft` without a plan (a refusal). It prints an acknowledgement
+//! after each durable call returns; the parent kills it, reopens the ledger and checks that
+//! the database is sound, every acknowledged call is there, and no row is half-written.
 //!
 //! 20 kills by default; `CODESPACE_SLOW_TESTS=1` runs 1,000 (the catalogue's count).
 
@@ -11,7 +13,7 @@ use std::process::{ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use codespace_store::{Begin, OpStatus, Store};
+use codespace_store::{Drafted, OpStatus, Store};
 
 use crate::support::{TempLedger, plan};
 
@@ -36,24 +38,38 @@ fn child_mode() {
         }
         let seq = round * 1_000_000 + n;
         let key = format!("key-{seq}");
-        let Begin::Fresh { operation_id } =
-            store.begin("ws", Some(&key), "fp", seq as i64).unwrap()
+        let Drafted::Fresh(draft) = store.draft(None, "ws", Some(&key), "fp", seq as i64).unwrap()
         else {
             panic!("key {key} was already used");
         };
-        writeln!(out, "BEGUN {operation_id} {seq}").unwrap();
-        out.flush().unwrap();
-        store.record_plan(&operation_id, &plan(seq), seq as i64).unwrap();
-        writeln!(out, "PLANNED {operation_id} {seq}").unwrap();
-        out.flush().unwrap();
+        let id = &draft.operation_id;
+        if n % 4 == 3 {
+            let result = format!("{{\"refused\":{seq}}}");
+            store.finish_draft(&draft, OpStatus::Rejected, &result, None, 1).unwrap();
+            ack(&mut out, "REFUSED", id, seq);
+            continue;
+        }
+        let undo = old_content(seq);
+        let undo: Vec<(usize, &[u8])> = undo.iter().map(|(i, b)| (*i, b.as_slice())).collect();
+        assert_eq!(store.plan_draft(&draft, &plan(seq), &undo, seq as i64).unwrap(), None);
+        ack(&mut out, "PLANNED", id, seq);
         if n % 2 == 0 {
-            store
-                .finish(&operation_id, OpStatus::Applied, &format!("{{\"n\":{seq}}}"), None, 1)
-                .unwrap();
-            writeln!(out, "FINISHED {operation_id} {seq}").unwrap();
-            out.flush().unwrap();
+            let result = format!("{{\"n\":{seq}}}");
+            store.finish_draft(&draft, OpStatus::Applied, &result, None, 1).unwrap();
+            ack(&mut out, "FINISHED", id, seq);
         }
     }
+}
+
+/// Tells the parent that a durable call returned.
+fn ack(out: &mut impl Write, tag: &str, operation_id: &str, seq: u64) {
+    writeln!(out, "{tag} {operation_id} {seq}").unwrap();
+    out.flush().unwrap();
+}
+
+/// The old content a plan of request `seq` keeps: the planned update and delete.
+fn old_content(seq: u64) -> [(usize, Vec<u8>); 2] {
+    [(1, format!("lib.rs before {seq}").into_bytes()), (2, format!("gone.md {seq}").into_bytes())]
 }
 
 #[derive(Debug, Default)]
@@ -62,6 +78,7 @@ struct Acked {
     seq: u64,
     planned: bool,
     finished: bool,
+    refused: bool,
 }
 
 #[test]
@@ -94,7 +111,7 @@ fn sigkill_at_random_moments_loses_no_acknowledged_write() {
         } else {
             // Somewhere in the write loop: after the first acknowledgement.
             while let Ok(line) = lines.recv_timeout(Duration::from_secs(20)) {
-                let first_ack = line.starts_with("BEGUN ");
+                let first_ack = line.starts_with("PLANNED ") || line.starts_with("REFUSED ");
                 output.push(line);
                 if first_ack {
                     break;
@@ -123,11 +140,12 @@ fn sigkill_at_random_moments_loses_no_acknowledged_write() {
                 ..Acked::default()
             });
             match tag {
-                "BEGUN" => this_round += 1,
                 "PLANNED" => entry.planned = true,
                 "FINISHED" => entry.finished = true,
-                _ => {}
+                "REFUSED" => entry.refused = true,
+                _ => continue,
             }
+            this_round += 1;
         }
         if this_round > 0 {
             kills_after_ack += 1;
@@ -143,16 +161,19 @@ fn sigkill_at_random_moments_loses_no_acknowledged_write() {
         {
             check(&store, round, id, ack);
         }
-        // Atomicity: an unfinished row is either minted without a plan or planned with
-        // its whole plan; it is never half-planned. (Sampled in the slow run: O(rows).)
+        // Atomicity: an unfinished row was written with its whole plan and all its old
+        // content, in one transaction; it is never half-planned, and the draft path never
+        // leaves a row without a plan. (Sampled in the slow run: O(rows).)
         if slow && round % 25 != 0 {
             continue;
         }
         for record in store.unfinished().unwrap() {
-            match record.status {
-                OpStatus::Pending => assert!(record.plan.is_empty(), "{record:?}"),
-                OpStatus::Applying => assert_eq!(record.plan.len(), 4, "{record:?}"),
-                other => panic!("unfinished() returned {other}"),
+            assert_eq!(record.status, OpStatus::Applying, "{record:?}");
+            assert_eq!(record.plan.len(), 4, "{record:?}");
+            let seq: u64 = record.operation_key.as_deref().unwrap()[4..].parse().unwrap();
+            for (ordinal, bytes) in old_content(seq) {
+                let kept = store.undo_content(&record.operation_id, ordinal).unwrap();
+                assert_eq!(kept, Some(bytes), "round {round}: {record:?}");
             }
         }
     }
@@ -197,10 +218,21 @@ fn check(store: &Store, round: u64, id: &str, ack: &Acked) {
     assert_eq!(record.operation_key, Some(format!("key-{}", ack.seq)));
     if ack.planned {
         assert_eq!(record.plan, plan(ack.seq), "round {round}: {id}");
-        assert_ne!(record.status, OpStatus::Pending, "round {round}: {id}");
+        if record.status == OpStatus::Applying {
+            for (ordinal, bytes) in old_content(ack.seq) {
+                let kept = store.undo_content(id, ordinal).unwrap();
+                assert_eq!(kept, Some(bytes), "round {round}: {id}");
+            }
+        }
     }
     if ack.finished {
         assert_eq!(record.status, OpStatus::Applied, "round {round}: {id}");
         assert_eq!(record.result_json, Some(format!("{{\"n\":{}}}", ack.seq)));
+        assert_eq!(store.undo_content(id, 1).unwrap(), None, "dropped at the finish");
+    }
+    if ack.refused {
+        assert_eq!(record.status, OpStatus::Rejected, "round {round}: {id}");
+        assert_eq!(record.result_json, Some(format!("{{\"refused\":{}}}", ack.seq)));
+        assert!(record.plan.is_empty(), "round {round}: {id}");
     }
 }

@@ -2,16 +2,9 @@
 //! the outcome; the old content leaves the ledger with the terminal record; what a result
 //! preserves is written out first.
 
-use codespace_store::{Draft, Drafted, EventName, OpStatus};
+use codespace_store::{Drafted, EventName, OpStatus};
 
-use crate::support::{TempLedger, plan};
-
-fn draft(store: &codespace_store::Store, key: Option<&str>, fp: &str) -> Draft {
-    match store.draft(None, "ws", key, fp, 100).unwrap() {
-        Drafted::Fresh(d) => d,
-        other => panic!("expected a fresh draft, got {other:?}"),
-    }
-}
+use crate::support::{TempLedger, draft, plan};
 
 #[test]
 #[expect(
@@ -21,7 +14,7 @@ fn draft(store: &codespace_store::Store, key: Option<&str>, fp: &str) -> Draft {
 fn a_draft_reaches_the_ledger_only_with_its_plan_or_its_outcome() {
     let ledger = TempLedger::new();
     let store = ledger.open();
-    let d = draft(&store, Some("k"), "sha256:1");
+    let d = draft(&store, "ws", Some("k"), "sha256:1");
     assert!(store.get(&d.operation_id).unwrap().is_none(), "a draft writes nothing");
     let old = b"old content".as_slice();
     assert_eq!(store.plan_draft(&d, &plan(1), &[(1, old), (2, b"gone")], 101).unwrap(), None);
@@ -60,7 +53,7 @@ fn a_draft_reaches_the_ledger_only_with_its_plan_or_its_outcome() {
 fn an_outcome_without_a_plan_is_one_finished_row_and_a_race_returns_the_first() {
     let ledger = TempLedger::new();
     let store = ledger.open();
-    let d = draft(&store, None, "sha256:1");
+    let d = draft(&store, "ws", None, "sha256:1");
     store.finish_draft(&d, OpStatus::Checked, r#"{"ok":1}"#, None, 105).unwrap();
     let rec = store.get(&d.operation_id).unwrap().unwrap();
     assert_eq!(
@@ -72,8 +65,8 @@ fn an_outcome_without_a_plan_is_one_finished_row_and_a_race_returns_the_first() 
     assert!(store.unfinished().unwrap().is_empty());
 
     // Two drafts of one key: the first plan wins; the second is told so and writes nothing.
-    let first = draft(&store, Some("race"), "sha256:r");
-    let second = draft(&store, Some("race"), "sha256:r");
+    let first = draft(&store, "ws", Some("race"), "sha256:r");
+    let second = draft(&store, "ws", Some("race"), "sha256:r");
     assert_eq!(store.plan_draft(&first, &plan(2), &[], 110).unwrap(), None);
     match store.plan_draft(&second, &plan(3), &[], 111).unwrap() {
         Some(Drafted::Replayed(rec)) => assert_eq!(rec.operation_id, first.operation_id),

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use codespace_store::{Store, StoreError};
 
-use crate::support::{TempLedger, fresh};
+use crate::support::{TempLedger, planned};
 
 fn refusal(path: &Path) -> String {
     match Store::open(path) {
@@ -32,7 +32,7 @@ fn sidecar(path: &Path, suffix: &str) -> std::path::PathBuf {
 fn real_wal(ledger: &TempLedger) -> Vec<u8> {
     let store = ledger.open();
     for _ in 0..10 {
-        fresh(&store, "ws", None, "fp");
+        planned(&store, "ws", None, "fp", 1);
     }
     let wal = std::fs::read(sidecar(&ledger.path, "-wal")).unwrap();
     assert!(!wal.is_empty());
@@ -153,8 +153,7 @@ fn a_corrupt_database_is_refused() {
     let ledger = TempLedger::new();
     let store = ledger.open();
     for n in 0..400 {
-        let id = fresh(&store, "ws", Some(&format!("key-{n}")), "fp");
-        store.record_plan(&id, &crate::support::plan(n), 1).unwrap();
+        planned(&store, "ws", Some(&format!("key-{n}")), "fp", n);
     }
     drop(store); // the last close checkpoints the WAL into the database file
     let len = std::fs::metadata(&ledger.path).unwrap().len();

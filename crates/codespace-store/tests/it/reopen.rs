@@ -5,9 +5,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use codespace_store::{Begin, OpStatus, SCHEMA_VERSION, Store};
+use codespace_store::{Drafted, OpStatus, SCHEMA_VERSION, Store};
 
-use crate::support::{TempLedger, fresh, plan};
+use crate::support::{TempLedger, draft, plan, planned};
 
 #[expect(
     clippy::disallowed_methods,
@@ -39,36 +39,39 @@ fn an_empty_file_is_migrated_to_the_schema_version() {
 fn a_reopened_file_holds_everything_including_unfinished_rows() {
     let ledger = TempLedger::new();
     let store = ledger.open();
-    let pending = fresh(&store, "ws", Some("pending"), "fp-p");
-    let applying = fresh(&store, "ws", Some("applying"), "fp-a");
-    store.record_plan(&applying, &plan(1), 110).unwrap();
-    let done = fresh(&store, "other", Some("pending"), "fp-d");
-    store.record_plan(&done, &plan(2), 110).unwrap();
-    store.finish(&done, OpStatus::Applied, r#"{"status":"applied"}"#, None, 120).unwrap();
-    let recovered = fresh(&store, "ws", None, "fp-r");
+    let applying = planned(&store, "ws", Some("applying"), "fp-a", 1).operation_id;
+    let refused = draft(&store, "ws", Some("refused"), "fp-x");
+    store.finish_draft(&refused, OpStatus::Rejected, "{}", Some("VERSION_CONFLICT"), 115).unwrap();
+    let refused = refused.operation_id;
+    let done = planned(&store, "other", Some("applying"), "fp-d", 2);
+    store.finish_draft(&done, OpStatus::Applied, r#"{"status":"applied"}"#, None, 120).unwrap();
+    let done = done.operation_id;
+    let recovered = planned(&store, "ws", None, "fp-r", 3).operation_id;
     store.recover(&recovered, OpStatus::Unknown, "{}", "disk cannot tell", 130).unwrap();
-    let before: Vec<_> = [&pending, &applying, &done, &recovered]
+    let before: Vec<_> = [&refused, &applying, &done, &recovered]
         .iter()
         .map(|id| store.get(id).unwrap().unwrap())
         .collect();
     drop(store);
 
     let store = ledger.open();
-    let after: Vec<_> = [&pending, &applying, &done, &recovered]
+    let after: Vec<_> = [&refused, &applying, &done, &recovered]
         .iter()
         .map(|id| store.get(id).unwrap().unwrap())
         .collect();
     assert_eq!(after, before);
     let unfinished: Vec<String> =
         store.unfinished().unwrap().into_iter().map(|r| r.operation_id).collect();
-    assert_eq!(unfinished, [pending.clone(), applying.clone()]);
+    assert_eq!(unfinished, [applying.as_str()]);
     assert_eq!(after[1].plan, plan(1));
     assert_eq!(after[3].events.last().unwrap().reason.as_deref(), Some("disk cannot tell"));
     // Keys still replay after the restart.
-    assert!(matches!(store.begin("ws", Some("applying"), "fp-a", 200).unwrap(),
-        Begin::Replayed(r) if r.operation_id == applying));
-    assert!(matches!(store.begin("other", Some("pending"), "fp-x", 200).unwrap(),
-        Begin::KeyConflict(r) if r.operation_id == done));
+    assert!(matches!(store.draft(None, "ws", Some("applying"), "fp-a", 200).unwrap(),
+        Drafted::Replayed(r) if r.operation_id == applying));
+    assert!(matches!(store.draft(None, "other", Some("applying"), "fp-x", 200).unwrap(),
+        Drafted::KeyConflict(r) if r.operation_id == done));
+    assert!(matches!(store.draft(None, "ws", Some("refused"), "fp-x", 200).unwrap(),
+        Drafted::Replayed(r) if r.operation_id == refused));
 }
 
 #[test]
@@ -76,18 +79,18 @@ fn a_second_handle_sees_the_first_handles_commits() {
     let ledger = TempLedger::new();
     let one = ledger.open();
     let two = ledger.open();
-    let id = fresh(&one, "ws", Some("k"), "fp");
-    assert_eq!(two.get(&id).unwrap().unwrap().status, OpStatus::Pending);
-    assert!(matches!(two.begin("ws", Some("k"), "fp", 1).unwrap(), Begin::Replayed(_)));
-    two.finish(&id, OpStatus::Applied, "{}", None, 2).unwrap();
-    assert_eq!(one.get(&id).unwrap().unwrap().status, OpStatus::Applied);
+    let d = planned(&one, "ws", Some("k"), "fp", 1);
+    assert_eq!(two.get(&d.operation_id).unwrap().unwrap().status, OpStatus::Applying);
+    assert!(matches!(two.draft(None, "ws", Some("k"), "fp", 1).unwrap(), Drafted::Replayed(_)));
+    two.finish_draft(&d, OpStatus::Applied, "{}", None, 2).unwrap();
+    assert_eq!(one.get(&d.operation_id).unwrap().unwrap().status, OpStatus::Applied);
 }
 
 #[test]
 fn directories_are_created_private_and_files_are_0600() {
     let ledger = TempLedger::new();
     let store = ledger.open();
-    fresh(&store, "ws", None, "fp");
+    planned(&store, "ws", None, "fp", 1);
     let state = ledger.path.parent().unwrap();
     assert_eq!(mode(state), 0o700);
     assert_eq!(mode(&ledger.path), 0o600);

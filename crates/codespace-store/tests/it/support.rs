@@ -1,8 +1,8 @@
-//! Shared fixtures: temp ledgers, plans, and a `fresh` helper.
+//! Shared fixtures: temp ledgers, plans, and fresh and planned drafts.
 
 use std::path::PathBuf;
 
-use codespace_store::{Begin, ChangeKind, PlannedFile, Store, Version};
+use codespace_store::{ChangeKind, Draft, Drafted, PlannedFile, Store, Version};
 
 /// A temp dir that lives as long as the value, and the ledger path inside it.
 pub(crate) struct TempLedger {
@@ -65,15 +65,24 @@ pub(crate) fn plan(n: u64) -> Vec<PlannedFile> {
     ]
 }
 
-/// `begin` that must mint; returns the id.
-pub(crate) fn fresh(
+/// A fresh draft (minted at 100); panics on a replay or a conflict.
+pub(crate) fn draft(store: &Store, workspace: &str, key: Option<&str>, fingerprint: &str) -> Draft {
+    match store.draft(None, workspace, key, fingerprint, 100).unwrap() {
+        Drafted::Fresh(draft) => draft,
+        other => panic!("expected a fresh draft, got {other:?}"),
+    }
+}
+
+/// A fresh draft written to the ledger with `plan(n)` at 110 (an `applying` row whose key no
+/// other request took first); returns the draft.
+pub(crate) fn planned(
     store: &Store,
     workspace: &str,
     key: Option<&str>,
     fingerprint: &str,
-) -> String {
-    match store.begin(workspace, key, fingerprint, 100).unwrap() {
-        Begin::Fresh { operation_id } => operation_id,
-        other => panic!("expected Fresh, got {other:?}"),
-    }
+    n: u64,
+) -> Draft {
+    let draft = draft(store, workspace, key, fingerprint);
+    assert_eq!(store.plan_draft(&draft, &plan(n), &[], 110).unwrap(), None, "planned first");
+    draft
 }

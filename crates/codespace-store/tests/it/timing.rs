@@ -3,43 +3,43 @@
 
 use std::time::{Duration, Instant};
 
-use codespace_store::{Begin, OpStatus};
+use codespace_store::{Drafted, OpStatus};
 
-use crate::support::{TempLedger, plan};
+use crate::support::{TempLedger, draft, plan};
 
 #[test]
-fn begin_plan_finish_cost_on_a_file_ledger() {
+fn draft_plan_finish_cost_on_a_file_ledger() {
     const OPS: u32 = 200;
     let ledger = TempLedger::new();
     let store = ledger.open();
-    let (mut begin, mut record, mut finish, mut replay) =
+    let (mut drafting, mut planning, mut finishing, mut replay) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);
     for n in 0..OPS {
         let key = format!("k{n}");
         let t = Instant::now();
-        let Begin::Fresh { operation_id } = store.begin("ws", Some(&key), "fp", 1).unwrap() else {
-            panic!("fresh expected");
-        };
-        begin += t.elapsed();
+        let d = draft(&store, "ws", Some(&key), "fp");
+        drafting += t.elapsed();
         let t = Instant::now();
-        store.record_plan(&operation_id, &plan(u64::from(n)), 2).unwrap();
-        record += t.elapsed();
+        let old = b"old content".as_slice();
+        assert_eq!(store.plan_draft(&d, &plan(u64::from(n)), &[(1, old)], 2).unwrap(), None);
+        planning += t.elapsed();
         let t = Instant::now();
-        store.finish(&operation_id, OpStatus::Applied, r#"{"status":"applied"}"#, None, 3).unwrap();
-        finish += t.elapsed();
+        store.finish_draft(&d, OpStatus::Applied, r#"{"status":"applied"}"#, None, 3).unwrap();
+        finishing += t.elapsed();
         let t = Instant::now();
-        assert!(matches!(store.begin("ws", Some(&key), "fp", 4).unwrap(), Begin::Replayed(_)));
+        let again = store.draft(None, "ws", Some(&key), "fp", 4).unwrap();
+        assert!(matches!(again, Drafted::Replayed(_)));
         replay += t.elapsed();
     }
     let per = |total: Duration| total / OPS;
     println!(
-        "timing ({OPS} ops, file ledger, WAL + synchronous=FULL): begin {:?}, record_plan {:?}, \
-         finish {:?}, begin+finish {:?}, replayed begin {:?}",
-        per(begin),
-        per(record),
-        per(finish),
-        per(begin + finish),
+        "timing ({OPS} ops, file ledger, WAL + synchronous=FULL): draft {:?}, plan_draft {:?}, \
+         finish_draft {:?}, plan+finish {:?}, replayed draft {:?}",
+        per(drafting),
+        per(planning),
+        per(finishing),
+        per(planning + finishing),
         per(replay),
     );
-    assert!(per(begin + finish) < Duration::from_secs(1));
+    assert!(per(planning + finishing) < Duration::from_secs(1));
 }

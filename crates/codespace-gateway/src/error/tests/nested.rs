@@ -131,7 +131,6 @@ pub(super) fn store_rows() -> Vec<StoreError> {
         StoreError::CorruptRow { operation_id: "op-1".to_owned(), detail: "x".to_owned() },
         StoreError::UnknownOperation { operation_id: "op-1".to_owned() },
         StoreError::AlreadyFinished { operation_id: "op-1".to_owned(), status: OpStatus::Applied },
-        StoreError::PlanAlreadyRecorded { operation_id: "op-1".to_owned() },
         StoreError::Undo { path: PathBuf::from("l.undo/op-1/0"), op: "fsync", source: io_error() },
         StoreError::InvalidInput { reason: "x".to_owned() },
     ]
