@@ -183,6 +183,10 @@ macro_rules! drive {
     // A wait_ms wait ends when the client cancels the request.
     (wait, $name:ident, $call:expr) => {{
         let Call { shape, name, args, gateway: g, context, .. } = $call;
+        tracing::debug!(
+            "request {} ({name}) started: a wait ends when it is cancelled",
+            context.id
+        );
         let answer = run(shape, name, args, |p| g.$name(p, context.ct.cancelled())).await;
         note_cancelled(context, name);
         answer

@@ -227,7 +227,13 @@ async fn a_dropped_call_cancels_its_request_on_the_worker() {
     let mut p = pair(ServeOptions::new("w")).await;
     let client = p.client.clone();
     let call = tokio::spawn(async move { client.call(Req::AwaitCancel, LONG).await });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Dropped only once the worker runs it.
+    within(async {
+        while p.probe.runs.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
     call.abort();
     assert_eq!(within(p.cancels.recv()).await, Some(true));
     assert_eq!(p.client.call(Req::Echo(2), LONG).await, Ok(Resp::Echo(2)));
@@ -270,12 +276,14 @@ async fn a_call_after_the_peer_closed_is_not_sent() {
 async fn a_lost_connection_splits_the_frame_being_written_from_the_ones_queued_behind_it() {
     let (ours, theirs) = UnixStream::pair().unwrap();
     let (close, closing) = tokio::sync::oneshot::channel::<()>();
+    let (arrived, first_bytes) = tokio::sync::oneshot::channel::<()>();
     let fake = tokio::spawn(async move {
         let (mut read, mut write) = raw(theirs);
         assert!(matches!(recv_raw(&mut read).await, Frame::Hello { .. }));
         send_raw(&mut write, Frame::Welcome { protocol: PROTOCOL, build: "w".to_owned() }).await;
         // The first request's bytes arrive; nothing more is read, so its write stalls.
         within(read.get_ref().readable()).await.unwrap();
+        arrived.send(()).unwrap();
         closing.await.unwrap();
     });
     let (client, _events) = TestClient::connect(ours, "c").await.unwrap();
@@ -283,7 +291,7 @@ async fn a_lost_connection_splits_the_frame_being_written_from_the_ones_queued_b
         let client = client.clone();
         async move { client.call(Req::Big("x".repeat(4 << 20)), LONG).await }
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    within(first_bytes).await.unwrap();
     let queued = tokio::spawn({
         let client = client.clone();
         async move { client.call(Req::Echo(1), LONG).await }

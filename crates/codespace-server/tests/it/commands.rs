@@ -231,7 +231,8 @@ async fn wait_ms_returns_on_output_on_exit_and_when_the_wait_ends() {
     let other = exec(&client, "b", &["sh", "-c", "echo other"], false).await;
     let waiting = timed(&client, "read_process", json!({"process_id": quiet, "wait_ms": 3000}));
     let meanwhile = async {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // Sent after the wait, so answered once the server has taken it.
+        call(&client, "workspace_info", json!({})).await.unwrap();
         let started = Instant::now();
         call(&client, "process_status", json!({"process_id": quiet})).await.unwrap();
         wait_exit(&client, &other).await;

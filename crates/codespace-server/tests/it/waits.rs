@@ -77,7 +77,10 @@ fn a_cancelled_request_ends_its_wait_at_once() {
     // They block nothing: a ping sent after them is answered first.
     raw.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
     reply(&mut raw, 4);
-    std::thread::sleep(Duration::from_millis(300));
+    // Both are waiting before they are cancelled.
+    let waiting =
+        ["request 2 (read_process) started".into(), "request 3 (process_status) started".into()];
+    stderr_lines(&lines, &waiting, PROMPT);
 
     let cancelled = Instant::now();
     for id in [2, 3] {
@@ -118,7 +121,8 @@ async fn terminate_process_ends_every_wait_on_the_process() {
     let read = call(&client, "read_process", json!({"process_id": id, "wait_ms": WAIT_MS}));
     let status = call(&client, "process_status", json!({"process_id": id, "wait_ms": WAIT_MS}));
     let terminate = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Sent after both waits, so answered once the server has taken them.
+        call(&client, "workspace_info", json!({})).await.unwrap();
         call(&client, "terminate_process", json!({"process_id": id})).await.unwrap()
     };
     let (read, status, ack) = tokio::join!(read, status, terminate);
