@@ -19,6 +19,6 @@ pub mod sys;
 
 pub use enter::{LANDLOCK_ABI, SandboxError, seccomp_programs};
 pub use launch::{LaunchFailure, launch};
-pub use path_search::{NotFound, PathSearch};
+pub use path_search::{NotFound, PathSearch, TXTBSY_PAUSE, TXTBSY_RETRIES};
 pub use policy::{MAX_MAX_PIDS, MIN_MAX_PIDS, NetworkPolicy, SandboxPolicy};
 pub use probe::{HostProbe, probe};

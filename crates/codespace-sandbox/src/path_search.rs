@@ -12,7 +12,17 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
 use rustix::fs::{Access, FileType};
+
+/// Attempts at an `execve` that says the program is busy being written (ETXTBSY), and the
+/// pause between them, for both callers: the file was just written and some process
+/// forked meanwhile still holds the write descriptor until its own exec (a race every
+/// forking server has), which clears within microseconds.
+pub const TXTBSY_RETRIES: u32 = 20;
+/// See [`TXTBSY_RETRIES`].
+pub const TXTBSY_PAUSE: Duration = Duration::from_millis(5);
 
 /// Where a command's program may be.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,18 +6,13 @@ use std::io;
 use std::os::fd::{AsFd as _, OwnedFd};
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
-use std::time::Duration;
 
 use codespace_sandbox::sys::{self, Disposition, Forked, SignalSet};
-use codespace_sandbox::{LaunchFailure, envelope};
+use codespace_sandbox::{LaunchFailure, TXTBSY_PAUSE, TXTBSY_RETRIES, envelope};
 use rustix::pipe::PipeFlags;
 use rustix::process::{Signal, WaitOptions};
 
 use crate::shim_messages::{EXIT_SPAWN_FAILED, ShimArgs, ShimReport};
-
-/// Attempts and pause when `execve` says the program is busy being written (ETXTBSY).
-const TXTBSY_RETRIES: u32 = 20;
-const TXTBSY_PAUSE: Duration = Duration::from_millis(5);
 
 /// Starts the command directly (no sandbox) in its own process group.
 #[expect(unsafe_code, reason = "installs the pre-exec hook")]
@@ -35,9 +30,7 @@ pub(super) fn spawn_plain(args: &ShimArgs, exe: &Path) -> Result<u32, ShimReport
         match cmd.spawn() {
             // Dropping the std handle neither kills nor waits: the shim reaps by pid.
             Ok(child) => return Ok(child.id()),
-            // ETXTBSY: the file was just written and some process forked meanwhile still
-            // holds the write descriptor until its own exec (a race every forking server
-            // has). It clears within microseconds, so retry briefly before giving up.
+            // ETXTBSY clears within microseconds: retry briefly before giving up.
             Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && busy_retries < TXTBSY_RETRIES => {
                 busy_retries += 1;
                 std::thread::sleep(TXTBSY_PAUSE);

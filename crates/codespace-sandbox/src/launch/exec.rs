@@ -13,17 +13,12 @@
 use std::ffi::{CString, OsStr};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use rustix::io::Errno;
 
 use crate::enter::SandboxError;
-use crate::path_search::PathSearch;
+use crate::path_search::{PathSearch, TXTBSY_PAUSE, TXTBSY_RETRIES};
 use crate::sys::{self, ExecArgs};
-
-/// Attempts and pause when `execve` says the program is busy being written (ETXTBSY).
-const TXTBSY_RETRIES: u32 = 20;
-const TXTBSY_PAUSE: Duration = Duration::from_millis(5);
 
 /// Where the program may be, and what the host has that the sandbox may hide.
 pub(super) struct Program {
