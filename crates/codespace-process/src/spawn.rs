@@ -183,11 +183,10 @@ pub(crate) struct ShimSpec<'a> {
 }
 
 /// Starts the shim (on the spawner thread) with stdio wired and the report pipe passed:
-/// forked by the spawn helper when it runs (one exec per command: the command's own), else
-/// started with `posix_spawn` as `<reaper_exe> <reaper_arg> …`. Every descriptor created
-/// here is close-on-exec; the parent's copies of the child ends (output pipe write end,
-/// stdin read end, terminal slave, report pipe write end) are closed as soon as the shim
-/// holds them, so end of file on the parent's ends means the shim and its tree are gone.
+/// forked by the spawn helper when it runs (one exec per command: its own), else started
+/// with `posix_spawn`. Every descriptor made here is close-on-exec; the parent's copies of
+/// the child ends (output pipe write end, stdin read end, terminal slave, report pipe write
+/// end) close as soon as the shim holds them: end of file there means the tree is gone.
 pub(crate) async fn start_shim(
     spawner: &Spawner,
     mut spec: ShimSpec<'_>,
@@ -207,12 +206,11 @@ pub(crate) async fn start_shim(
         argv: spec.argv.iter().map(OsString::from).collect(),
     };
     let env = spec.env.iter().map(|(k, v)| (k.into(), v.into())).collect();
-    let request =
-        envelope::encode(&HelperRequest { shim: shim.clone(), env }).map_err(io::Error::other)?;
+    let request = spec.helper.then(|| envelope::encode(&HelperRequest { shim: shim.clone(), env }));
+    let request = request.transpose().map_err(io::Error::other)?;
     let args = shim.to_args().map_err(io::Error::other)?;
     let handle = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
     let (tx, rx) = oneshot::channel::<io::Result<Started>>();
-    let request = spec.helper.then_some(request);
     let delivery = Delivery { handle, report_w, cwd, tx, request };
     let (job, parts) =
         if spec.tty { pty_job(&spec, &args, delivery)? } else { pipe_job(&spec, &args, delivery)? };
