@@ -5,7 +5,8 @@
 use std::io::Read;
 
 use codespace_fs::{FsError, Root, Version, WorkspacePath};
-use codespace_patch::{ChangeKind, Entry, PatchError, PlanError};
+use codespace_patch::{Entry, PatchError, PlanError};
+use codespace_types::ChangeKind;
 
 /// Largest file a patch may read or write, in bytes.
 pub const MAX_PATCH_FILE_BYTES: u64 = 64 * 1024 * 1024;

@@ -3,7 +3,8 @@
 
 use codespace_policy::Action;
 use codespace_protocol::{ChangesParams, ChangesResult, PathChange, WatchInfo};
-use codespace_runner::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchReport, WatchState};
+use codespace_runner::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchReport};
+use codespace_types::WatchState;
 
 use crate::{Gateway, GatewayError};
 
@@ -42,15 +43,9 @@ fn bad_since(e: &BadCursor) -> GatewayError {
 
 /// What `workspace_info` shows of a workspace's watcher and caches.
 pub(crate) fn watch_info(report: WatchReport) -> WatchInfo {
-    let state = match report.state {
-        WatchState::NotStarted => codespace_protocol::WatchState::NotStarted,
-        WatchState::Starting => codespace_protocol::WatchState::Starting,
-        WatchState::Running => codespace_protocol::WatchState::Running,
-        WatchState::Failed => codespace_protocol::WatchState::Failed,
-    };
     let s = report.stats;
     WatchInfo {
-        state,
+        state: report.state,
         reason: report.reason,
         caches_enabled: report.state == WatchState::Running,
         epoch: report.epoch,

@@ -11,10 +11,10 @@
 use codespace_files::{FilesError, LookupError, PlanFailure};
 use codespace_patch::PlanError;
 use codespace_policy::Denial;
-use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
+use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool, PatchStatus};
 use codespace_runner::ProcError;
 use codespace_runner::{FsError, RunnerError};
-use codespace_store::{IntentState, OpStatus, StoreError, WorkState};
+use codespace_store::{IntentState, StoreError, WorkState};
 use codespace_types::Version;
 
 use crate::lease::LeaseError;
@@ -68,7 +68,7 @@ pub enum GatewayError {
     #[error(
         "operation {operation_id} ran (outcome {status:?}) but the ledger could not record its result: {source}"
     )]
-    LedgerAfterRun { operation_id: String, status: OpStatus, source: Box<StoreError> },
+    LedgerAfterRun { operation_id: String, status: PatchStatus, source: Box<StoreError> },
     /// A refusal recorded earlier in the ledger, returned again as it was.
     #[error("{}", .0.message)]
     Recorded(Box<ErrorBody>),

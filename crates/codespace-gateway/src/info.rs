@@ -3,9 +3,7 @@
 
 mod commands;
 
-use codespace_policy::{
-    Action, Approvals, EnvironmentKind, Network, Profile, SandboxSetting, Workspace, allow,
-};
+use codespace_policy::{Action, Workspace, allow};
 use codespace_protocol as wire;
 use codespace_protocol::{
     Availability, CommandSandbox, DEFAULT_FIND_LIMIT, DEFAULT_READ_LIMIT, Enforcement,
@@ -16,6 +14,7 @@ use codespace_protocol::{
 };
 
 use codespace_runner::{RootStatus, Runner, WatchReport};
+use codespace_types::{Approvals, EnvironmentKind, NetworkPolicy, SandboxSetting};
 
 use crate::{Gateway, GatewayError};
 
@@ -52,7 +51,7 @@ impl Gateway {
             ws.environment_kind.as_str(),
             ws.sandbox.as_str()
         );
-        info.profile = Some(profile(ws.profile));
+        info.profile = Some(ws.profile);
         info.root = self
             .runner
             .root_path(&id)
@@ -125,15 +124,15 @@ impl Gateway {
                 } else {
                     CommandSandbox::None
                 },
-                sandbox_setting: sandbox_setting(ws.sandbox),
+                sandbox_setting: ws.sandbox,
             },
             network: NetworkInfo {
-                policy: network_policy(ws.network),
+                policy: ws.network,
                 enforcement: if sandboxed { Enforcement::Enforced } else { Enforcement::None },
                 client_may_escalate: false,
                 note: Some(network_note(sandboxed, ws.network).to_owned()),
             },
-            approvals: approvals(ws.approvals),
+            approvals: ws.approvals,
             holds: holds(ws.approvals),
         }
     }
@@ -150,7 +149,7 @@ fn tool_live(name: &str) -> bool {
 fn environment(ws: &Workspace) -> EnvironmentInfo {
     let host_env = host_env(ws);
     EnvironmentInfo {
-        kind: environment_kind(ws.environment_kind),
+        kind: ws.environment_kind,
         client_selectable: false,
         exec_supported: host_env,
         file_read_supported: host_env,
@@ -221,26 +220,17 @@ fn wire_root_status(id: &str, root: &str, status: RootStatus) -> wire::RootStatu
 /// What a command reaches under `network`. Landlock before ABI 9 does not mediate
 /// `connect` to a pathname unix socket, so a host listener on one inside a visible
 /// directory is reachable; the private root keeps every other host path out.
-fn network_note(sandboxed: bool, network: Network) -> &'static str {
+fn network_note(sandboxed: bool, network: NetworkPolicy) -> &'static str {
     match (sandboxed, network) {
         (false, _) => {
             "not enforced: commands use the host's network and every unix socket the server's user can reach"
         }
-        (true, Network::Restricted) => {
+        (true, NetworkPolicy::Restricted) => {
             "a private network namespace: no TCP, UDP or raw sockets, and no host abstract unix sockets (also scoped by Landlock); pathname unix sockets inside the workspace or an extra read root stay reachable (a host process listening on one there can be connected to); the host's other pathname sockets are outside the private root"
         }
-        (true, Network::Enabled) => {
+        (true, NetworkPolicy::Enabled) => {
             "the host's network; no host abstract unix sockets (scoped by Landlock); pathname unix sockets inside the workspace or an extra read root stay reachable (a host process listening on one there can be connected to); the host's other pathname sockets are outside the private root"
         }
-    }
-}
-
-// The operator's settings as the wire reports them; the policy crate owns their parsing.
-
-fn profile(p: Profile) -> wire::Profile {
-    match p {
-        Profile::ReadOnly => wire::Profile::ReadOnly,
-        Profile::WorkspaceWrite => wire::Profile::WorkspaceWrite,
     }
 }
 
@@ -261,33 +251,5 @@ fn holds(a: Approvals) -> wire::HoldsInfo {
         note: format!(
             "{how} A hold is not a security boundary: the same caller can grant it. It lets a person look before a change runs; the profile, the sandbox and the network policy are what confine it."
         ),
-    }
-}
-
-fn approvals(a: Approvals) -> wire::Approvals {
-    match a {
-        Approvals::Off => wire::Approvals::Off,
-        Approvals::Confirm => wire::Approvals::Confirm,
-    }
-}
-
-fn environment_kind(k: EnvironmentKind) -> wire::EnvironmentKind {
-    match k {
-        EnvironmentKind::Host => wire::EnvironmentKind::Host,
-        EnvironmentKind::LinuxContainer => wire::EnvironmentKind::LinuxContainer,
-    }
-}
-
-fn sandbox_setting(s: SandboxSetting) -> wire::SandboxSetting {
-    match s {
-        SandboxSetting::On => wire::SandboxSetting::On,
-        SandboxSetting::Off => wire::SandboxSetting::Off,
-    }
-}
-
-fn network_policy(n: Network) -> wire::NetworkPolicy {
-    match n {
-        Network::Restricted => wire::NetworkPolicy::Restricted,
-        Network::Enabled => wire::NetworkPolicy::Enabled,
     }
 }

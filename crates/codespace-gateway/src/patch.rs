@@ -16,13 +16,13 @@ mod undo;
 use std::sync::Arc;
 
 use codespace_files::PlannedWrite;
-use codespace_patch::ChangeKind as PlanKind;
-use codespace_policy::{Action, Approvals};
+use codespace_policy::Action;
 use codespace_protocol::{
-    ApplyPatchParams, ApplyPatchResult, ChangeKind, ErrorBody, EventName, FileChange,
-    OperationEvent, OperationKind, OperationStatusParams, OperationStatusResult, PatchStatus,
+    ApplyPatchParams, ApplyPatchResult, ErrorBody, EventName, FileChange, OperationEvent,
+    OperationKind, OperationStatusParams, OperationStatusResult, PatchStatus,
 };
 use codespace_store::{OpStatus, OperationRecord, PlannedFile};
+use codespace_types::Approvals;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -65,37 +65,10 @@ pub(crate) fn fingerprint(p: &ApplyPatchParams) -> String {
     format!("sha256:{}", hex::encode(digest))
 }
 
-/// The planner's kind as recorded and reported.
-fn change_kind(k: PlanKind) -> ChangeKind {
-    match k {
-        PlanKind::Add => ChangeKind::Add,
-        PlanKind::Update => ChangeKind::Update,
-        PlanKind::Delete => ChangeKind::Delete,
-        PlanKind::Move => ChangeKind::Move,
-    }
-}
-
+/// The wire's status of a recorded operation. Unfinished rows read as unknown: they may
+/// have executed.
 fn wire_status(s: OpStatus) -> PatchStatus {
-    match s {
-        OpStatus::Applied => PatchStatus::Applied,
-        OpStatus::Checked => PatchStatus::Checked,
-        OpStatus::Rejected => PatchStatus::Rejected,
-        OpStatus::FailedRolledBack => PatchStatus::FailedRolledBack,
-        OpStatus::FailedPartial => PatchStatus::FailedPartial,
-        // Unfinished rows read as unknown: they may have executed.
-        OpStatus::Unknown | OpStatus::Pending | OpStatus::Applying => PatchStatus::Unknown,
-    }
-}
-
-fn store_status(s: PatchStatus) -> OpStatus {
-    match s {
-        PatchStatus::Applied => OpStatus::Applied,
-        PatchStatus::Checked => OpStatus::Checked,
-        PatchStatus::Rejected => OpStatus::Rejected,
-        PatchStatus::FailedRolledBack => OpStatus::FailedRolledBack,
-        PatchStatus::FailedPartial => OpStatus::FailedPartial,
-        PatchStatus::Unknown => OpStatus::Unknown,
-    }
+    s.outcome().unwrap_or(PatchStatus::Unknown)
 }
 
 fn changes_of(writes: &[PlannedWrite]) -> Vec<FileChange> {
@@ -103,7 +76,7 @@ fn changes_of(writes: &[PlannedWrite]) -> Vec<FileChange> {
         .iter()
         .map(|w| FileChange {
             path: w.path.as_str().to_owned(),
-            kind: change_kind(w.kind),
+            kind: w.kind,
             move_from: w.move_from.clone(),
             before_version: w.before_version(),
             after_version: w.after_version(),

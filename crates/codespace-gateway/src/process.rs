@@ -5,17 +5,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use codespace_policy::{Action, Approvals, Granted, Network, SandboxSetting, Workspace};
+use codespace_policy::{Action, Granted, Workspace};
 use codespace_protocol::{
     DEFAULT_READ_PROCESS_BYTES, DispatchStatus, ExecCommandParams, ExecCommandResult,
     MAX_READ_PROCESS_BYTES, MAX_WAIT_MS, ProcessAck, ProcessIdParams, ProcessResizeParams,
-    ProcessState, ProcessStatusParams, ProcessStatusResult, ReadProcessParams, ReadProcessResult,
-    SignalInfo, Termination, WriteStdinParams,
+    ProcessStatusParams, ProcessStatusResult, ReadProcessParams, ReadProcessResult,
+    WriteStdinParams,
 };
-use codespace_runner::{
-    NetworkPolicy, RunState, SandboxPolicy, SpawnJob, Started, Terminate,
-    Termination as ProcTermination, WaitFor,
-};
+use codespace_runner::{SandboxPolicy, SpawnJob, Started, Terminate, WaitFor};
+use codespace_types::{Approvals, SandboxSetting};
 
 use codespace_runner::Runner;
 
@@ -86,10 +84,7 @@ impl ExecSettings {
                     read_roots,
                     writable_roots,
                     masked: self.masked.clone(),
-                    network: match ws.network {
-                        Network::Restricted => NetworkPolicy::Restricted,
-                        Network::Enabled => NetworkPolicy::Enabled,
-                    },
+                    network: ws.network,
                     max_pids: self.max_pids,
                     // Bound from the pinned descriptor the command starts in, not its path.
                     workdir: Some(root.to_path_buf()),
@@ -258,12 +253,10 @@ impl Gateway {
         let coordination = self.process_hint(&p.process_id);
         Ok(ProcessStatusResult {
             process_id: p.process_id,
-            state: process_state(st.state),
-            termination: st.termination.map(termination),
+            state: st.state,
+            termination: st.termination,
             exit_code: st.exit_code,
-            signal: st
-                .signal
-                .map(|s| SignalInfo { number: s.number, name: s.name.map(str::to_owned) }),
+            signal: st.signal,
             output_total: st.output_total,
             output_retained_from: st.retained_from,
             eof: st.eof,
@@ -318,23 +311,6 @@ async fn wait_for(
     tokio::select! {
         waited = runner.wait(id, what, limit) => waited.map_err(GatewayError::from),
         () = cancelled => Ok(()),
-    }
-}
-
-fn process_state(s: RunState) -> ProcessState {
-    match s {
-        RunState::Running => ProcessState::Running,
-        RunState::Exited => ProcessState::Exited,
-    }
-}
-
-fn termination(t: ProcTermination) -> Termination {
-    match t {
-        ProcTermination::Exited => Termination::Exited,
-        ProcTermination::Signaled => Termination::Signaled,
-        ProcTermination::Timeout => Termination::Timeout,
-        ProcTermination::Terminated => Termination::Terminated,
-        ProcTermination::Unknown => Termination::Unknown,
     }
 }
 

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use codespace_policy::{EnvironmentKind, Registry, Workspace};
+use codespace_policy::{Registry, Workspace};
 use codespace_runner::{LocalRunner, OpenError, Runner};
+use codespace_types::EnvironmentKind;
 
 /// A registered workspace.
 #[derive(Debug)]

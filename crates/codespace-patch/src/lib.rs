@@ -10,7 +10,8 @@
 //! special files) and then writes the [`Plan`]'s changes, which are independent of each other.
 //!
 //! ```
-//! use codespace_patch::{ChangeKind, Entry, parse, plan};
+//! use codespace_patch::{Entry, parse, plan};
+//! use codespace_types::ChangeKind;
 //!
 //! let patch = parse("*** Begin Patch\n*** Update File: a.txt\n-old\n+new\n*** End Patch\n")?;
 //! let plan = plan(&patch, |path| {
@@ -36,4 +37,4 @@ pub use error::{ErrorKind, Operation, PatchError, PlanError};
 pub use model::{ChunkLine, Hunk, Patch, UpdateChunk};
 pub use parse::parse;
 pub use path::normalise as normalise_path;
-pub use plan::{ChangeKind, Entry, Plan, PlannedChange, plan};
+pub use plan::{Entry, Plan, PlannedChange, plan};

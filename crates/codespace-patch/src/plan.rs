@@ -3,6 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use codespace_types::ChangeKind;
+
 use crate::error::{Operation, PlanError};
 use crate::model::{Hunk, Patch, UpdateChunk};
 use crate::path::{ancestors, normalise};
@@ -34,18 +36,6 @@ pub struct PlannedChange {
     pub after: Option<Vec<u8>>,
     /// For [`ChangeKind::Move`]: the source, which has its own [`ChangeKind::Delete`] entry.
     pub move_from: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum ChangeKind {
-    /// Created (`before` is `None`).
-    Add,
-    /// Changed in place (both `before` and `after` are set; they may be equal).
-    Update,
-    /// Removed (`after` is `None`).
-    Delete,
-    /// Written as the destination of a `*** Move to:` whose source is deleted by this patch.
-    Move,
 }
 
 /// Simulates `patch` in order over the tree `lookup` describes and returns the net changes.

@@ -9,9 +9,9 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{Error as _, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use crate::registry::{
-    Approvals, EnvironmentKind, Network, Profile, RegistryError, SandboxSetting,
-};
+use codespace_types::{Approvals, EnvironmentKind, NetworkPolicy, Profile, SandboxSetting};
+
+use crate::registry::RegistryError;
 
 /// The whole document.
 #[derive(Debug, Deserialize)]
@@ -42,7 +42,7 @@ pub(crate) struct WorkspaceFile {
     #[serde(default, deserialize_with = "word")]
     pub(crate) profile: Profile,
     #[serde(default, deserialize_with = "word")]
-    pub(crate) network: Network,
+    pub(crate) network: NetworkPolicy,
     #[serde(default, deserialize_with = "word")]
     pub(crate) approvals: Approvals,
     #[serde(default, deserialize_with = "word")]

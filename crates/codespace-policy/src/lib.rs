@@ -8,11 +8,10 @@ mod commands;
 mod file;
 mod registry;
 
+use codespace_types::{EnvironmentKind, Profile};
+
 pub use commands::{Granted, MAX_TIMEOUT_SECS, Timeouts};
-pub use registry::{
-    Approvals, DEFAULT_WORKSPACE_ID, EnvironmentKind, Network, Profile, Registry, RegistryError,
-    SandboxSetting, Workspace, check_nesting,
-};
+pub use registry::{DEFAULT_WORKSPACE_ID, Registry, RegistryError, Workspace, check_nesting};
 
 /// What a tool call wants to do in a workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use serde::Deserialize;
+use codespace_types::{Approvals, EnvironmentKind, NetworkPolicy, Profile, SandboxSetting};
 
 use crate::file::{self, WorkspaceFile};
 
@@ -26,97 +26,6 @@ fn err(key: impl Into<String>, reason: impl Into<String>) -> RegistryError {
     RegistryError { key: key.into(), reason: reason.into() }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Profile {
-    #[default]
-    ReadOnly,
-    WorkspaceWrite,
-}
-
-impl Profile {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Profile::ReadOnly => "read-only",
-            Profile::WorkspaceWrite => "workspace-write",
-        }
-    }
-    pub fn can_write(self) -> bool {
-        matches!(self, Profile::WorkspaceWrite)
-    }
-    pub fn can_exec(self) -> bool {
-        matches!(self, Profile::WorkspaceWrite)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Network {
-    #[default]
-    Restricted,
-    Enabled,
-}
-
-impl Network {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Network::Restricted => "restricted",
-            Network::Enabled => "enabled",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Approvals {
-    #[default]
-    Off,
-    Confirm,
-}
-
-impl Approvals {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Approvals::Off => "off",
-            Approvals::Confirm => "confirm",
-        }
-    }
-}
-
-/// The operator's `sandbox` setting: `on` (default, fail closed) or `off` (explicit opt-out).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxSetting {
-    #[default]
-    On,
-    Off,
-}
-
-impl SandboxSetting {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxSetting::On => "on",
-            SandboxSetting::Off => "off",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EnvironmentKind {
-    Host,
-    LinuxContainer,
-}
-
-impl EnvironmentKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EnvironmentKind::Host => "host",
-            EnvironmentKind::LinuxContainer => "linux-container",
-        }
-    }
-}
-
 /// One registered workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workspace {
@@ -124,7 +33,7 @@ pub struct Workspace {
     /// Absolute, lexically normalised root.
     pub root: PathBuf,
     pub profile: Profile,
-    pub network: Network,
+    pub network: NetworkPolicy,
     pub approvals: Approvals,
     /// Id of the environment (`host` when not given).
     pub environment: String,
@@ -158,7 +67,7 @@ impl Registry {
             id: DEFAULT_WORKSPACE_ID.to_owned(),
             root,
             profile: if write { Profile::WorkspaceWrite } else { Profile::ReadOnly },
-            network: Network::Restricted,
+            network: NetworkPolicy::Restricted,
             approvals: Approvals::Off,
             environment: HOST_ENVIRONMENT_ID.to_owned(),
             environment_kind: EnvironmentKind::Host,

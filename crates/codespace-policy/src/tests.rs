@@ -1,5 +1,7 @@
 //! Registry validation and allow() decision tables.
 
+use codespace_types::{Approvals, NetworkPolicy, SandboxSetting};
+
 use super::*;
 
 fn parse(text: &str) -> Result<Registry, RegistryError> {
@@ -26,7 +28,7 @@ fn full_example_loads_with_defaults() {
     assert_eq!(ro.root, std::path::Path::new("/abs/other"));
     assert_eq!(
         (ro.profile, ro.network, ro.approvals, ro.sandbox),
-        (Profile::ReadOnly, Network::Restricted, Approvals::Off, SandboxSetting::On)
+        (Profile::ReadOnly, NetworkPolicy::Restricted, Approvals::Off, SandboxSetting::On)
     );
     assert_eq!(ro.environment_kind, EnvironmentKind::Host);
     assert_eq!(reg.get("boxed").unwrap().environment_kind, EnvironmentKind::LinuxContainer);

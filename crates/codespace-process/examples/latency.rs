@@ -7,7 +7,8 @@
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
-use codespace_process::{NetworkPolicy, SandboxPolicy, SpawnRequest, Supervisor, SupervisorConfig};
+use codespace_process::{SandboxPolicy, SpawnRequest, Supervisor, SupervisorConfig};
+use codespace_types::NetworkPolicy;
 
 const RUNS: usize = 200;
 

@@ -66,7 +66,7 @@ mod tree;
 mod types;
 
 /// The sandbox policy a [`SpawnRequest`] may carry (re-exported from `codespace-sandbox`).
-pub use codespace_sandbox::{NetworkPolicy, SandboxPolicy};
+pub use codespace_sandbox::SandboxPolicy;
 pub use error::ProcError;
 pub use reaper::reaper_main;
 pub use spawn::DEFAULT_PATH;
@@ -75,6 +75,5 @@ pub use supervisor::{
     DEFAULT_SPILL_BYTES, REAPER_ARG, Supervisor, SupervisorConfig, TTY_COLS, TTY_ROWS,
 };
 pub use types::{
-    ExitWatch, ProcStatus, ReadChunk, RunState, SignalInfo, SpawnRequest, Spawned, Terminate,
-    Termination, WaitFor, signal_name,
+    ExitWatch, ProcStatus, ReadChunk, SpawnRequest, Spawned, Terminate, WaitFor, signal_name,
 };

@@ -162,7 +162,7 @@ impl ShimReport {
 
 #[cfg(test)]
 mod tests {
-    use codespace_sandbox::NetworkPolicy;
+    use codespace_types::NetworkPolicy;
 
     use super::*;
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use codespace_types::{ProcessState, SignalInfo, Termination};
 use tokio::sync::watch;
 
 /// What to run. The supervisor adds nothing: `env` is the complete environment the
@@ -88,80 +89,9 @@ pub struct ReadChunk {
     pub retained_from: u64,
 }
 
-/// Whether the process runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum RunState {
-    /// The command (or something of its tree) is still alive.
-    Running,
-    /// The command and its whole tree are gone.
-    Exited,
-}
-
-impl RunState {
-    /// The wire spelling: `running` or `exited`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Running => "running",
-            Self::Exited => "exited",
-        }
-    }
-}
-
-/// How an exited process ended. A kill CodeSpace requested wins over the wait status it
-/// caused; a status that arrived first is reported as it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Termination {
-    /// The command exited on its own; see `exit_code`.
-    Exited,
-    /// The command was killed by a signal it did not get from CodeSpace; see `signal`.
-    Signaled,
-    /// Killed by CodeSpace at the time limit.
-    Timeout,
-    /// Killed by CodeSpace on request (`terminate`, `shutdown`).
-    Terminated,
-    /// The reaper shim vanished without reporting the command's status.
-    Unknown,
-}
-
-impl Termination {
-    /// The wire spelling: `exited`, `signaled`, `timeout`, `terminated`, `unknown`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Exited => "exited",
-            Self::Signaled => "signaled",
-            Self::Timeout => "timeout",
-            Self::Terminated => "terminated",
-            Self::Unknown => "unknown",
-        }
-    }
-}
-
-/// The signal that killed a command. It crosses the runner's socket as its number; the
-/// name is looked up again on arrival.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SignalInfo {
-    /// The signal number.
-    pub number: i32,
-    /// `SIGTERM` and the like, for the 31 standard Linux signals.
-    pub name: Option<&'static str>,
-}
-
-impl serde::Serialize for SignalInfo {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_i32(self.number)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for SignalInfo {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        i32::deserialize(d).map(SignalInfo::new)
-    }
-}
-
-impl SignalInfo {
-    pub(crate) fn new(number: i32) -> Self {
-        Self { number, name: signal_name(number) }
-    }
+/// The [`SignalInfo`] of a signal number, with its name when it is a standard one.
+pub(crate) fn signal_info(number: i32) -> SignalInfo {
+    SignalInfo { number, name: signal_name(number).map(str::to_owned) }
 }
 
 /// A status report. Invariants: `Running` has no `termination`, `exit_code`, `signal` or
@@ -171,7 +101,7 @@ impl SignalInfo {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProcStatus {
     /// Running or exited.
-    pub state: RunState,
+    pub state: ProcessState,
     /// How it ended (exited only).
     pub termination: Option<Termination>,
     /// The exit code (termination `Exited` only).
@@ -262,6 +192,6 @@ mod tests {
         assert_eq!(signal_name(libc::SIGSYS), Some("SIGSYS"));
         assert_eq!(signal_name(0), None);
         assert_eq!(signal_name(libc::SIGRTMIN()), None);
-        assert_eq!(SignalInfo::new(2), SignalInfo { number: 2, name: Some("SIGINT") });
+        assert_eq!(signal_info(2), SignalInfo { number: 2, name: Some("SIGINT".to_owned()) });
     }
 }

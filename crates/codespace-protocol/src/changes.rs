@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::ObservedChange;
+use crate::{ObservedChange, WatchState};
 
 /// Arguments of `changes`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -40,21 +40,6 @@ pub struct ChangesResult {
     pub resync_required: bool,
     /// More paths changed than one answer lists (1000); the first ones by path are listed.
     pub truncated: bool,
-}
-
-/// The workspace watcher's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum WatchState {
-    /// No file tool has used the workspace yet; the watcher starts on first use.
-    NotStarted,
-    /// Being set up; answers come from the disk meanwhile.
-    Starting,
-    /// Running: the caches answer, every hit re-checked.
-    Running,
-    /// Could not start or stopped (`reason`); caches are off and every answer comes from
-    /// the disk. A new start is tried later.
-    Failed,
 }
 
 /// The workspace watcher and the caches it makes safe.

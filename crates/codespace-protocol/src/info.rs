@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::process_info::{ProcessCapabilities, ProcessLimits, SerializationInfo};
+use crate::{Approvals, EnvironmentKind, NetworkPolicy, Profile, SandboxSetting};
 
 /// Arguments of `workspace_info`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
@@ -251,31 +252,6 @@ pub enum Transport {
     StreamableHttp,
 }
 
-/// The operator's permission profile of a workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Profile {
-    ReadOnly,
-    WorkspaceWrite,
-}
-
-/// The operator's approvals setting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Approvals {
-    Off,
-    /// Patches and commands wait in a confirmation hold until granted and resumed.
-    Confirm,
-}
-
-/// Where a workspace's tools run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum EnvironmentKind {
-    Host,
-    LinuxContainer,
-}
-
 /// Whether a workspace's registered root path still names the directory opened at start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -292,22 +268,6 @@ pub enum CommandSandbox {
     /// Nothing: commands run unconfined, or are refused.
     None,
     LinuxSandbox,
-}
-
-/// The operator's `sandbox` setting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxSetting {
-    On,
-    Off,
-}
-
-/// The operator's network setting for commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum NetworkPolicy {
-    Restricted,
-    Enabled,
 }
 
 /// Whether a policy is actually enforced on commands.

@@ -20,8 +20,9 @@ pub use approval::*;
 pub use changes::*;
 /// The values the wire shares with the layers below, defined once in `codespace-types`.
 pub use codespace_types::{
-    ApprovalState, ChangeKind, Decision, EventName, HeldTool, ObservedChange, ParseVersionError,
-    Version,
+    ApprovalState, Approvals, ChangeKind, Decision, EnvironmentKind, EventName, HeldTool,
+    NetworkPolicy, ObservedChange, ParseVersionError, PatchStatus, ProcessState, Profile,
+    SandboxSetting, SignalInfo, Termination, Version, WatchState,
 };
 pub use error::{ErrorBody, ErrorCode};
 pub use files::*;

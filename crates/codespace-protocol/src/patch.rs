@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{ChangeKind, Coordination, EventName, Version, is_false};
+use crate::{ChangeKind, Coordination, EventName, PatchStatus, Version, is_false};
 
 /// Arguments of `apply_patch`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -83,25 +83,6 @@ impl JsonSchema for ExpectedVersion {
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         String::json_schema(generator)
     }
-}
-
-/// Outcome of a patch operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PatchStatus {
-    /// Every file now holds exactly the planned bytes.
-    Applied,
-    /// `check_only`: the patch applies; nothing was written.
-    Checked,
-    /// Refused before the first write (or recovered as not applied); nothing changed.
-    Rejected,
-    /// A write or the verification failed; every file was restored.
-    FailedRolledBack,
-    /// A write failed and some files could not be restored in place: see `unrestored`
-    /// and `failure`; their old content is kept, see `preserved`.
-    FailedPartial,
-    /// The outcome cannot be told from the disk; inspect the files.
-    Unknown,
 }
 
 /// One planned or applied file change.

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{Coordination, is_false};
+use crate::{Coordination, ProcessState, SignalInfo, Termination, is_false};
 
 /// Arguments of `exec_command`. There is deliberately no cwd, env or terminal size: the
 /// server fills them in (cwd = workspace root, a clean environment plus the workspace's
@@ -154,41 +154,6 @@ pub struct ProcessStatusParams {
     /// returning as soon as it does (default 0: no wait).
     #[serde(default)]
     pub wait_ms: Option<u64>,
-}
-
-/// A signal that ended a process.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-pub struct SignalInfo {
-    /// The signal number, e.g. 9.
-    pub number: i32,
-    /// The signal's name, e.g. `SIGKILL`, when it is a standard one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-}
-
-/// Whether a process (or anything of its tree) is still alive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ProcessState {
-    Running,
-    /// The command and its whole tree are gone.
-    Exited,
-}
-
-/// How an exited process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Termination {
-    /// It exited on its own; see `exit_code`.
-    Exited,
-    /// A signal it did not get from the server killed it; see `signal`.
-    Signaled,
-    /// Killed by the server at the time limit.
-    Timeout,
-    /// Killed by the server on request (`terminate_process`, shutdown).
-    Terminated,
-    /// Its status was lost.
-    Unknown,
 }
 
 /// Result of `process_status`.

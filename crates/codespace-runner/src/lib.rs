@@ -16,11 +16,8 @@ mod seam;
 // beneath the runner that reach the disk or processes, on which the gateway may not depend.
 // The only re-exports across crates the tidy check allows here.
 pub use codespace_fs::{Cancel, FsError, Progress, RootStatus, WorkspacePath};
-pub use codespace_process::{
-    NetworkPolicy, ProcError, RunState, SandboxPolicy, SignalInfo, TTY_COLS, TTY_ROWS, Terminate,
-    Termination, WaitFor,
-};
-pub use codespace_watch::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchReport, WatchState};
+pub use codespace_process::{ProcError, SandboxPolicy, TTY_COLS, TTY_ROWS, Terminate, WaitFor};
+pub use codespace_watch::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchReport};
 pub use jobs::{FindJob, FindPage, GrepJob, WalkCaps};
 pub use local::{Hook, LocalRunner, OpenError, WriteHook};
 pub use remote::{CALL_DEADLINE, ConnectError, SocketRunner, WorkerFaults, serve_worker};

@@ -27,6 +27,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use codespace_types::NetworkPolicy;
 use landlock::{
     ABI, Access as _, AccessFs, AccessNet, CompatLevel, Compatible as _, PathBeneath, PathFd,
     Ruleset, RulesetAttr as _, RulesetCreatedAttr as _, RulesetStatus, Scope,
@@ -37,7 +38,7 @@ use seccompiler::{
     SeccompRule,
 };
 
-use crate::policy::{NetworkPolicy, SandboxPolicy};
+use crate::policy::SandboxPolicy;
 
 /// The Landlock ABI the policy is written against (pinned, as the crate advises).
 pub const LANDLOCK_ABI: ABI = ABI::V7;

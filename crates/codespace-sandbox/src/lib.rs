@@ -20,5 +20,5 @@ pub mod sys;
 pub use enter::{LANDLOCK_ABI, SandboxError, seccomp_programs};
 pub use launch::{LaunchFailure, launch};
 pub use path_search::{NotFound, PathSearch, TXTBSY_PAUSE, TXTBSY_RETRIES};
-pub use policy::{MAX_MAX_PIDS, MIN_MAX_PIDS, NetworkPolicy, SandboxPolicy};
+pub use policy::{MAX_MAX_PIDS, MIN_MAX_PIDS, SandboxPolicy};
 pub use probe::{HostProbe, probe};

@@ -3,25 +3,7 @@
 
 use std::path::PathBuf;
 
-/// Whether the command may use the network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum NetworkPolicy {
-    /// A private network namespace (only a down loopback), no TCP bind or connect
-    /// (Landlock), and no socket of any family but `AF_UNIX` (seccomp).
-    Restricted,
-    /// The host's network; the filesystem rules still apply.
-    Enabled,
-}
-
-impl NetworkPolicy {
-    /// Its name: `restricted` or `enabled`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Restricted => "restricted",
-            Self::Enabled => "enabled",
-        }
-    }
-}
+use codespace_types::NetworkPolicy;
 
 /// The smallest [`SandboxPolicy::max_pids`]: the kernel refuses a namespace `pid_max`
 /// below 301 (it keeps pids under 300 for the first processes after a wrap).

@@ -7,75 +7,63 @@
 
 use std::fmt;
 
-use codespace_types::{ApprovalState, ChangeKind, EventName, HeldTool, Version};
+use codespace_types::{ApprovalState, ChangeKind, EventName, HeldTool, PatchStatus, Version};
 
-/// The lifecycle state of one patch operation.
-///
-/// `Pending` (minted, nothing planned) and `Applying` (plan recorded, writes may have
-/// started) are *unfinished*; every other status is terminal and set exactly once.
+/// The lifecycle state of one patch operation: two unfinished states, then the terminal
+/// outcome the wire reports ([`PatchStatus`]), set exactly once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpStatus {
     /// Minted by `begin`; no plan recorded and nothing written yet.
     Pending,
     /// The plan is recorded; the disk may hold any mix of before and after states.
     Applying,
-    /// A preview (`check_only`) passed. Not a reservation.
-    Checked,
-    /// Every planned file holds its after-version.
-    Applied,
-    /// Refused, or an error was recorded.
-    Rejected,
-    /// The apply failed and the snapshot was fully restored.
-    FailedRolledBack,
-    /// The apply failed and the snapshot could not be fully restored.
-    FailedPartial,
-    /// The outcome cannot be told (transport loss, or a disk that matches neither side).
-    Unknown,
+    /// Finished: `checked` (a preview passed; not a reservation), `applied`, `rejected`,
+    /// `failed_rolled_back`, `failed_partial` or `unknown` (the outcome cannot be told).
+    Finished(PatchStatus),
 }
 
 impl OpStatus {
-    /// Every status, in lifecycle order.
-    pub const ALL: [OpStatus; 8] = [
-        OpStatus::Pending,
-        OpStatus::Applying,
-        OpStatus::Checked,
-        OpStatus::Applied,
-        OpStatus::Rejected,
-        OpStatus::FailedRolledBack,
-        OpStatus::FailedPartial,
-        OpStatus::Unknown,
-    ];
+    /// Every status, the unfinished ones first.
+    pub const ALL: [OpStatus; 2 + PatchStatus::ALL.len()] = {
+        let mut all = [OpStatus::Pending; 2 + PatchStatus::ALL.len()];
+        all[1] = OpStatus::Applying;
+        let mut i = 0;
+        while i < PatchStatus::ALL.len() {
+            all[2 + i] = OpStatus::Finished(PatchStatus::ALL[i]);
+            i += 1;
+        }
+        all
+    };
 
-    /// The stored and wire form.
+    /// The stored form: `pending`, `applying`, or the outcome's wire form.
     pub fn as_str(self) -> &'static str {
         match self {
             OpStatus::Pending => "pending",
             OpStatus::Applying => "applying",
-            OpStatus::Checked => "checked",
-            OpStatus::Applied => "applied",
-            OpStatus::Rejected => "rejected",
-            OpStatus::FailedRolledBack => "failed_rolled_back",
-            OpStatus::FailedPartial => "failed_partial",
-            OpStatus::Unknown => "unknown",
+            OpStatus::Finished(outcome) => outcome.as_str(),
         }
     }
 
     /// The inverse of [`OpStatus::as_str`]; `None` for any other string.
     pub fn parse(text: &str) -> Option<OpStatus> {
-        OpStatus::ALL.into_iter().find(|status| status.as_str() == text)
+        match text {
+            "pending" => Some(OpStatus::Pending),
+            "applying" => Some(OpStatus::Applying),
+            _ => PatchStatus::parse(text).map(OpStatus::Finished),
+        }
+    }
+
+    /// The terminal outcome; `None` while unfinished.
+    pub fn outcome(self) -> Option<PatchStatus> {
+        match self {
+            OpStatus::Pending | OpStatus::Applying => None,
+            OpStatus::Finished(outcome) => Some(outcome),
+        }
     }
 
     /// True for `Pending` and `Applying`: the row has no terminal status yet.
     pub fn is_unfinished(self) -> bool {
-        match self {
-            OpStatus::Pending | OpStatus::Applying => true,
-            OpStatus::Checked
-            | OpStatus::Applied
-            | OpStatus::Rejected
-            | OpStatus::FailedRolledBack
-            | OpStatus::FailedPartial
-            | OpStatus::Unknown => false,
-        }
+        self.outcome().is_none()
     }
 
     /// True for every status that `finish` and `recover` may set.

@@ -1,57 +1,38 @@
-//! [`ChangeKind`]: what a patch does to one file.
+//! [`ChangeKind`] and [`PatchStatus`]: what a patch does to one file, and how a patch
+//! operation ended.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// Kind of one file change, as planned, recorded and reported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeKind {
-    Add,
-    Update,
-    Delete,
-    Move,
-}
-
-impl ChangeKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [ChangeKind; 4] =
-        [ChangeKind::Add, ChangeKind::Update, ChangeKind::Delete, ChangeKind::Move];
-
-    /// The stored and wire form.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::Add => "add",
-            ChangeKind::Update => "update",
-            ChangeKind::Delete => "delete",
-            ChangeKind::Move => "move",
-        }
-    }
-
-    /// The inverse of [`ChangeKind::as_str`]; `None` for any other text.
-    pub fn parse(text: &str) -> Option<ChangeKind> {
-        ChangeKind::ALL.into_iter().find(|kind| kind.as_str() == text)
+words! {
+    /// Kind of one file change, as planned, recorded and reported.
+    pub enum ChangeKind {
+        // Created (`before` is `None`).
+        Add = "add",
+        // Changed in place (both `before` and `after` are set; they may be equal).
+        Update = "update",
+        // Removed (`after` is `None`).
+        Delete = "delete",
+        // Written as the destination of a `*** Move to:` whose source is deleted by the
+        // same patch (`before` is the source's version).
+        Move = "move",
     }
 }
 
-impl std::fmt::Display for ChangeKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_forms_agree_and_round_trip() {
-        for kind in ChangeKind::ALL {
-            assert_eq!(ChangeKind::parse(kind.as_str()), Some(kind));
-            let json = serde_json::to_value(kind).unwrap();
-            assert_eq!(json, serde_json::Value::String(kind.as_str().to_owned()));
-        }
-        assert_eq!(ChangeKind::parse("Add"), None);
-        assert_eq!(ChangeKind::parse("rename"), None);
+words! {
+    /// Outcome of a patch operation.
+    // The ledger's row adds two unfinished states before one of these is set (`pending`,
+    // `applying`: the store's `OpStatus`); the wire shows only an outcome.
+    pub enum PatchStatus {
+        /// Every file now holds exactly the planned bytes.
+        Applied = "applied",
+        /// `check_only`: the patch applies; nothing was written.
+        Checked = "checked",
+        /// Refused before the first write (or recovered as not applied); nothing changed.
+        Rejected = "rejected",
+        /// A write or the verification failed; every file was restored.
+        FailedRolledBack = "failed_rolled_back",
+        /// A write failed and some files could not be restored in place: see `unrestored`
+        /// and `failure`; their old content is kept, see `preserved`.
+        FailedPartial = "failed_partial",
+        /// The outcome cannot be told from the disk; inspect the files.
+        Unknown = "unknown",
     }
 }

@@ -1,29 +1,48 @@
 //! Domain values shared by several CodeSpace layers, each defined once: a file's
-//! [`Version`], a planned file's [`ChangeKind`], an operation's [`EventName`], a
-//! confirmation hold's [`ApprovalState`], [`HeldTool`] and [`Decision`], what the watcher
-//! saw happen to a path ([`ObservedChange`]), the words of a work's instruction queue
-//! ([`WorkState`], [`IntentState`], [`Delivery`], [`IntentKind`]), and the lexical
-//! normalisation of a workspace-relative path ([`normalise_relative`]).
+//! [`Version`], the lexical normalisation of a workspace-relative path
+//! ([`normalise_relative`]), and the project's shared words, each declared with one macro
+//! (`words!`, which gives its wire text, `Display`/`FromStr`, serde and `JsonSchema`):
+//!
+//! - the operator's settings: [`Profile`], [`Approvals`], [`EnvironmentKind`],
+//!   [`SandboxSetting`], [`NetworkPolicy`];
+//! - a patch: [`ChangeKind`], [`PatchStatus`], and its history's [`EventName`];
+//! - a command: [`ProcessState`], [`Termination`] (and the [`SignalInfo`] value);
+//! - the watcher: [`WatchState`], [`ObservedChange`];
+//! - a confirmation hold (the wire's "approval"): [`ApprovalState`], [`HeldTool`],
+//!   [`Decision`];
+//! - a work and its instruction queue: [`WorkState`], [`IntentState`], [`Delivery`],
+//!   [`IntentKind`].
 //!
 //! The filesystem crate computes versions, the runner compares them, the ledger stores them
-//! and the wire carries them; all of them use these types, so a value that is not a version
-//! cannot travel between layers. Each type's text form (`as_str`, `Display`, serde) is the
-//! one the ledger stores and the wire shows.
+//! and the wire carries them; all of them use these types, so no layer keeps a twin and
+//! nothing copies one enum into another. Each word's text form (`as_str`, `Display`, serde)
+//! is the one the registry, the ledger and the wire use.
 //!
 //! Architecture Invariant: pure values; no I/O.
+
+#[macro_use]
+mod words;
 
 mod approval;
 mod change;
 mod event;
 mod observed;
 mod path;
+mod process;
+mod setting;
 mod version;
 mod work;
 
 pub use approval::{ApprovalState, Decision, HeldTool};
-pub use change::ChangeKind;
+pub use change::{ChangeKind, PatchStatus};
 pub use event::EventName;
-pub use observed::ObservedChange;
+pub use observed::{ObservedChange, WatchState};
 pub use path::{LexicalRefusal, normalise_relative};
+pub use process::{ProcessState, SignalInfo, Termination};
+pub use setting::{Approvals, EnvironmentKind, NetworkPolicy, Profile, SandboxSetting};
 pub use version::{ParseVersionError, Version};
+pub use words::UnknownWord;
 pub use work::{Delivery, IntentKind, IntentState, WorkState};
+
+#[cfg(test)]
+mod tests;

@@ -33,4 +33,4 @@ pub use cache::{CacheStats, MAX_DERIVED, MAX_VERSION_ENTRIES, RACY_MARGIN, SETTL
 pub use event::{COOKIE_PREFIX, EventKind, WatchEvent, is_cookie};
 pub use journal::{BadCursor, Changes, Cursor, JOURNAL_EVENTS, MAX_CHANGES};
 pub use subscribe::{RecvError, SUBSCRIBER_BUFFER, Subscription};
-pub use watcher::{RETRY_AFTER, WatchError, WatchReport, WatchState, WorkspaceWatch};
+pub use watcher::{RETRY_AFTER, WatchError, WatchReport, WorkspaceWatch};

@@ -12,6 +12,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use codespace_fs::{Root, RootStatus};
+use codespace_types::WatchState;
 use notify::event::EventKindMask;
 use notify::{RecursiveMode, Watcher as _};
 
@@ -22,19 +23,6 @@ use crate::subscribe;
 
 /// How long after a failure the next use tries a new watcher.
 pub const RETRY_AFTER: Duration = Duration::from_secs(60);
-
-/// The watcher's state, as `workspace_info` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum WatchState {
-    /// No file operation has used the workspace yet.
-    NotStarted,
-    /// The recursive watch is being set up; caches are off until it runs.
-    Starting,
-    /// Events flow; the caches answer.
-    Running,
-    /// The watcher could not start or stopped; caches are off, answers come from the disk.
-    Failed,
-}
 
 /// What `workspace_info` shows of a watcher.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use codespace_files::{FilesError, LookupError, PlanFailure};
 use codespace_patch::Operation;
 use codespace_patch::{PatchError, PlanError};
-use codespace_policy::{Action, Denial, EnvironmentKind, Profile};
+use codespace_policy::{Action, Denial};
 use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
 use codespace_runner::{FsError, RunnerError, Transport};
-use codespace_store::{IntentState, OpStatus, StoreError, WorkState};
-use codespace_types::Version;
+use codespace_store::{IntentState, StoreError, WorkState};
+use codespace_types::{EnvironmentKind, PatchStatus, Profile, Version};
 
 mod nested;
 
@@ -209,7 +209,7 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
     for source in store_rows() {
         let e = GatewayError::LedgerAfterRun {
             operation_id: "op-2".to_owned(),
-            status: OpStatus::Applied,
+            status: PatchStatus::Applied,
             source: Box::new(source),
         };
         rows.push((e, ErrorCode::LedgerError));
@@ -329,7 +329,7 @@ fn bodies_name_the_path_and_operation_they_are_about() {
     assert_eq!((conflict.operation_id.as_deref(), conflict.path), (Some("op-1"), None));
     let after = GatewayError::LedgerAfterRun {
         operation_id: "op-2".to_owned(),
-        status: OpStatus::FailedRolledBack,
+        status: PatchStatus::FailedRolledBack,
         source: Box::new(StoreError::Degraded { cause: "disk full".to_owned() }),
     }
     .to_body();

@@ -238,7 +238,12 @@ async fn reconcile(
 /// An operation a crash interrupted and start-up recovery closed with the disk as before it.
 fn rolled_back_by_recovery(record: &OperationRecord) -> bool {
     let recovered = record.events.iter().any(|e| e.name == EventName::Recovered);
-    recovered && matches!(record.status, OpStatus::Rejected | OpStatus::FailedRolledBack)
+    recovered
+        && matches!(
+            record.status,
+            OpStatus::Finished(PatchStatus::Rejected)
+                | OpStatus::Finished(PatchStatus::FailedRolledBack)
+        )
 }
 
 /// Stores the terminal outcome with the hold (`→ consumed`) and answers as a later resume

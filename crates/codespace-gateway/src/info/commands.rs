@@ -1,12 +1,13 @@
 //! The process and serialization blocks of `workspace_info`: what the process tools can
 //! do, the limits this workspace's commands run under, and how its work is serialized.
 
-use codespace_policy::{Action, SandboxSetting, Workspace, allow};
+use codespace_policy::{Action, Workspace, allow};
 use codespace_protocol::{
     DisconnectEffect, ErrorCode, MAX_READ_PROCESS_BYTES, MAX_WAIT_MS, ProcessCapabilities,
     ProcessConflict, ProcessInfo, ProcessLifetime, ProcessLimits, ProcessOwner, RequestConflict,
     RestartRecovery, SerializationInfo, SerializationScope, TtyCapabilities, tool,
 };
+use codespace_types::SandboxSetting;
 
 use super::{host_env, tool_live};
 use crate::{Gateway, MAX_WAITERS};

@@ -10,7 +10,7 @@ use codespace_protocol::{ApplyPatchResult, PatchStatus, Preserved};
 use codespace_runner::{Runner, RunnerError};
 use codespace_store::{OpStatus, OperationRecord, Store};
 
-use super::{Recorded, changes_of_plan, now, store_status, undo};
+use super::{Recorded, changes_of_plan, now, undo};
 use crate::{Gateway, GatewayError};
 
 /// How recovery finished one operation.
@@ -53,7 +53,7 @@ impl Gateway {
             };
             let json = serde_json::to_string(&Recorded::Result(result.clone()))
                 .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
-            let status = store_status(verdict.status);
+            let status = OpStatus::Finished(verdict.status);
             store.recover(&rec.operation_id, status, &json, &verdict.reason, now())?;
             undo::settle(store, &rec.operation_id, &result.preserved);
             tracing::info!(operation_id = %rec.operation_id, status = ?verdict.status, "recovered an interrupted operation");
@@ -92,28 +92,30 @@ fn verdict(runner: Option<&Runner>, store: &Store, rec: &OperationRecord) -> Ver
             "interrupted before the plan was recorded: nothing was written",
         ),
         OpStatus::Applying
-        | OpStatus::Checked
-        | OpStatus::Applied
-        | OpStatus::Rejected
-        | OpStatus::FailedRolledBack
-        | OpStatus::FailedPartial
-        | OpStatus::Unknown => match runner.map(|r| roll_back(r, store, rec)) {
-            Some(Ok(verdict)) => verdict,
-            Some(Err(e)) => Verdict {
-                preserved: undo::all_kept(store, rec),
-                ..Verdict::of(
-                    PatchStatus::Unknown,
-                    format!("interrupted; the runner could not look at the disk ({e})"),
-                )
-            },
-            None => Verdict {
-                preserved: undo::all_kept(store, rec),
-                ..Verdict::of(
-                    PatchStatus::Unknown,
-                    "interrupted; the workspace is no longer registered, so the disk cannot tell",
-                )
-            },
-        },
+        | OpStatus::Finished(PatchStatus::Checked)
+        | OpStatus::Finished(PatchStatus::Applied)
+        | OpStatus::Finished(PatchStatus::Rejected)
+        | OpStatus::Finished(PatchStatus::FailedRolledBack)
+        | OpStatus::Finished(PatchStatus::FailedPartial)
+        | OpStatus::Finished(PatchStatus::Unknown) => {
+            match runner.map(|r| roll_back(r, store, rec)) {
+                Some(Ok(verdict)) => verdict,
+                Some(Err(e)) => Verdict {
+                    preserved: undo::all_kept(store, rec),
+                    ..Verdict::of(
+                        PatchStatus::Unknown,
+                        format!("interrupted; the runner could not look at the disk ({e})"),
+                    )
+                },
+                None => Verdict {
+                    preserved: undo::all_kept(store, rec),
+                    ..Verdict::of(
+                        PatchStatus::Unknown,
+                        "interrupted; the workspace is no longer registered, so the disk cannot tell",
+                    )
+                },
+            }
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use codespace_runner::{PrepareError, Runner, RunnerError, Transport, WorkspacePa
 use codespace_store::{Draft, Drafted, OpStatus, PlannedFile, Store};
 use codespace_types::Version;
 
-use super::{Recorded, changes_of, fingerprint, replay, store_status, undo};
+use super::{Recorded, changes_of, fingerprint, replay, undo};
 use crate::{GatewayError, now};
 
 /// How a transaction ended, for the caller holding the lease.
@@ -137,16 +137,16 @@ fn record(
 ) -> Result<ApplyPatchResult, GatewayError> {
     let op = draft.operation_id.clone();
     let (status, recorded, reason) = match &outcome {
-        Ok(r) => (store_status(r.status), Recorded::Result(r.clone()), r.failure.as_deref()),
+        Ok(r) => (r.status, Recorded::Result(r.clone()), r.failure.as_deref()),
         Err(e) => {
             let mut body = e.to_body();
             body.operation_id = Some(op.clone());
-            (OpStatus::Rejected, Recorded::Error(body), None)
+            (PatchStatus::Rejected, Recorded::Error(body), None)
         }
     };
     let json = serde_json::to_string(&recorded)
         .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
-    store.finish_draft(draft, status, &json, reason, now()).map_err(|e| {
+    store.finish_draft(draft, OpStatus::Finished(status), &json, reason, now()).map_err(|e| {
         GatewayError::LedgerAfterRun { operation_id: op.clone(), status, source: Box::new(e) }
     })?;
     // Terminal and verified: only what a result names as preserved stays in the log.

@@ -8,7 +8,8 @@
 use std::collections::{BTreeMap, HashSet};
 use std::convert::Infallible;
 
-use codespace_patch::{ChangeKind, Entry, Hunk, Patch, normalise_path, parse, plan};
+use codespace_patch::{Entry, Hunk, Patch, normalise_path, parse, plan};
+use codespace_types::ChangeKind;
 
 /// How far an input got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

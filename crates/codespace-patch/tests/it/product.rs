@@ -1,7 +1,8 @@
 //! The product's own scenarios: its refusals on top of Codex, sequential semantics within one
 //! patch, and error messages that locate the problem.
 
-use codespace_patch::{ChangeKind, Entry, ErrorKind, PatchError, PlanError, parse, plan};
+use codespace_patch::{Entry, ErrorKind, PatchError, PlanError, parse, plan};
+use codespace_types::ChangeKind;
 
 use crate::support::{Outcome, Tree, run, wrap};
 

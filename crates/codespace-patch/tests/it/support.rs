@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 
-use codespace_patch::{ChangeKind, Entry, Plan, PlanError, parse, plan};
+use codespace_patch::{Entry, Plan, PlanError, parse, plan};
+use codespace_types::ChangeKind;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Tree {

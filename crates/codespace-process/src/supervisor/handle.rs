@@ -11,7 +11,8 @@ use tokio::sync::{Notify, mpsc, watch};
 use super::config::Clock;
 use crate::output::Output;
 use crate::shim_messages::ShimReport;
-use crate::types::{SignalInfo, Termination};
+use crate::types::signal_info;
+use codespace_types::{SignalInfo, Termination};
 
 pub(super) struct Proc {
     pub(super) tty: bool,
@@ -164,7 +165,7 @@ impl Proc {
                 (intent.map_or(Termination::Unknown, Intent::termination), None, None)
             }
             Some(ShimReport::Signaled { signal, .. }) => {
-                (Termination::Signaled, None, Some(SignalInfo::new(signal)))
+                (Termination::Signaled, None, Some(signal_info(signal)))
             }
             // No final status (the shim vanished): only our own intent can explain the end.
             Some(ShimReport::Started { .. } | ShimReport::Failed { .. }) | None => {

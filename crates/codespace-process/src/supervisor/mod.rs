@@ -29,7 +29,8 @@ use crate::error::ProcError;
 use crate::output::Output;
 use crate::spawn::Spawner;
 use crate::spill::{self, SpillDir};
-use crate::types::{ExitWatch, ProcStatus, ReadChunk, RunState, Terminate, Termination};
+use crate::types::{ExitWatch, ProcStatus, ReadChunk, Terminate};
+use codespace_types::{ProcessState, Termination};
 
 /// How long [`Supervisor::shutdown`] waits for the trees to go.
 const SHUTDOWN_BOUND: Duration = Duration::from_secs(8);
@@ -173,10 +174,10 @@ impl Supervisor {
         let st = proc.state();
         let exit = st.exit.as_ref();
         Ok(ProcStatus {
-            state: if exit.is_some() { RunState::Exited } else { RunState::Running },
+            state: if exit.is_some() { ProcessState::Exited } else { ProcessState::Running },
             termination: exit.map(|e| e.termination),
             exit_code: exit.and_then(|e| e.exit_code),
-            signal: exit.and_then(|e| e.signal),
+            signal: exit.and_then(|e| e.signal.clone()),
             output_total: st.output.total(),
             retained_from: st.output.retained_from(),
             eof: st.output_complete(),

@@ -8,9 +8,8 @@
 use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 
-use codespace_process::{
-    ProcError, RunState, SpawnRequest, Supervisor, SupervisorConfig, Termination,
-};
+use codespace_process::{ProcError, SpawnRequest, Supervisor, SupervisorConfig};
+use codespace_types::{ProcessState, Termination};
 
 use crate::support::*;
 
@@ -25,7 +24,7 @@ async fn exit_codes_0_1_and_127_are_reported() {
         (vec!["sh", "-c", "no-such-command-codespace-test"], 127),
     ] {
         let (status, _) = run(&sup, req(&argv)).await;
-        assert_eq!(status.state, RunState::Exited);
+        assert_eq!(status.state, ProcessState::Exited);
         assert_eq!(status.termination, Some(Termination::Exited), "{argv:?}");
         assert_eq!(status.exit_code, Some(code), "{argv:?}");
         assert_eq!(status.signal, None);
@@ -57,7 +56,7 @@ async fn ids_are_proc_uuids_and_the_exit_watch_fires() {
     assert_eq!(uuid.chars().nth(14), Some('4'), "uuid v4: {uuid}");
     tokio::time::timeout(PATIENCE, spawned.exited.clone().wait()).await.unwrap();
     assert!(spawned.exited.has_exited());
-    assert_eq!(sup.status(&spawned.id).unwrap().state, RunState::Exited);
+    assert_eq!(sup.status(&spawned.id).unwrap().state, ProcessState::Exited);
 }
 
 #[tokio::test]

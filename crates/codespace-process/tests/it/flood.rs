@@ -7,7 +7,8 @@
 
 use std::collections::HashMap;
 
-use codespace_process::{DEFAULT_RING_BYTES, Termination};
+use codespace_process::DEFAULT_RING_BYTES;
+use codespace_types::Termination;
 
 use crate::support::*;
 

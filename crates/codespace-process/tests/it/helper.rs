@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use codespace_process::{Supervisor, Terminate, Termination};
+use codespace_process::{Supervisor, Terminate};
+use codespace_types::Termination;
 
 use crate::support::*;
 

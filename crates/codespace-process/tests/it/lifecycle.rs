@@ -11,9 +11,8 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use codespace_process::{
-    Clock, ProcError, RunState, SignalInfo, Supervisor, Terminate, Termination,
-};
+use codespace_process::{Clock, ProcError, Supervisor, Terminate};
+use codespace_types::{ProcessState, SignalInfo, Termination};
 
 use crate::support::*;
 
@@ -134,7 +133,7 @@ async fn a_signal_death_is_signaled_with_the_real_signal() {
     let sup = supervisor();
     let (status, _) = run(&sup, req(&["sh", "-c", "kill -TERM $$"])).await;
     assert_eq!(status.termination, Some(Termination::Signaled));
-    assert_eq!(status.signal, Some(SignalInfo { number: 15, name: Some("SIGTERM") }));
+    assert_eq!(status.signal, Some(SignalInfo { number: 15, name: Some("SIGTERM".to_owned()) }));
     assert_eq!(status.exit_code, None);
 
     // A SIGKILL from outside is not CodeSpace's doing: `signaled`, not `terminated`.
@@ -150,7 +149,7 @@ async fn a_signal_death_is_signaled_with_the_real_signal() {
     }
     let status = wait_exit(&sup, &spawned).await;
     assert_eq!(status.termination, Some(Termination::Signaled));
-    assert_eq!(status.signal, Some(SignalInfo { number: 9, name: Some("SIGKILL") }));
+    assert_eq!(status.signal, Some(SignalInfo { number: 9, name: Some("SIGKILL".to_owned()) }));
 }
 
 #[tokio::test]
@@ -216,8 +215,8 @@ async fn completed_handles_are_evicted_by_count_oldest_first() {
     }
     assert_eq!(sup.status(&ids[0]), Err(ProcError::NotFound));
     assert_eq!(sup.read(&ids[0], 0, 1), Err(ProcError::NotFound));
-    assert_eq!(sup.status(&ids[1]).unwrap().state, RunState::Exited);
-    assert_eq!(sup.status(&ids[2]).unwrap().state, RunState::Exited);
+    assert_eq!(sup.status(&ids[1]).unwrap().state, ProcessState::Exited);
+    assert_eq!(sup.status(&ids[2]).unwrap().state, ProcessState::Exited);
 }
 
 #[tokio::test]
@@ -235,12 +234,12 @@ async fn completed_handles_are_evicted_by_age_but_running_ones_never() {
     let running = sup.spawn(req(&["sleep", &m])).await.unwrap();
 
     *offset.lock().unwrap() += Duration::from_secs(59);
-    assert_eq!(sup.status(&done.id).unwrap().state, RunState::Exited, "kept within the TTL");
+    assert_eq!(sup.status(&done.id).unwrap().state, ProcessState::Exited, "kept within the TTL");
     *offset.lock().unwrap() += Duration::from_secs(2);
     assert_eq!(sup.status(&done.id), Err(ProcError::NotFound), "evicted after the TTL");
     assert_eq!(sup.write_stdin(&done.id, b"x", false), Err(ProcError::NotFound));
     *offset.lock().unwrap() += Duration::from_secs(3600);
-    assert_eq!(sup.status(&running.id).unwrap().state, RunState::Running);
+    assert_eq!(sup.status(&running.id).unwrap().state, ProcessState::Running);
     sup.terminate(&running.id).unwrap();
     wait_exit(&sup, &running).await;
 }

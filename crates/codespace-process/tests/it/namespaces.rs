@@ -2,7 +2,7 @@
 //! refused and `clone3` says it does not exist (libc then falls back to `clone`), while
 //! fork, exec and threads still work. The controls show the same calls succeed unsandboxed.
 
-use codespace_process::NetworkPolicy;
+use codespace_types::NetworkPolicy;
 
 use crate::sandbox::{PYTHON, has_line, output_of, sandboxed, workspace};
 use crate::support::req;

@@ -1,7 +1,8 @@
 //! Pseudo-terminal processes (R8): their own controlling terminal and session, the
 //! 24x80 start and resize, stdin with EOF, signal deaths, descriptors.
 
-use codespace_process::{ProcError, SignalInfo, Termination};
+use codespace_process::ProcError;
+use codespace_types::{SignalInfo, Termination};
 
 use crate::support::*;
 
@@ -84,7 +85,7 @@ async fn r8_a_pty_signal_death_is_signaled_not_exit_1() {
     let sup = supervisor();
     let (status, _) = run(&sup, tty_req(&["sh", "-c", "kill -TERM $$"])).await;
     assert_eq!(status.termination, Some(Termination::Signaled));
-    assert_eq!(status.signal, Some(SignalInfo { number: 15, name: Some("SIGTERM") }));
+    assert_eq!(status.signal, Some(SignalInfo { number: 15, name: Some("SIGTERM".to_owned()) }));
     assert_eq!(status.exit_code, None);
     let (status, _) = run(&sup, tty_req(&["sh", "-c", "exit 3"])).await;
     assert_eq!((status.termination, status.exit_code), (Some(Termination::Exited), Some(3)));

@@ -13,8 +13,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use codespace_process::{ProcError, SpawnRequest, Terminate, Termination};
-use codespace_sandbox::{NetworkPolicy, SandboxPolicy};
+use codespace_process::{ProcError, SpawnRequest, Terminate};
+use codespace_sandbox::SandboxPolicy;
+use codespace_types::{NetworkPolicy, Termination};
 use rustix::process::Signal;
 
 use crate::support::{

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use codespace_process::{DEFAULT_RING_BYTES, Supervisor, SupervisorConfig, Termination, WaitFor};
+use codespace_process::{DEFAULT_RING_BYTES, Supervisor, SupervisorConfig, WaitFor};
+use codespace_types::Termination;
 
 use crate::support::*;
 

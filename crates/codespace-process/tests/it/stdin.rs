@@ -1,6 +1,7 @@
 //! Pipe stdin: ordered writes, close as end of file, and the error of each misuse.
 
-use codespace_process::{ProcError, Termination};
+use codespace_process::ProcError;
+use codespace_types::Termination;
 
 use crate::support::*;
 

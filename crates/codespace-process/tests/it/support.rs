@@ -10,9 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use codespace_process::{
-    ProcStatus, RunState, SpawnRequest, Spawned, Supervisor, SupervisorConfig,
-};
+use codespace_process::{ProcStatus, SpawnRequest, Spawned, Supervisor, SupervisorConfig};
+use codespace_types::ProcessState;
 
 /// A binary built from this crate's `examples/`.
 pub(crate) fn example(name: &str) -> PathBuf {
@@ -65,7 +64,7 @@ pub(crate) async fn wait_exit(sup: &Supervisor, spawned: &Spawned) -> ProcStatus
         .await
         .unwrap_or_else(|_| panic!("{} did not exit within {PATIENCE:?}", spawned.id));
     let status = sup.status(&spawned.id).unwrap();
-    assert_eq!(status.state, RunState::Exited);
+    assert_eq!(status.state, ProcessState::Exited);
     status
 }
 

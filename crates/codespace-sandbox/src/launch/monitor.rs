@@ -6,6 +6,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::path::Path;
 
+use codespace_types::NetworkPolicy;
 use rustix::fs::{Mode, OFlags};
 use rustix::pipe::PipeFlags;
 use rustix::process::{Pid, Signal};
@@ -16,7 +17,7 @@ use super::status::{self, Ended};
 use super::{fail, init, write_file};
 use crate::enter::SandboxError;
 use crate::fdpass;
-use crate::policy::{NetworkPolicy, SandboxPolicy};
+use crate::policy::SandboxPolicy;
 use crate::sys::{self, Disposition, Forked};
 
 /// The namespaces the init is cloned into (a network namespace comes later, if at all).

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use codespace_sandbox::NetworkPolicy;
+use codespace_types::NetworkPolicy;
 
 use crate::support::{
     TRY, argv, has_line, output_of, outside, policy, req, sandboxed, sh, with_policy, workspace,

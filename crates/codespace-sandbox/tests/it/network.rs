@@ -8,7 +8,7 @@ use std::os::linux::net::SocketAddrExt as _;
 use std::os::unix::net::{SocketAddr, UnixListener};
 use std::path::Path;
 
-use codespace_sandbox::NetworkPolicy;
+use codespace_types::NetworkPolicy;
 
 use crate::support::{PYTHON, has_line, output_of, req, sandboxed, workspace};
 

@@ -2,7 +2,7 @@
 //! no privileges, its own namespaces, the pid cap, and the stdio it was given.
 #![expect(clippy::disallowed_methods, reason = "the namespace case reads this process's /proc")]
 
-use codespace_sandbox::NetworkPolicy;
+use codespace_types::NetworkPolicy;
 
 use crate::support::{
     PYTHON, fd_numbers, has_line, output_of, policy, req, sandboxed, with_policy, workspace,

@@ -10,7 +10,8 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use codespace_sandbox::{NetworkPolicy, SandboxPolicy, envelope};
+use codespace_sandbox::{SandboxPolicy, envelope};
+use codespace_types::NetworkPolicy;
 
 pub(crate) const PYTHON: &str = "/usr/bin/python3";
 

@@ -29,7 +29,10 @@ const LAYERS: &[(&str, u8)] = &[
 /// Every normal dependency a pure crate may have: data and error types, no I/O.
 const PURE: &[(&str, &[&str])] = &[
     ("codespace-protocol", &["codespace-types", "schemars", "serde", "serde_json"]),
-    ("codespace-policy", &["serde", "serde_json", "serde_path_to_error", "thiserror"]),
+    (
+        "codespace-policy",
+        &["codespace-types", "serde", "serde_json", "serde_path_to_error", "thiserror"],
+    ),
     ("codespace-patch", &["codespace-types", "serde", "thiserror"]),
     ("codespace-types", &["hex", "schemars", "serde", "sha2", "thiserror"]),
 ];
@@ -150,5 +153,66 @@ fn only_the_server_knows_rmcp_and_axum() {
         if matches!(dep.as_str(), "rmcp" | "axum") {
             assert_eq!(krate, "codespace-server", "{krate} has the {kind} dependency {dep}");
         }
+    }
+}
+
+/// Every word that crosses a layer boundary is one type, declared in `codespace-types` with
+/// `words!` (or, for a value with fields, once there): no crate keeps a twin of it that would
+/// need a converter.
+#[test]
+fn every_shared_word_is_declared_once() {
+    const WORDS: &[&str] = &[
+        "Profile",
+        "Approvals",
+        "EnvironmentKind",
+        "SandboxSetting",
+        "NetworkPolicy",
+        "ChangeKind",
+        "PatchStatus",
+        "EventName",
+        "ProcessState",
+        "Termination",
+        "SignalInfo",
+        "WatchState",
+        "ObservedChange",
+        "ApprovalState",
+        "HeldTool",
+        "Decision",
+        "WorkState",
+        "IntentState",
+        "Delivery",
+        "IntentKind",
+    ];
+    fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let crates = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let mut files = Vec::new();
+    sources(crates, &mut files);
+    let mut declared: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for word in WORDS {
+            for kind in ["enum", "struct"] {
+                if text.contains(&format!("pub {kind} {word} {{")) {
+                    declared.entry(word).or_default().push(file.display().to_string());
+                }
+            }
+        }
+    }
+    for word in WORDS {
+        let at = declared.get(word).cloned().unwrap_or_default();
+        assert_eq!(at.len(), 1, "{word} is declared {} times: {at:?}", at.len());
+        assert!(
+            at.iter().all(|f| f.contains("codespace-types")),
+            "{word} outside the types: {at:?}"
+        );
     }
 }

@@ -25,8 +25,8 @@ fn status_strings_round_trip() {
         [
             "pending",
             "applying",
-            "checked",
             "applied",
+            "checked",
             "rejected",
             "failed_rolled_back",
             "failed_partial",

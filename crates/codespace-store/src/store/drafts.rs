@@ -5,6 +5,7 @@
 //! A crash before the first commit leaves no row, which is exact: nothing was written.
 
 use codespace_types::EventName;
+use codespace_types::PatchStatus;
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
@@ -137,7 +138,7 @@ impl Store {
             });
         }
         let reason = match (status, reason) {
-            (OpStatus::Unknown, None) => Some("unknown"),
+            (OpStatus::Finished(PatchStatus::Unknown), None) => Some("unknown"),
             (_, reason) => reason,
         };
         // One transaction either way: the planned row is closed, or the row is inserted

@@ -2,6 +2,7 @@
 //! (D5), corrupt-row detection (statuses, event names and statuses, plan kinds and
 //! versions), and the `Send + Sync` bound.
 
+use codespace_types::PatchStatus;
 use rusqlite::{ErrorCode, params};
 
 use super::*;
@@ -72,13 +73,16 @@ fn a_full_disk_degrades_the_handle_and_writes_are_refused_after() {
     );
     assert!(store.degraded().is_some());
     // Writes are refused now, even ones that would fit.
-    let refused = store.finish_draft(&kept, OpStatus::Applied, "{}", None, 3).expect_err("refused");
+    let refused = store
+        .finish_draft(&kept, OpStatus::Finished(PatchStatus::Applied), "{}", None, 3)
+        .expect_err("refused");
     assert!(matches!(refused, StoreError::Degraded { .. }), "{refused:?}");
     let draft = fresh(&store, None);
     let refused = store.plan_draft(&draft, &[], &[], 3).expect_err("refused");
     assert!(matches!(refused, StoreError::Degraded { .. }), "{refused:?}");
-    let refused =
-        store.finish_draft(&draft, OpStatus::Rejected, "{}", None, 3).expect_err("refused");
+    let refused = store
+        .finish_draft(&draft, OpStatus::Finished(PatchStatus::Rejected), "{}", None, 3)
+        .expect_err("refused");
     assert!(matches!(refused, StoreError::Degraded { .. }), "{refused:?}");
     // A replay is still answered from what the ledger holds; reads still work.
     let replayed = store.draft(None, "ws", Some("kept"), "fp", 3);
@@ -115,7 +119,9 @@ fn a_row_with_an_unknown_status_reads_as_corrupt_never_as_missing() {
     }
     // Still unfinished (finished_at is NULL), so recovery must see it fail, not skip it.
     assert!(matches!(store.unfinished(), Err(StoreError::CorruptRow { .. })));
-    let error = store.finish_draft(&draft, OpStatus::Applied, "{}", None, 2).expect_err("corrupt");
+    let error = store
+        .finish_draft(&draft, OpStatus::Finished(PatchStatus::Applied), "{}", None, 2)
+        .expect_err("corrupt");
     assert!(matches!(error, StoreError::CorruptRow { .. }), "{error:?}");
 }
 
@@ -153,7 +159,9 @@ fn an_unknown_event_status_reads_as_corrupt() {
     let store = Store::open_in_memory().expect("open");
     // No plan: the row is inserted finished, its events `minted` (seq 1) and `finished`.
     let draft = fresh(&store, None);
-    store.finish_draft(&draft, OpStatus::Applied, "{}", None, 2).expect("finish");
+    store
+        .finish_draft(&draft, OpStatus::Finished(PatchStatus::Applied), "{}", None, 2)
+        .expect("finish");
     let operation_id = draft.operation_id;
     {
         let inner = store.lock();

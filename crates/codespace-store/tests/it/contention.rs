@@ -8,6 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use codespace_store::{Drafted, OpStatus, OperationRecord, Store};
+use codespace_types::PatchStatus;
 
 use crate::support::{TempLedger, draft, plan, planned};
 
@@ -43,7 +44,7 @@ fn request(store: &Store, key: &str, fingerprint: &str, at: i64) -> Result<Ran, 
     }
     let result = format!(r#"{{"status":"applied","key":"{key}"}}"#);
     store
-        .finish_draft(&draft, OpStatus::Applied, &result, None, at)
+        .finish_draft(&draft, OpStatus::Finished(PatchStatus::Applied), &result, None, at)
         .map_err(|error| format!("finish {key}: {error}"))?;
     Ok(Ran::Won(draft.operation_id))
 }

@@ -14,6 +14,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use codespace_store::{Drafted, OpStatus, Store};
+use codespace_types::PatchStatus;
 
 use crate::support::{TempLedger, plan};
 
@@ -45,7 +46,9 @@ fn child_mode() {
         let id = &draft.operation_id;
         if n % 4 == 3 {
             let result = format!("{{\"refused\":{seq}}}");
-            store.finish_draft(&draft, OpStatus::Rejected, &result, None, 1).unwrap();
+            store
+                .finish_draft(&draft, OpStatus::Finished(PatchStatus::Rejected), &result, None, 1)
+                .unwrap();
             ack(&mut out, "REFUSED", id, seq);
             continue;
         }
@@ -55,7 +58,9 @@ fn child_mode() {
         ack(&mut out, "PLANNED", id, seq);
         if n % 2 == 0 {
             let result = format!("{{\"n\":{seq}}}");
-            store.finish_draft(&draft, OpStatus::Applied, &result, None, 1).unwrap();
+            store
+                .finish_draft(&draft, OpStatus::Finished(PatchStatus::Applied), &result, None, 1)
+                .unwrap();
             ack(&mut out, "FINISHED", id, seq);
         }
     }
@@ -226,12 +231,12 @@ fn check(store: &Store, round: u64, id: &str, ack: &Acked) {
         }
     }
     if ack.finished {
-        assert_eq!(record.status, OpStatus::Applied, "round {round}: {id}");
+        assert_eq!(record.status, OpStatus::Finished(PatchStatus::Applied), "round {round}: {id}");
         assert_eq!(record.result_json, Some(format!("{{\"n\":{}}}", ack.seq)));
         assert_eq!(store.undo_content(id, 1).unwrap(), None, "dropped at the finish");
     }
     if ack.refused {
-        assert_eq!(record.status, OpStatus::Rejected, "round {round}: {id}");
+        assert_eq!(record.status, OpStatus::Finished(PatchStatus::Rejected), "round {round}: {id}");
         assert_eq!(record.result_json, Some(format!("{{\"refused\":{}}}", ack.seq)));
         assert!(record.plan.is_empty(), "round {round}: {id}");
     }

@@ -3,6 +3,7 @@
 //! preserves is written out first.
 
 use codespace_store::{Drafted, EventName, OpStatus};
+use codespace_types::PatchStatus;
 
 use crate::support::{TempLedger, draft, plan};
 
@@ -39,7 +40,9 @@ fn a_draft_reaches_the_ledger_only_with_its_plan_or_its_outcome() {
 
     // What a result preserves is written out before the terminal record drops the rest.
     store.preserve_undo(&d.operation_id, &[2]).unwrap();
-    store.finish_draft(&d, OpStatus::FailedPartial, "{}", Some("taken"), 102).unwrap();
+    store
+        .finish_draft(&d, OpStatus::Finished(PatchStatus::FailedPartial), "{}", Some("taken"), 102)
+        .unwrap();
     assert_eq!(store.undo_content(&d.operation_id, 1).unwrap(), None, "dropped at finish");
     assert_eq!(
         store.undo_content(&d.operation_id, 2).unwrap().as_deref(),
@@ -54,11 +57,13 @@ fn an_outcome_without_a_plan_is_one_finished_row_and_a_race_returns_the_first() 
     let ledger = TempLedger::new();
     let store = ledger.open();
     let d = draft(&store, "ws", None, "sha256:1");
-    store.finish_draft(&d, OpStatus::Checked, r#"{"ok":1}"#, None, 105).unwrap();
+    store
+        .finish_draft(&d, OpStatus::Finished(PatchStatus::Checked), r#"{"ok":1}"#, None, 105)
+        .unwrap();
     let rec = store.get(&d.operation_id).unwrap().unwrap();
     assert_eq!(
         (rec.status, rec.finished_at, rec.result_json.as_deref()),
-        (OpStatus::Checked, Some(105), Some(r#"{"ok":1}"#))
+        (OpStatus::Finished(PatchStatus::Checked), Some(105), Some(r#"{"ok":1}"#))
     );
     let names: Vec<EventName> = rec.events.iter().map(|e| e.name).collect();
     assert_eq!(names, [EventName::Minted, EventName::Finished]);

@@ -4,6 +4,7 @@
 use codespace_store::{
     ChangeKind, Drafted, Event, EventName, OpStatus, PlannedFile, SCHEMA_VERSION, Store, StoreError,
 };
+use codespace_types::PatchStatus;
 
 use crate::support::{TempLedger, draft, plan, planned, version};
 
@@ -48,7 +49,7 @@ fn a_planned_draft_is_an_applying_row_with_minted_and_planned_events() {
     );
     assert_eq!(store.get_by_key("ws", "k1").unwrap().unwrap(), record);
 
-    store.finish_draft(&d, OpStatus::Applied, "{}", None, 130).unwrap();
+    store.finish_draft(&d, OpStatus::Finished(PatchStatus::Applied), "{}", None, 130).unwrap();
     let record = store.get(&id).unwrap().unwrap();
     assert_eq!(record.plan, plan(7), "the plan is kept after finishing");
     assert_eq!(
@@ -70,11 +71,19 @@ fn the_same_key_and_fingerprint_replays_the_stored_record() {
         }
         other => panic!("expected Replayed, got {other:?}"),
     }
-    store.finish_draft(&d, OpStatus::Applied, r#"{"status":"applied"}"#, None, 300).unwrap();
+    store
+        .finish_draft(
+            &d,
+            OpStatus::Finished(PatchStatus::Applied),
+            r#"{"status":"applied"}"#,
+            None,
+            300,
+        )
+        .unwrap();
     match store.draft(None, "ws", Some("k"), "fp", 400).unwrap() {
         Drafted::Replayed(record) => {
             assert_eq!(record.operation_id, d.operation_id);
-            assert_eq!(record.status, OpStatus::Applied);
+            assert_eq!(record.status, OpStatus::Finished(PatchStatus::Applied));
             assert_eq!(record.result_json.as_deref(), Some(r#"{"status":"applied"}"#));
             assert_eq!(record.finished_at, Some(300));
             assert_eq!(record.events.len(), 3, "a replay appends no event");
@@ -90,7 +99,13 @@ fn the_same_key_with_another_fingerprint_is_a_conflict_and_changes_nothing() {
     // Drafted before the key reached the ledger: its plan finds the key inside its transaction.
     let racing = draft(&store, "ws", Some("k"), "fp-other");
     store
-        .finish_draft(&d, OpStatus::Rejected, r#"{"r":1}"#, Some("VERSION_CONFLICT"), 300)
+        .finish_draft(
+            &d,
+            OpStatus::Finished(PatchStatus::Rejected),
+            r#"{"r":1}"#,
+            Some("VERSION_CONFLICT"),
+            300,
+        )
         .unwrap();
     let before = store.get(&d.operation_id).unwrap().unwrap();
     match store.draft(None, "ws", Some("k"), "fp-other", 400).unwrap() {
@@ -145,19 +160,35 @@ fn unknown_ids_and_keys_are_none_not_errors() {
 fn an_outcome_is_recorded_once_and_a_second_finish_is_refused() {
     let store = store();
     let d = draft(&store, "ws", None, "fp");
-    store.finish_draft(&d, OpStatus::Checked, r#"{"status":"checked"}"#, None, 150).unwrap();
+    store
+        .finish_draft(
+            &d,
+            OpStatus::Finished(PatchStatus::Checked),
+            r#"{"status":"checked"}"#,
+            None,
+            150,
+        )
+        .unwrap();
     let error = store
-        .finish_draft(&d, OpStatus::Applied, r#"{"status":"applied"}"#, None, 160)
+        .finish_draft(
+            &d,
+            OpStatus::Finished(PatchStatus::Applied),
+            r#"{"status":"applied"}"#,
+            None,
+            160,
+        )
         .unwrap_err();
     assert!(
-        matches!(&error, StoreError::AlreadyFinished { operation_id, status: OpStatus::Checked }
+        matches!(&error, StoreError::AlreadyFinished { operation_id, status: OpStatus::Finished(PatchStatus::Checked) }
             if *operation_id == d.operation_id),
         "{error:?}"
     );
-    let error = store.recover(&d.operation_id, OpStatus::Unknown, "{}", "crash", 170).unwrap_err();
+    let error = store
+        .recover(&d.operation_id, OpStatus::Finished(PatchStatus::Unknown), "{}", "crash", 170)
+        .unwrap_err();
     assert!(matches!(error, StoreError::AlreadyFinished { .. }), "{error:?}");
     let record = store.get(&d.operation_id).unwrap().unwrap();
-    assert_eq!(record.status, OpStatus::Checked);
+    assert_eq!(record.status, OpStatus::Finished(PatchStatus::Checked));
     assert_eq!(record.result_json.as_deref(), Some(r#"{"status":"checked"}"#));
     assert_eq!(record.finished_at, Some(150));
     assert_eq!(
@@ -177,12 +208,21 @@ fn every_terminal_status_can_finish_and_unknown_gets_reason_unknown() {
             let last = record.events.last().unwrap();
             assert_eq!(last.name, EventName::Finished);
             assert_eq!(last.status, Some(status));
-            let expected_reason = (status == OpStatus::Unknown).then_some("unknown");
+            let expected_reason =
+                (status == OpStatus::Finished(PatchStatus::Unknown)).then_some("unknown");
             assert_eq!(last.reason.as_deref(), expected_reason, "{status}");
         }
     }
     let d = draft(&store, "ws", None, "fp");
-    store.finish_draft(&d, OpStatus::Unknown, "{}", Some("transport lost"), 200).unwrap();
+    store
+        .finish_draft(
+            &d,
+            OpStatus::Finished(PatchStatus::Unknown),
+            "{}",
+            Some("transport lost"),
+            200,
+        )
+        .unwrap();
     let record = store.get(&d.operation_id).unwrap().unwrap();
     assert_eq!(record.events[1].reason.as_deref(), Some("transport lost"));
 }
@@ -198,7 +238,9 @@ fn a_non_terminal_outcome_and_an_unknown_id_are_refused() {
         assert!(matches!(error, StoreError::InvalidInput { .. }), "{error:?}");
     }
     assert_eq!(store.get(&d.operation_id).unwrap().unwrap().status, OpStatus::Applying);
-    let error = store.recover("op-missing", OpStatus::Unknown, "{}", "x", 200).unwrap_err();
+    let error = store
+        .recover("op-missing", OpStatus::Finished(PatchStatus::Unknown), "{}", "x", 200)
+        .unwrap_err();
     assert!(
         matches!(&error, StoreError::UnknownOperation { operation_id } if operation_id == "op-missing")
     );
@@ -215,7 +257,7 @@ fn a_plan_is_recorded_once_and_refused_when_malformed() {
         Some(Drafted::Replayed(record)) => assert_eq!(record.plan, plan(1)),
         other => panic!("expected Replayed, got {other:?}"),
     }
-    store.finish_draft(&d, OpStatus::Checked, "{}", None, 112).unwrap();
+    store.finish_draft(&d, OpStatus::Finished(PatchStatus::Checked), "{}", None, 112).unwrap();
     assert!(matches!(
         store.plan_draft(&d, &plan(2), &[], 113).unwrap(),
         Some(Drafted::Replayed(_))
@@ -264,8 +306,12 @@ fn unfinished_lists_planned_rows_oldest_first() {
     for d in &drafts[..5] {
         assert_eq!(store.plan_draft(d, &plan(9), &[], 50).unwrap(), None);
     }
-    store.finish_draft(&drafts[4], OpStatus::Applied, "{}", None, 60).unwrap();
-    store.finish_draft(&drafts[5], OpStatus::Rejected, "{}", None, 60).unwrap();
+    store
+        .finish_draft(&drafts[4], OpStatus::Finished(PatchStatus::Applied), "{}", None, 60)
+        .unwrap();
+    store
+        .finish_draft(&drafts[5], OpStatus::Finished(PatchStatus::Rejected), "{}", None, 60)
+        .unwrap();
     let unfinished = store.unfinished().unwrap();
     let listed: Vec<&str> = unfinished.iter().map(|r| r.operation_id.as_str()).collect();
     let id = |n: usize| drafts[n].operation_id.as_str();
@@ -279,10 +325,16 @@ fn recover_closes_an_unfinished_row_with_a_recovered_event() {
     let d = planned(&store, "ws", Some("k"), "fp", 3);
     let id = d.operation_id.as_str();
     store
-        .recover(id, OpStatus::FailedPartial, r#"{"status":"failed_partial"}"#, "disk mixed", 500)
+        .recover(
+            id,
+            OpStatus::Finished(PatchStatus::FailedPartial),
+            r#"{"status":"failed_partial"}"#,
+            "disk mixed",
+            500,
+        )
         .unwrap();
     let record = store.get(id).unwrap().unwrap();
-    assert_eq!(record.status, OpStatus::FailedPartial);
+    assert_eq!(record.status, OpStatus::Finished(PatchStatus::FailedPartial));
     assert_eq!(record.finished_at, Some(500));
     assert_eq!(record.result_json.as_deref(), Some(r#"{"status":"failed_partial"}"#));
     assert_eq!(
@@ -290,8 +342,13 @@ fn recover_closes_an_unfinished_row_with_a_recovered_event() {
         &event(500, "recovered", Some("failed_partial"), Some("disk mixed"))
     );
     assert!(store.unfinished().unwrap().is_empty());
-    let error = store.finish_draft(&d, OpStatus::Applied, "{}", None, 600).unwrap_err();
-    assert!(matches!(error, StoreError::AlreadyFinished { status: OpStatus::FailedPartial, .. }));
+    let error = store
+        .finish_draft(&d, OpStatus::Finished(PatchStatus::Applied), "{}", None, 600)
+        .unwrap_err();
+    assert!(matches!(
+        error,
+        StoreError::AlreadyFinished { status: OpStatus::Finished(PatchStatus::FailedPartial), .. }
+    ));
     let error = store.recover(id, OpStatus::Applying, "{}", "x", 600).unwrap_err();
     assert!(matches!(error, StoreError::InvalidInput { .. }), "{error:?}");
 }
@@ -318,8 +375,10 @@ fn an_in_memory_ledger_is_migrated_and_sound() {
 fn errors_say_what_happened() {
     let store = store();
     let d = draft(&store, "ws", None, "fp");
-    store.finish_draft(&d, OpStatus::Applied, "{}", None, 1).unwrap();
-    let error = store.finish_draft(&d, OpStatus::Applied, "{}", None, 2).unwrap_err();
+    store.finish_draft(&d, OpStatus::Finished(PatchStatus::Applied), "{}", None, 1).unwrap();
+    let error = store
+        .finish_draft(&d, OpStatus::Finished(PatchStatus::Applied), "{}", None, 2)
+        .unwrap_err();
     let id = &d.operation_id;
     assert_eq!(error.to_string(), format!("operation {id} is already finished as applied"));
     assert!(!error.is_retryable());
@@ -334,19 +393,29 @@ fn a_restored_note_keeps_the_status_and_list_is_newest_first() {
     let mut plan = plan(1);
     plan[1].before_mode = Some(0o755);
     assert_eq!(store.plan_draft(&first, &plan, &[], 101).unwrap(), None);
-    store.finish_draft(&first, OpStatus::FailedPartial, "{}", Some("why"), 102).unwrap();
+    store
+        .finish_draft(
+            &first,
+            OpStatus::Finished(PatchStatus::FailedPartial),
+            "{}",
+            Some("why"),
+            102,
+        )
+        .unwrap();
     let first = first.operation_id;
     store.note_restored(&first, "src/lib.rs put back", 103).unwrap();
     let second = match store.draft(None, "w", None, "fp-2", 200).unwrap() {
         Drafted::Fresh(d) => d,
         other => panic!("{other:?}"),
     };
-    store.finish_draft(&second, OpStatus::Rejected, "{}", None, 201).unwrap();
+    store
+        .finish_draft(&second, OpStatus::Finished(PatchStatus::Rejected), "{}", None, 201)
+        .unwrap();
     drop(store);
     // Reopened: the note, the mode and the order survive.
     let store = ledger.open();
     let rec = store.get(&first).unwrap().unwrap();
-    assert_eq!(rec.status, OpStatus::FailedPartial);
+    assert_eq!(rec.status, OpStatus::Finished(PatchStatus::FailedPartial));
     assert_eq!(rec.plan[1].before_mode, Some(0o755));
     let last = rec.events.last().unwrap();
     assert_eq!(

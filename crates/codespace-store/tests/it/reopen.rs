@@ -6,6 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use codespace_store::{Drafted, OpStatus, SCHEMA_VERSION, Store};
+use codespace_types::PatchStatus;
 
 use crate::support::{TempLedger, draft, plan, planned};
 
@@ -41,13 +42,37 @@ fn a_reopened_file_holds_everything_including_unfinished_rows() {
     let store = ledger.open();
     let applying = planned(&store, "ws", Some("applying"), "fp-a", 1).operation_id;
     let refused = draft(&store, "ws", Some("refused"), "fp-x");
-    store.finish_draft(&refused, OpStatus::Rejected, "{}", Some("VERSION_CONFLICT"), 115).unwrap();
+    store
+        .finish_draft(
+            &refused,
+            OpStatus::Finished(PatchStatus::Rejected),
+            "{}",
+            Some("VERSION_CONFLICT"),
+            115,
+        )
+        .unwrap();
     let refused = refused.operation_id;
     let done = planned(&store, "other", Some("applying"), "fp-d", 2);
-    store.finish_draft(&done, OpStatus::Applied, r#"{"status":"applied"}"#, None, 120).unwrap();
+    store
+        .finish_draft(
+            &done,
+            OpStatus::Finished(PatchStatus::Applied),
+            r#"{"status":"applied"}"#,
+            None,
+            120,
+        )
+        .unwrap();
     let done = done.operation_id;
     let recovered = planned(&store, "ws", None, "fp-r", 3).operation_id;
-    store.recover(&recovered, OpStatus::Unknown, "{}", "disk cannot tell", 130).unwrap();
+    store
+        .recover(
+            &recovered,
+            OpStatus::Finished(PatchStatus::Unknown),
+            "{}",
+            "disk cannot tell",
+            130,
+        )
+        .unwrap();
     let before: Vec<_> = [&refused, &applying, &done, &recovered]
         .iter()
         .map(|id| store.get(id).unwrap().unwrap())
@@ -82,8 +107,11 @@ fn a_second_handle_sees_the_first_handles_commits() {
     let d = planned(&one, "ws", Some("k"), "fp", 1);
     assert_eq!(two.get(&d.operation_id).unwrap().unwrap().status, OpStatus::Applying);
     assert!(matches!(two.draft(None, "ws", Some("k"), "fp", 1).unwrap(), Drafted::Replayed(_)));
-    two.finish_draft(&d, OpStatus::Applied, "{}", None, 2).unwrap();
-    assert_eq!(one.get(&d.operation_id).unwrap().unwrap().status, OpStatus::Applied);
+    two.finish_draft(&d, OpStatus::Finished(PatchStatus::Applied), "{}", None, 2).unwrap();
+    assert_eq!(
+        one.get(&d.operation_id).unwrap().unwrap().status,
+        OpStatus::Finished(PatchStatus::Applied)
+    );
 }
 
 #[test]

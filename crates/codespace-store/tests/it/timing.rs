@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use codespace_store::{Drafted, OpStatus};
+use codespace_types::PatchStatus;
 
 use crate::support::{TempLedger, draft, plan};
 
@@ -24,7 +25,15 @@ fn draft_plan_finish_cost_on_a_file_ledger() {
         assert_eq!(store.plan_draft(&d, &plan(u64::from(n)), &[(1, old)], 2).unwrap(), None);
         planning += t.elapsed();
         let t = Instant::now();
-        store.finish_draft(&d, OpStatus::Applied, r#"{"status":"applied"}"#, None, 3).unwrap();
+        store
+            .finish_draft(
+                &d,
+                OpStatus::Finished(PatchStatus::Applied),
+                r#"{"status":"applied"}"#,
+                None,
+                3,
+            )
+            .unwrap();
         finishing += t.elapsed();
         let t = Instant::now();
         let again = store.draft(None, "ws", Some(&key), "fp", 4).unwrap();

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codespace_fs::{Root, Version, WalkLimits, WorkspacePath};
+use codespace_types::WatchState;
 
-use crate::{EventKind, RecvError, Subscription, WatchEvent, WatchState, WorkspaceWatch};
+use crate::{EventKind, RecvError, Subscription, WatchEvent, WorkspaceWatch};
 
 const WAIT: Duration = Duration::from_secs(5);
 

@@ -12,6 +12,7 @@ use codespace_protocol::ErrorCode;
 use codespace_runner::FsError;
 use codespace_runner::ProcError;
 use codespace_store::{OpStatus, StoreError};
+use codespace_types::PatchStatus;
 
 pub(super) fn io_error() -> io::Error {
     io::Error::other("disk on fire")
@@ -130,7 +131,10 @@ pub(super) fn store_rows() -> Vec<StoreError> {
         StoreError::Sqlite(sqlite_error()),
         StoreError::CorruptRow { operation_id: "op-1".to_owned(), detail: "x".to_owned() },
         StoreError::UnknownOperation { operation_id: "op-1".to_owned() },
-        StoreError::AlreadyFinished { operation_id: "op-1".to_owned(), status: OpStatus::Applied },
+        StoreError::AlreadyFinished {
+            operation_id: "op-1".to_owned(),
+            status: OpStatus::Finished(PatchStatus::Applied),
+        },
         StoreError::Undo { path: PathBuf::from("l.undo/op-1/0"), op: "fsync", source: io_error() },
         StoreError::InvalidInput { reason: "x".to_owned() },
     ]
