@@ -150,10 +150,20 @@ pub(crate) enum ShimReport {
 }
 
 impl ShimReport {
-    /// The frame to write.
+    /// The frame to write. A `Failed` message keeps to one line (control characters become
+    /// spaces), as it always has.
     pub(crate) fn frame(&self) -> Vec<u8> {
+        let one_line;
+        let report = match self {
+            Self::Failed { errno, message } => {
+                let message = message.chars().map(|c| if c.is_control() { ' ' } else { c });
+                one_line = Self::Failed { errno: *errno, message: message.collect() };
+                &one_line
+            }
+            other => other,
+        };
         // A report always fits a frame but for an enormous message, which is cut.
-        envelope::frame(self).unwrap_or_else(|_| {
+        envelope::frame(report).unwrap_or_else(|_| {
             let cut = ShimReport::Failed { errno: 0, message: "report too large".into() };
             envelope::frame(&cut).unwrap_or_default()
         })
@@ -226,7 +236,6 @@ mod tests {
         for r in [
             ShimReport::Started { pid: 7 },
             ShimReport::Failed { errno: 2, message: "No such file or directory".into() },
-            ShimReport::Failed { errno: 1, message: "a\nb".into() },
             ShimReport::Exited { code: 255, requested: true },
             ShimReport::Signaled { signal: 9, requested: false },
         ] {
@@ -235,6 +244,9 @@ mod tests {
             assert_eq!(len, frame.len() - 4);
             assert_eq!(envelope::decode::<ShimReport>(&frame[4..]), Ok(r));
         }
+        let f = ShimReport::Failed { errno: 1, message: "a\nb".into() }.frame();
+        let one_line = ShimReport::Failed { errno: 1, message: "a b".into() };
+        assert_eq!(envelope::decode::<ShimReport>(&f[4..]), Ok(one_line));
         let env = vec![("PATH".into(), "/bin".into()), ("E".into(), "a=b".into())];
         let request = HelperRequest { shim: args(), env };
         let bytes = envelope::encode(&request).unwrap();
