@@ -3,6 +3,7 @@
 
 use codespace_policy::Action;
 use codespace_protocol::{ChangesParams, ChangesResult, PathChange, WatchInfo};
+use codespace_runner::ops;
 use codespace_runner::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchReport};
 use codespace_types::WatchState;
 
@@ -11,7 +12,8 @@ use crate::{Gateway, GatewayError};
 impl Gateway {
     pub async fn changes(&self, p: ChangesParams) -> Result<ChangesResult, GatewayError> {
         self.authorized(&p.workspace_id, Action::Read)?;
-        let found = self.runner.changes(&p.workspace_id, p.since).await?;
+        let found =
+            self.runner.run(ops::Changes { ws: p.workspace_id.clone(), since: p.since }).await?;
         let Some(out) = found.map_err(|e| bad_since(&e))? else {
             // Watching is off (`--no-watch`): no list can be vouched for.
             return Ok(ChangesResult {

@@ -11,6 +11,7 @@ use codespace_protocol::{
     MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES, PathVersion, ReadParams, ReadResult,
     VersionParams, VersionResult, WALK_TIME_BUDGET_MS,
 };
+use codespace_runner::ops;
 use codespace_runner::{Cancel, FindJob, GrepJob, Progress, WalkCaps, WorkspacePath};
 
 use crate::error::fs_body;
@@ -48,7 +49,10 @@ impl Gateway {
         let path = WorkspacePath::parse(&p.path)?;
         let shown = path.as_str().to_owned();
         // `window` is at most 1 MiB, so the cast cannot truncate.
-        let w = self.runner.read(&p.workspace_id, path, offset, window as usize).await?;
+        let w = self
+            .runner
+            .run(ops::Read { ws: p.workspace_id.clone(), path, offset, limit: window as usize })
+            .await?;
         let byte_count = w.data.len() as u64;
         let end = offset.saturating_add(byte_count);
         let truncated = end < w.file_size;
@@ -87,7 +91,10 @@ impl Gateway {
             page,
             walk: walk_caps(WALK_TIME_BUDGET_MS),
         };
-        let found = self.runner.find(&p.workspace_id, job, cancel, progress).await?;
+        let found = self
+            .runner
+            .walk(ops::Find { ws: p.workspace_id.clone(), job }, cancel, progress)
+            .await?;
         let end = offset.min(found.total) + found.paths.len() as u64;
         let truncated = end < found.total;
         Ok(FindResult {
@@ -128,7 +135,10 @@ impl Gateway {
             max_regex_bytes: GREP_MAX_REGEX_BYTES,
             walk: walk_caps(GREP_TIME_BUDGET_MS),
         };
-        let out = self.runner.grep(&p.workspace_id, job, cancel, progress).await?;
+        let out = self
+            .runner
+            .walk(ops::Grep { ws: p.workspace_id.clone(), job }, cancel, progress)
+            .await?;
         let next = offset + out.matches.len() as u64;
         Ok(GrepResult {
             matches: out
@@ -160,7 +170,10 @@ impl Gateway {
                 max: MAX_VERSION_PATHS as u64,
             });
         }
-        let found = self.runner.versions(&p.workspace_id, p.paths.clone()).await?;
+        let found = self
+            .runner
+            .run(ops::Versions { ws: p.workspace_id.clone(), paths: p.paths.clone() })
+            .await?;
         let versions = p
             .paths
             .into_iter()

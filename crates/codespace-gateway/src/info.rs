@@ -13,6 +13,7 @@ use codespace_protocol::{
     WorkspaceInfoParams, tool,
 };
 
+use codespace_runner::ops;
 use codespace_runner::{RootStatus, Runner, WatchReport};
 use codespace_types::{Approvals, EnvironmentKind, NetworkPolicy, SandboxSetting};
 
@@ -58,7 +59,7 @@ impl Gateway {
             .map(|r| r.display().to_string())
             .or(Some(ws.root.display().to_string()));
         info.root_status = self.root_status(&id).await;
-        let watch = self.runner.watch_report(&id).await.unwrap_or_default();
+        let watch = self.runner.run(ops::WatchReport { ws: id.clone() }).await.unwrap_or_default();
         info.execution = Some(self.execution(ws, watch));
         Ok(info)
     }
@@ -195,7 +196,7 @@ impl Gateway {
     /// that does not is logged each time it is looked at (the tools and commands stay on
     /// the pinned directory, and the operator should know the path no longer leads there).
     pub(crate) async fn root_status(&self, id: &str) -> Option<wire::RootStatus> {
-        let status = self.runner.root_status(id).await.ok().flatten()?;
+        let status = self.runner.run(ops::RootStatus { ws: id.to_owned() }).await.ok().flatten()?;
         let root = self.runner.root_path(id).map(|p| p.display().to_string()).unwrap_or_default();
         Some(wire_root_status(id, &root, status))
     }

@@ -16,6 +16,7 @@ use codespace_runner::{SandboxPolicy, SpawnJob, Started, Terminate, WaitFor};
 use codespace_types::{Approvals, SandboxSetting};
 
 use codespace_runner::Runner;
+use codespace_runner::ops;
 
 use crate::holds::Held;
 use crate::{Gateway, GatewayError};
@@ -192,7 +193,7 @@ impl Gateway {
     pub async fn write_stdin(&self, p: WriteStdinParams) -> Result<ProcessAck, GatewayError> {
         let close = p.close.unwrap_or(false);
         self.runner
-            .write_stdin(&p.process_id, p.data.as_bytes(), close)
+            .run(ops::WriteStdin { id: p.process_id.clone(), data: p.data.into_bytes(), close })
             .await
             .map_err(GatewayError::from)?;
         Ok(ProcessAck {
@@ -225,7 +226,7 @@ impl Gateway {
         wait_for(runner, &p.process_id, wait, p.wait_ms, cancelled).await?;
         // `max` is at most 256 KiB, so the cast cannot truncate.
         let chunk = runner
-            .read_output(&p.process_id, cursor, max as usize)
+            .run(ops::ReadOutput { id: p.process_id.clone(), cursor, max: max as usize })
             .await
             .map_err(GatewayError::from)?;
         let coordination = self.process_hint(&p.process_id);
@@ -249,7 +250,10 @@ impl Gateway {
     ) -> Result<ProcessStatusResult, GatewayError> {
         let runner = &self.runner;
         wait_for(runner, &p.process_id, WaitFor::Exit, p.wait_ms, cancelled).await?;
-        let st = runner.status(&p.process_id).await.map_err(GatewayError::from)?;
+        let st = runner
+            .run(ops::Status { id: p.process_id.clone() })
+            .await
+            .map_err(GatewayError::from)?;
         let coordination = self.process_hint(&p.process_id);
         Ok(ProcessStatusResult {
             process_id: p.process_id,
@@ -268,7 +272,10 @@ impl Gateway {
     }
 
     pub async fn process_resize(&self, p: ProcessResizeParams) -> Result<ProcessAck, GatewayError> {
-        self.runner.resize(&p.process_id, p.rows, p.cols).await.map_err(GatewayError::from)?;
+        self.runner
+            .run(ops::Resize { id: p.process_id.clone(), rows: p.rows, cols: p.cols })
+            .await
+            .map_err(GatewayError::from)?;
         Ok(ProcessAck {
             ok: true,
             already_exited: false,
@@ -279,7 +286,11 @@ impl Gateway {
     }
 
     pub async fn terminate_process(&self, p: ProcessIdParams) -> Result<ProcessAck, GatewayError> {
-        let outcome = self.runner.terminate(&p.process_id).await.map_err(GatewayError::from)?;
+        let outcome = self
+            .runner
+            .run(ops::Terminate { id: p.process_id.clone() })
+            .await
+            .map_err(GatewayError::from)?;
         Ok(ProcessAck {
             ok: true,
             already_exited: outcome == Terminate::AlreadyExited,
@@ -309,7 +320,7 @@ async fn wait_for(
     let Some(ms) = wait_ms.filter(|ms| *ms > 0) else { return Ok(()) };
     let limit = Duration::from_millis(ms.min(MAX_WAIT_MS));
     tokio::select! {
-        waited = runner.wait(id, what, limit) => waited.map_err(GatewayError::from),
+        waited = runner.run(ops::Wait { id: id.to_owned(), what, limit }) => waited.map_err(GatewayError::from),
         () = cancelled => Ok(()),
     }
 }

@@ -1,14 +1,17 @@
 //! The runner side of CodeSpace: everything below the gateway that touches a workspace file
-//! or a process. [`Runner`] is the one interface the gateway talks to; [`LocalRunner`] does
-//! the work in this process: file operations over a rooted workspace (read windows,
-//! versions, glob listing, regex search, each through the watcher's caches), the
-//! all-or-nothing patch transaction and its recovery steps, and the process supervisor.
+//! or a process. Each operation is declared once in [`ops`] (its job and its answer);
+//! [`Runner`] is the one interface the gateway talks to and hands any job to the runner in
+//! use: [`LocalRunner`] does the work in this process (read windows, versions, find and
+//! grep through the watcher's caches, the patch transaction's disk steps through
+//! `codespace-files`, the process supervisor), [`SocketRunner`] asks a worker over a Unix
+//! socket ([`serve_worker`] is that worker).
 //!
 //! Architecture Invariant: every byte of a workspace file is reached through
 //! `codespace_fs::Root`; this crate never opens a workspace path itself.
 
 mod jobs;
 mod local;
+pub mod ops;
 mod remote;
 mod seam;
 

@@ -15,6 +15,7 @@ use codespace_process::Supervisor;
 use codespace_watch::{WatchReport, WorkspaceWatch};
 
 use crate::RunnerError;
+use crate::ops::{self, Run};
 
 pub use patch::{Hook, WriteHook};
 
@@ -86,16 +87,6 @@ impl LocalRunner {
         self.workspaces.get(id).map(|w| w.root.path())
     }
 
-    /// Whether the root path still names the directory opened at start.
-    pub fn root_status(&self, id: &str) -> Option<RootStatus> {
-        self.workspaces.get(id).map(|w| w.root.status())
-    }
-
-    /// What the watcher of workspace `id` reports (`None`: watching is off).
-    pub fn watch_report(&self, id: &str) -> Option<WatchReport> {
-        self.workspaces.get(id)?.watch.as_ref().map(|w| w.report())
-    }
-
     /// The watcher of workspace `id`, for tests that force an overflow, a resync, a
     /// restart or a failed start.
     #[cfg(feature = "test-hooks")]
@@ -116,6 +107,20 @@ impl LocalRunner {
             completed_ttl: c.completed_ttl,
             max_completed: c.max_completed as u64,
         }
+    }
+}
+
+impl Run<ops::RootStatus> for LocalRunner {
+    /// Whether the root path still names the directory opened at start.
+    async fn run(&self, job: ops::RootStatus) -> Result<Option<RootStatus>, RunnerError> {
+        Ok(self.workspaces.get(&job.ws).map(|w| w.root.status()))
+    }
+}
+
+impl Run<ops::WatchReport> for LocalRunner {
+    /// What the watcher of workspace `ws` reports (`None`: watching is off).
+    async fn run(&self, job: ops::WatchReport) -> Result<Option<WatchReport>, RunnerError> {
+        Ok(self.workspaces.get(&job.ws).and_then(|w| w.watch.as_ref()).map(|w| w.report()))
     }
 }
 

@@ -28,8 +28,9 @@ pub use serve::{HangUp, ServeError, ServeOptions, serve};
 
 /// The wire's version, bumped on any incompatible change (of this crate or of the payload
 /// types its one user, the runner, sends): the handshake refuses a peer on another one.
-/// 2: a file operation's refusal crosses as the runner's `Files` error.
-pub const PROTOCOL: u32 = 2;
+/// 3: a request is its operation's tag and its job's own encoding, and an answer the job's
+/// answer in its own encoding.
+pub const PROTOCOL: u32 = 3;
 
 /// The largest frame either side writes or reads. A frame over it is an error at once (never
 /// a read that waits for bytes that are not coming).

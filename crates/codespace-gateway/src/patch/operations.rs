@@ -6,6 +6,7 @@
 
 use codespace_files::{InterruptedFile, Undone};
 use codespace_protocol::{OperationStatusResult, Preserved};
+use codespace_runner::ops;
 use codespace_runner::{Runner, WorkspacePath};
 use codespace_store::{OperationRecord, Store};
 use codespace_types::Version;
@@ -110,7 +111,7 @@ fn put_back(runner: &Runner, store: &Store, rec: &OperationRecord, p: &Preserved
     let ws = rec.workspace_id.as_str();
     let now = match WorkspacePath::parse(&p.path)
         .map_err(Into::into)
-        .and_then(|wp| runner.version_now(ws, &wp))
+        .and_then(|path| runner.run_blocking(ops::VersionNow { ws: ws.to_owned(), path }))
     {
         Ok(v) => v,
         Err(e) => return PutBack::Blocked(e.to_string()),
@@ -133,7 +134,7 @@ fn put_back(runner: &Runner, store: &Store, rec: &OperationRecord, p: &Preserved
         undo: Some(undo),
         mode: file.before_mode,
     };
-    match runner.put_back(ws, &f) {
+    match runner.run_blocking(ops::PutBack { ws: ws.to_owned(), file: f.clone() }) {
         Ok(Undone::Restored) => PutBack::Restored,
         Ok(Undone::Untouched | Undone::Removed) => PutBack::AlreadyThere,
         Ok(Undone::Taken(v)) => PutBack::Occupied(v),

@@ -7,6 +7,7 @@
 
 use codespace_files::{Found, InterruptedFile, Undone};
 use codespace_protocol::{ApplyPatchResult, PatchStatus, Preserved};
+use codespace_runner::ops;
 use codespace_runner::{Runner, RunnerError};
 use codespace_store::{OpStatus, OperationRecord, Store};
 
@@ -126,9 +127,9 @@ fn roll_back(
 ) -> Result<Verdict, RunnerError> {
     let ws = rec.workspace_id.as_str();
     let paths: Vec<String> = rec.plan.iter().map(|f| f.path.clone()).collect();
-    runner.clear_temp_files(ws, &paths)?;
+    runner.run_blocking(ops::ClearTempFiles { ws: ws.to_owned(), paths })?;
     let files = interrupted_files(store, rec);
-    let found = runner.survey(ws, &files)?;
+    let found = runner.run_blocking(ops::Survey { ws: ws.to_owned(), files: files.clone() })?;
     if let Some((f, why)) = files.iter().zip(&found).find_map(|(f, s)| match s {
         Found::Unreadable(why) => Some((f, why)),
         Found::Before | Found::After | Found::Other(_) => None,
@@ -153,7 +154,8 @@ fn roll_back(
             "interrupted before any write took effect: every file holds its old content",
         ));
     }
-    let undone = runner.roll_back(ws, &files, &found)?;
+    let undone =
+        runner.run_blocking(ops::RollBack { ws: ws.to_owned(), files: files.clone(), found })?;
     Ok(rolled_back(store, rec, &files, &undone))
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use codespace_files::ApplyOutcome;
 use codespace_protocol::{ApplyPatchParams, ApplyPatchResult, ExpectedVersion, PatchStatus};
+use codespace_runner::ops;
 use codespace_runner::{PrepareError, Runner, RunnerError, Transport, WorkspacePath};
 use codespace_store::{Draft, Drafted, OpStatus, PlannedFile, Store};
 use codespace_types::Version;
@@ -172,9 +173,10 @@ enum Ran {
 
 fn run(runner: &Runner, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> Ran {
     let ws = p.workspace_id.as_str();
-    let writes = match expected(p)
-        .and_then(|expected| runner.prepare(ws, &p.patch, &expected).map_err(GatewayError::from))
-    {
+    let writes = match expected(p).and_then(|expected| {
+        let prepare = ops::Prepare { ws: ws.to_owned(), patch: p.patch.clone(), expected };
+        runner.run_blocking(prepare).map_err(GatewayError::from)
+    }) {
         Ok(writes) => writes,
         // Nothing is durable and nothing was written: a retry under this key runs afresh.
         Err(e @ GatewayError::Runner(RunnerError::Transport(_))) => return Ran::Unrecorded(e),
@@ -218,7 +220,7 @@ fn run(runner: &Runner, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> R
         Ok(Some(known)) => return Ran::Raced(known),
         Err(e) => return Ran::Done(Err(e.into())),
     }
-    let applied = match runner.apply(ws, &writes) {
+    let applied = match runner.run_blocking(ops::Apply { ws: ws.to_owned(), writes }) {
         Ok(outcome) => outcome,
         Err(RunnerError::Transport(t)) => return lost_write(result, &t),
         Err(e) => return Ran::Done(Err(e.into())),

@@ -6,6 +6,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use codespace_protocol::Coordination;
+use codespace_runner::ops;
 use codespace_runner::{Terminate, WaitFor};
 
 use crate::Gateway;
@@ -38,12 +39,14 @@ impl Gateway {
         let runner = &self.runner;
         let mut killed = 0u32;
         for id in &ids {
-            if let Ok(Terminate::Sent) = runner.terminate(id).await {
+            if let Ok(Terminate::Sent) = runner.run(ops::Terminate { id: id.clone() }).await {
                 killed += 1;
             }
         }
         for id in &ids {
-            let _ = runner.wait(id, WaitFor::Exit, STOP_WAIT).await;
+            let _ = runner
+                .run(ops::Wait { id: id.clone(), what: WaitFor::Exit, limit: STOP_WAIT })
+                .await;
         }
         killed
     }

@@ -14,21 +14,17 @@ use sha2::{Digest, Sha256};
 use super::{LocalRunner, blocking};
 use codespace_files::{FilesError, GrepOutcome, GrepRequest, PathGlob};
 
-use crate::{FindJob, FindPage, GrepJob, RunnerError};
+use crate::ops::{self, Run, RunWalk};
+use crate::{FindPage, RunnerError};
 
 /// Files up to this size are read inline on the async worker instead of a blocking thread.
 const INLINE_READ_BYTES: u64 = 256 * 1024;
 
-impl LocalRunner {
+impl Run<ops::Read> for LocalRunner {
     /// A window of `path` with the whole file's version.
-    pub async fn read(
-        &self,
-        ws: &str,
-        path: WorkspacePath,
-        offset: u64,
-        limit: usize,
-    ) -> Result<Window, RunnerError> {
-        let (root, watch) = self.started(ws)?;
+    async fn run(&self, job: ops::Read) -> Result<Window, RunnerError> {
+        let ops::Read { ws, path, offset, limit } = job;
+        let (root, watch) = self.started(&ws)?;
         // Opening waits on no file (an `O_PATH` probe, then `O_NONBLOCK`) and tells the size.
         let opened = root.open_regular(&path)?;
         let inline = opened.meta().size <= INLINE_READ_BYTES;
@@ -47,17 +43,18 @@ impl LocalRunner {
             blocking(work).await
         }
     }
+}
 
+impl RunWalk<ops::Find> for LocalRunner {
     /// One page of the matching files. `cancel` stops the walk (the page is then
     /// `incomplete`); `progress` counts the entries walked.
-    pub async fn find(
+    async fn run_walk(
         &self,
-        ws: &str,
-        job: FindJob,
+        ops::Find { ws, job }: ops::Find,
         cancel: Cancel,
         progress: Progress,
     ) -> Result<FindPage, RunnerError> {
-        let (root, watch) = self.started(ws)?;
+        let (root, watch) = self.started(&ws)?;
         let glob = job.glob.as_deref().map(PathGlob::new).transpose()?;
         blocking(move || {
             let limits = job.walk.limits(Instant::now() + job.walk.budget, cancel, progress);
@@ -94,17 +91,18 @@ impl LocalRunner {
         })
         .await
     }
+}
 
+impl RunWalk<ops::Grep> for LocalRunner {
     /// One page of the matching lines. `cancel` stops the walk and the search;
     /// `progress` counts the entries walked and the files searched.
-    pub async fn grep(
+    async fn run_walk(
         &self,
-        ws: &str,
-        job: GrepJob,
+        ops::Grep { ws, job }: ops::Grep,
         cancel: Cancel,
         progress: Progress,
     ) -> Result<GrepOutcome, RunnerError> {
-        let (root, watch) = self.started(ws)?;
+        let (root, watch) = self.started(&ws)?;
         let glob = job.glob.as_deref().map(PathGlob::new).transpose()?;
         blocking(move || {
             let deadline = Instant::now() + job.walk.budget;
@@ -131,15 +129,16 @@ impl LocalRunner {
         })
         .await
     }
+}
 
+impl Run<ops::Versions> for LocalRunner {
     /// The version of each path (a path that does not parse, or cannot be hashed, gets
     /// its own refusal).
-    pub async fn versions(
+    async fn run(
         &self,
-        ws: &str,
-        paths: Vec<String>,
+        ops::Versions { ws, paths }: ops::Versions,
     ) -> Result<Vec<Result<Version, FsError>>, RunnerError> {
-        let (root, watch) = self.started(ws)?;
+        let (root, watch) = self.started(&ws)?;
         blocking(move || {
             let versions = paths
                 .iter()
@@ -155,15 +154,16 @@ impl LocalRunner {
         })
         .await
     }
+}
 
+impl Run<ops::Changes> for LocalRunner {
     /// What changed since `since` (`Ok(None)`: watching is off, no list can be vouched
     /// for).
-    pub async fn changes(
+    async fn run(
         &self,
-        ws: &str,
-        since: Option<String>,
+        ops::Changes { ws, since }: ops::Changes,
     ) -> Result<Result<Option<Changes>, BadCursor>, RunnerError> {
-        let (_, watch) = self.started(ws)?;
+        let (_, watch) = self.started(&ws)?;
         let Some(watch) = watch else {
             return Ok(since
                 .as_deref()

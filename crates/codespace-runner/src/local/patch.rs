@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use codespace_fs::{FsError, Root, Version, WorkspacePath};
 
 use super::LocalRunner;
+use crate::ops::{self, RunBlocking};
 use crate::{PrepareError, RunnerError};
-use codespace_files::{ApplyOutcome, Found, InterruptedFile, PatchFs, PlannedWrite, Undone};
+use codespace_files::{ApplyOutcome, Found, PatchFs, PlannedWrite, Undone};
 
 /// A callback run between a patch's last write and its verification.
 pub type Hook = Arc<dyn Fn() + Send + Sync>;
@@ -36,17 +37,15 @@ impl HookSlot {
     }
 }
 
-impl LocalRunner {
+impl RunBlocking<ops::Prepare> for LocalRunner {
     /// Checks every `(path, version)` the caller expects against the disk, then parses and
     /// plans `patch` against the files as they are now. Writes nothing.
-    pub fn prepare(
+    fn run_blocking(
         &self,
-        ws: &str,
-        patch: &str,
-        expected: &[(WorkspacePath, Version)],
+        ops::Prepare { ws, patch, expected }: ops::Prepare,
     ) -> Result<Vec<PlannedWrite>, PrepareError> {
-        let (root, _) = self.started(ws)?;
-        for (path, want) in expected {
+        let (root, _) = self.started(&ws)?;
+        for (path, want) in &expected {
             let actual = root.version(path).map_err(RunnerError::from)?;
             if actual != *want {
                 return Err(PrepareError::VersionConflict {
@@ -56,54 +55,66 @@ impl LocalRunner {
                 });
             }
         }
-        Ok(codespace_files::prepare(&root, patch)?)
+        Ok(codespace_files::prepare(&root, &patch)?)
     }
+}
 
+impl RunBlocking<ops::Apply> for LocalRunner {
     /// Writes a plan: every file or none (rolled back), or says which it could not restore.
-    pub fn apply(&self, ws: &str, writes: &[PlannedWrite]) -> Result<ApplyOutcome, RunnerError> {
-        let w = self.opened(ws)?;
+    fn run_blocking(
+        &self,
+        ops::Apply { ws, writes }: ops::Apply,
+    ) -> Result<ApplyOutcome, RunnerError> {
+        let w = self.opened(&ws)?;
         let (hook, before_write) = self.hook.get();
         let fs = Hooked { root: &w.root, hook, before_write, writes: AtomicUsize::new(0) };
-        Ok(codespace_files::apply(&fs, writes))
+        Ok(codespace_files::apply(&fs, &writes))
     }
+}
 
+impl RunBlocking<ops::Survey> for LocalRunner {
     /// What each interrupted file holds now.
-    pub fn survey(&self, ws: &str, files: &[InterruptedFile]) -> Result<Vec<Found>, RunnerError> {
-        Ok(codespace_files::survey(&*self.opened(ws)?.root, files))
+    fn run_blocking(&self, job: ops::Survey) -> Result<Vec<Found>, RunnerError> {
+        Ok(codespace_files::survey(&*self.opened(&job.ws)?.root, &job.files))
     }
+}
 
+impl RunBlocking<ops::RollBack> for LocalRunner {
     /// Puts every after-version found back to its before-version.
-    pub fn roll_back(
-        &self,
-        ws: &str,
-        files: &[InterruptedFile],
-        found: &[Found],
-    ) -> Result<Vec<Undone>, RunnerError> {
-        Ok(codespace_files::roll_back(&*self.opened(ws)?.root, files, found))
+    fn run_blocking(&self, job: ops::RollBack) -> Result<Vec<Undone>, RunnerError> {
+        Ok(codespace_files::roll_back(&*self.opened(&job.ws)?.root, &job.files, &job.found))
     }
+}
 
+impl RunBlocking<ops::VersionNow> for LocalRunner {
     /// The version of one path on the disk, never from a cache.
-    pub fn version_now(&self, ws: &str, path: &WorkspacePath) -> Result<Version, RunnerError> {
-        Ok(self.opened(ws)?.root.version(path)?)
+    fn run_blocking(&self, job: ops::VersionNow) -> Result<Version, RunnerError> {
+        Ok(self.opened(&job.ws)?.root.version(&job.path)?)
     }
+}
 
+impl RunBlocking<ops::ClearTempFiles> for LocalRunner {
     /// Removes the temporary files an interrupted write may have left beside `paths`
     /// (best effort: what cannot be removed stays, and is never listed).
-    pub fn clear_temp_files(&self, ws: &str, paths: &[String]) -> Result<(), RunnerError> {
-        let root = &self.opened(ws)?.root;
-        for p in paths {
+    fn run_blocking(&self, job: ops::ClearTempFiles) -> Result<(), RunnerError> {
+        let root = &self.opened(&job.ws)?.root;
+        for p in &job.paths {
             if let Ok(p) = WorkspacePath::parse(p) {
                 let _ = root.remove_stale_temp_files(&p);
             }
         }
         Ok(())
     }
+}
 
+impl RunBlocking<ops::PutBack> for LocalRunner {
     /// Puts one file's preserved content back where the path is free.
-    pub fn put_back(&self, ws: &str, file: &InterruptedFile) -> Result<Undone, RunnerError> {
-        Ok(codespace_files::put_back(&*self.opened(ws)?.root, file))
+    fn run_blocking(&self, job: ops::PutBack) -> Result<Undone, RunnerError> {
+        Ok(codespace_files::put_back(&*self.opened(&job.ws)?.root, &job.file))
     }
+}
 
+impl LocalRunner {
     /// Runs `hook` in every later patch between its last write and its verification.
     #[cfg(feature = "test-hooks")]
     pub fn set_written_hook(&self, hook: Option<Hook>) {

@@ -2,21 +2,15 @@
 //! workspace's pinned root directory (through its descriptor, never its path).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use codespace_process::{ProcStatus, ReadChunk, SpawnRequest, Spawned, Terminate, WaitFor};
+use codespace_process::{ProcError, ProcStatus, ReadChunk, SpawnRequest, Spawned, Terminate};
 
 use super::LocalRunner;
-use crate::SpawnJob;
-use codespace_process::ProcError;
+use crate::ops::{self, Run};
+use crate::{RunnerError, SpawnJob};
 
 impl LocalRunner {
-    /// Starts a command in workspace `ws`.
-    pub async fn spawn(&self, ws: &str, job: SpawnJob) -> Result<Spawned, ProcError> {
-        self.spawn_as(ws, None, job).await
-    }
-
-    /// [`LocalRunner::spawn`] under an id the caller chose.
+    /// Starts a command in workspace `ws`, under `id` when the caller chose one.
     pub async fn spawn_as(
         &self,
         ws: &str,
@@ -52,33 +46,48 @@ impl LocalRunner {
         };
         self.supervisor.spawn_as(id, req).await
     }
+}
 
-    pub fn write_stdin(&self, id: &str, data: &[u8], close: bool) -> Result<(), ProcError> {
-        self.supervisor.write_stdin(id, data, close)
+impl Run<ops::WriteStdin> for LocalRunner {
+    async fn run(&self, job: ops::WriteStdin) -> Result<(), RunnerError> {
+        Ok(self.supervisor.write_stdin(&job.id, &job.data, job.close)?)
     }
+}
 
-    pub fn read_output(&self, id: &str, cursor: u64, max: usize) -> Result<ReadChunk, ProcError> {
-        self.supervisor.read(id, cursor, max)
+impl Run<ops::ReadOutput> for LocalRunner {
+    async fn run(&self, job: ops::ReadOutput) -> Result<ReadChunk, RunnerError> {
+        Ok(self.supervisor.read(&job.id, job.cursor, job.max)?)
     }
+}
 
-    pub fn status(&self, id: &str) -> Result<ProcStatus, ProcError> {
-        self.supervisor.status(id)
+impl Run<ops::Status> for LocalRunner {
+    async fn run(&self, job: ops::Status) -> Result<ProcStatus, RunnerError> {
+        Ok(self.supervisor.status(&job.id)?)
     }
+}
 
-    pub async fn wait(&self, id: &str, what: WaitFor, limit: Duration) -> Result<(), ProcError> {
-        self.supervisor.wait(id, what, limit).await
+impl Run<ops::Wait> for LocalRunner {
+    async fn run(&self, job: ops::Wait) -> Result<(), RunnerError> {
+        Ok(self.supervisor.wait(&job.id, job.what, job.limit).await?)
     }
+}
 
-    pub fn resize(&self, id: &str, rows: u16, cols: u16) -> Result<(), ProcError> {
-        self.supervisor.resize(id, rows, cols)
+impl Run<ops::Resize> for LocalRunner {
+    async fn run(&self, job: ops::Resize) -> Result<(), RunnerError> {
+        Ok(self.supervisor.resize(&job.id, job.rows, job.cols)?)
     }
+}
 
-    pub fn terminate(&self, id: &str) -> Result<Terminate, ProcError> {
-        self.supervisor.terminate(id)
+impl Run<ops::Terminate> for LocalRunner {
+    async fn run(&self, job: ops::Terminate) -> Result<Terminate, RunnerError> {
+        Ok(self.supervisor.terminate(&job.id)?)
     }
+}
 
+impl Run<ops::Shutdown> for LocalRunner {
     /// Kills every live command's whole tree.
-    pub async fn shutdown(&self) {
+    async fn run(&self, _: ops::Shutdown) -> Result<(), RunnerError> {
         self.supervisor.shutdown().await;
+        Ok(())
     }
 }

@@ -1,159 +1,31 @@
-//! What crosses the worker's socket: one [`Call`] per runner job, its [`Reply`], and the
-//! worker's [`Event`]s. Each is the runner's own job, answer or error, unchanged; a
-//! workspace is named by its id, a process by its id.
+//! What crosses the worker's socket: one [`Request`] per job (its [`Op`] and the job's own
+//! encoding), the worker's [`Reply`] (the job's answer in its own encoding, so it decodes
+//! straight into the job's answer type), and the worker's [`Event`]s.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
-use codespace_fs::{FsError, RootStatus, Version, Window, WorkspacePath};
-use codespace_process::{ProcStatus, ReadChunk, Terminate, WaitFor};
-use codespace_watch::{BadCursor, Changes, WatchReport};
 use serde::{Deserialize, Serialize};
 
-use crate::{
-    FindJob, FindPage, GrepJob, OpenError, PrepareError, ProcessFacts, RunnerError, SpawnJob,
-};
-use codespace_files::{ApplyOutcome, Found, GrepOutcome, InterruptedFile, PlannedWrite, Undone};
-use codespace_process::ProcError;
+use crate::RunnerError;
+use crate::Transport;
+use crate::ops::{Failed, Job, Op};
 
 /// A request to the worker.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) enum Call {
-    /// Opens every `(workspace id, registered root)`, with watchers unless `watch` is false.
-    /// The first call of a connection, and only once.
-    Open {
-        roots: Vec<(String, PathBuf)>,
-        watch: bool,
-    },
-    Read {
-        ws: String,
-        path: WorkspacePath,
-        offset: u64,
-        limit: usize,
-    },
-    /// `progress`: the token the worker's progress events for this call name.
-    Find {
-        ws: String,
-        job: FindJob,
-        progress: u64,
-    },
-    Grep {
-        ws: String,
-        job: GrepJob,
-        progress: u64,
-    },
-    Versions {
-        ws: String,
-        paths: Vec<String>,
-    },
-    Changes {
-        ws: String,
-        since: Option<String>,
-    },
-    RootStatus {
-        ws: String,
-    },
-    WatchReport {
-        ws: String,
-    },
-    Prepare {
-        ws: String,
-        patch: String,
-        expected: Vec<(WorkspacePath, Version)>,
-    },
-    Apply {
-        ws: String,
-        writes: Vec<PlannedWrite>,
-    },
-    Survey {
-        ws: String,
-        files: Vec<InterruptedFile>,
-    },
-    RollBack {
-        ws: String,
-        files: Vec<InterruptedFile>,
-        found: Vec<Found>,
-    },
-    PutBack {
-        ws: String,
-        file: InterruptedFile,
-    },
-    VersionNow {
-        ws: String,
-        path: WorkspacePath,
-    },
-    ClearTempFiles {
-        ws: String,
-        paths: Vec<String>,
-    },
-    /// Starts a command under the id the gateway chose.
-    Spawn {
-        ws: String,
-        id: String,
-        job: SpawnJob,
-    },
-    WriteStdin {
-        id: String,
-        #[serde(with = "serde_bytes")]
-        data: Vec<u8>,
-        close: bool,
-    },
-    ReadOutput {
-        id: String,
-        cursor: u64,
-        max: usize,
-    },
-    Status {
-        id: String,
-    },
-    Wait {
-        id: String,
-        what: WaitFor,
-        limit: Duration,
-    },
-    Resize {
-        id: String,
-        rows: u16,
-        cols: u16,
-    },
-    Terminate {
-        id: String,
-    },
-    /// Kills every live command's whole tree (the gateway is shutting down).
-    Shutdown,
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Request {
+    pub(crate) op: Op,
+    /// For a walk, the token its progress events name (0 otherwise).
+    pub(crate) walk: u64,
+    /// The job, encoded as its own type.
+    #[serde(with = "serde_bytes")]
+    pub(crate) body: Vec<u8>,
 }
 
-/// What the worker opened: each workspace's canonical root, and its process limits.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Opened {
-    pub(crate) roots: Vec<(String, PathBuf)>,
-    pub(crate) facts: ProcessFacts,
-}
-
-/// The worker's answer to a [`Call`], in the variant of that call.
+/// The worker's answer to a [`Request`].
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Reply {
-    Opened(Result<Opened, OpenError>),
-    Window(Result<Window, RunnerError>),
-    Found(Result<FindPage, RunnerError>),
-    Grep(Result<GrepOutcome, RunnerError>),
-    Versions(Result<Vec<Result<Version, FsError>>, RunnerError>),
-    Changes(Result<Result<Option<Changes>, BadCursor>, RunnerError>),
-    RootStatus(Option<RootStatus>),
-    WatchReport(Option<WatchReport>),
-    Prepared(Result<Vec<PlannedWrite>, PrepareError>),
-    Applied(Result<ApplyOutcome, RunnerError>),
-    Surveyed(Result<Vec<Found>, RunnerError>),
-    RolledBack(Result<Vec<Undone>, RunnerError>),
-    PutBack(Result<Undone, RunnerError>),
-    Version(Result<Version, RunnerError>),
-    Cleared(Result<(), RunnerError>),
-    Spawned(Result<(), ProcError>),
-    Done(Result<(), ProcError>),
-    Output(Result<ReadChunk, ProcError>),
-    Status(Result<ProcStatus, ProcError>),
-    Terminated(Result<Terminate, ProcError>),
-    /// The call does not fit this worker's state (a second `Open`, or a job before it).
+    /// The job's answer, encoded as its own type.
+    Answer(#[serde(with = "serde_bytes")] Vec<u8>),
+    /// The request does not fit this worker's state (a second `Open`, or a job before it),
+    /// or could not be run at all.
     Refused(String),
 }
 
@@ -164,4 +36,50 @@ pub(crate) enum Event {
     ProcessExited { id: String },
     /// How far a walk or search of the call with this progress token has come.
     Progress { token: u64, entries: u64, files_searched: u64 },
+}
+
+impl Request {
+    /// `job` as a request (`walk`: its progress token, or 0).
+    pub(crate) fn of<J: Job>(job: &J, walk: u64) -> Result<Request, Transport> {
+        let body = postcard::to_stdvec(job).map_err(|e| Transport::NotSent {
+            reason: format!("the request does not encode: {e}"),
+        })?;
+        Ok(Request { op: J::OP, walk, body })
+    }
+}
+
+impl Reply {
+    /// `answer`, encoded for the wire.
+    pub(crate) fn of<T: Serialize>(answer: &T) -> Reply {
+        match postcard::to_stdvec(answer) {
+            Ok(bytes) => Reply::Answer(bytes),
+            Err(e) => Reply::Refused(format!("the answer does not encode: {e}")),
+        }
+    }
+
+    /// The answer of job `J`, or the runner error that says why there is none.
+    pub(crate) fn answer<J: Job>(
+        reply: Result<Reply, Transport>,
+    ) -> Result<J::Answer, RunnerError> {
+        let bytes = match reply {
+            Ok(Reply::Answer(bytes)) => bytes,
+            Ok(Reply::Refused(why)) => {
+                return Err(RunnerError::Task {
+                    reason: format!("the runner worker refused: {why}"),
+                });
+            }
+            Err(transport) => return Err(RunnerError::Transport(transport)),
+        };
+        postcard::from_bytes(&bytes).map_err(|e| RunnerError::Task {
+            reason: format!("the runner worker's answer does not decode as {:?}'s: {e}", J::OP),
+        })
+    }
+
+    /// [`Reply::answer`], a failure folded into the job's own answer.
+    pub(crate) fn unpack<J: Job>(reply: Result<Reply, Transport>) -> J::Answer
+    where
+        J::Answer: Failed,
+    {
+        Reply::answer::<J>(reply).unwrap_or_else(Failed::failed)
+    }
 }

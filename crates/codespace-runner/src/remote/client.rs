@@ -13,7 +13,8 @@ use codespace_process::ExitWatch;
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, watch};
 
-use super::call::{Call, Event, Opened, Reply};
+use super::call::{Event, Reply, Request};
+use crate::ops::{self, Opened};
 use crate::{ProcessFacts, RunnerError, Transport};
 use codespace_wire::{self as wire, CallError};
 
@@ -35,8 +36,8 @@ pub enum ConnectError {
 
 /// The runner in a worker process, over a Unix socket.
 pub struct SocketRunner {
-    client: wire::Client<Call, Reply, Event>,
-    handle: tokio::runtime::Handle,
+    client: wire::Client<Request, Reply, Event>,
+    pub(super) handle: tokio::runtime::Handle,
     roots: BTreeMap<String, PathBuf>,
     facts: ProcessFacts,
     processes: Arc<Mutex<Processes>>,
@@ -68,12 +69,14 @@ impl SocketRunner {
         watch: bool,
     ) -> Result<SocketRunner, ConnectError> {
         let (client, events) = wire::Client::connect(stream, build).await?;
-        let call = Call::Open { roots: roots.to_vec(), watch };
-        let Opened { roots, facts } = match client.call(call, CALL_DEADLINE).await {
-            Ok(Reply::Opened(Ok(opened))) => opened,
-            Ok(Reply::Opened(Err(e))) => return Err(ConnectError::Open(e)),
-            Ok(other) => return Err(ConnectError::Protocol(format!("answered {other:?}"))),
-            Err(e) => return Err(ConnectError::Call(transport(e))),
+        let open = ops::Open { roots: roots.to_vec(), watch };
+        let request = Request::of(&open, 0).map_err(ConnectError::Call)?;
+        let reply = client.call(request, CALL_DEADLINE).await.map_err(transport);
+        let Opened { roots, facts } = match Reply::answer::<ops::Open>(reply) {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(e)) => return Err(ConnectError::Open(e)),
+            Err(RunnerError::Transport(t)) => return Err(ConnectError::Call(t)),
+            Err(other) => return Err(ConnectError::Protocol(other.to_string())),
         };
         let processes = Arc::new(Mutex::new(Processes::default()));
         let (lost_tx, lost) = watch::channel(false);
@@ -107,30 +110,30 @@ impl SocketRunner {
         self.facts
     }
 
-    /// One call, answered or classified.
-    pub(crate) async fn call(&self, call: Call, wait: Duration) -> Result<Reply, Transport> {
-        self.client.call(call, CALL_DEADLINE + wait).await.map_err(transport)
+    /// One request, answered or classified.
+    pub(crate) async fn call<J: ops::Job>(&self, job: &J, walk: u64) -> Result<Reply, Transport> {
+        let request = Request::of(job, walk)?;
+        self.client.call(request, CALL_DEADLINE + job.wait()).await.map_err(transport)
     }
 
-    /// One call whose caller may give up: when `cancel` is raised the worker is told, and
-    /// its (early, incomplete) answer is still awaited.
-    pub(crate) async fn call_cancellable(
+    /// One request whose caller may give up: when `cancel` is raised the worker is told,
+    /// and its (early, incomplete) answer is still awaited.
+    pub(crate) async fn call_cancellable<J: ops::Job>(
         &self,
-        call: Call,
-        wait: Duration,
+        job: &J,
+        walk: u64,
         cancel: codespace_fs::Cancel,
     ) -> Result<Reply, Transport> {
+        let request = Request::of(job, walk)?;
         let cancelled = async move {
             while !cancel.is_cancelled() {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         };
-        self.client.call_cancellable(call, CALL_DEADLINE + wait, cancelled).await.map_err(transport)
-    }
-
-    /// [`SocketRunner::call`] from a thread that may block (never an async worker thread).
-    pub(crate) fn call_blocking(&self, call: Call) -> Result<Reply, Transport> {
-        self.handle.block_on(self.call(call, Duration::ZERO))
+        self.client
+            .call_cancellable(request, CALL_DEADLINE + job.wait(), cancelled)
+            .await
+            .map_err(transport)
     }
 
     /// The exit watch of a process started under `id`: it turns `true` when the worker
@@ -166,11 +169,22 @@ impl SocketRunner {
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(Duration::from_secs(1)).await;
-                let gone = match client.call(Call::Status { id: id.clone() }, CALL_DEADLINE).await {
-                    Ok(Reply::Status(Err(codespace_process::ProcError::NotFound))) => true,
-                    Ok(_) => false,
-                    Err(CallError::Timeout { .. }) => false,
-                    Err(_) => true,
+                let reply = match Request::of(&ops::Status { id: id.clone() }, 0) {
+                    Ok(request) => client.call(request, CALL_DEADLINE).await.map_err(transport),
+                    Err(t) => Err(t),
+                };
+                let gone = match Reply::unpack::<ops::Status>(reply) {
+                    Err(RunnerError::Process(codespace_process::ProcError::NotFound)) => true,
+                    Err(RunnerError::Transport(Transport::Timeout { .. })) => false,
+                    Err(RunnerError::Transport(_)) => true,
+                    Ok(_)
+                    | Err(
+                        RunnerError::Fs(_)
+                        | RunnerError::Files(_)
+                        | RunnerError::NoWorkspace { .. }
+                        | RunnerError::Task { .. }
+                        | RunnerError::Process(_),
+                    ) => false,
                 };
                 let mut p = lock(&processes);
                 let Some((tx, at)) = p.exits.get_mut(&id) else { return };
@@ -259,17 +273,4 @@ fn transport(e: CallError) -> Transport {
         CallError::Ambiguous { reason } => Transport::Ambiguous { reason },
         CallError::Timeout { after } => Transport::Timeout { secs: after.as_secs() },
     }
-}
-
-/// The answer was not the variant of its call: the worker is not speaking this protocol.
-pub(crate) fn mismatched(reply: Reply) -> RunnerError {
-    let reason = match reply {
-        Reply::Refused(why) => format!("the runner worker refused: {why}"),
-        // Only the start of it: an answer may carry a whole file.
-        other => {
-            let shown: String = format!("{other:?}").chars().take(160).collect();
-            format!("the runner worker answered out of turn: {shown}")
-        }
-    };
-    RunnerError::Task { reason }
 }

@@ -11,8 +11,9 @@ use codespace_process::Supervisor;
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
-use super::call::{Call, Event, Opened, Reply};
+use super::call::{Event, Reply, Request};
 use crate::LocalRunner;
+use crate::ops::{self, Job, Opened, Run, RunBlocking, RunWalk};
 use codespace_fs::Progress;
 use codespace_wire::{self as wire, Cancelled, ServeOptions};
 
@@ -20,7 +21,7 @@ use codespace_wire::{self as wire, Cancelled, ServeOptions};
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The worker's state over its one connection.
-struct Worker {
+pub(crate) struct Worker {
     supervisor: Arc<Supervisor>,
     runner: OnceLock<Arc<LocalRunner>>,
     events: mpsc::UnboundedSender<Event>,
@@ -58,9 +59,9 @@ pub async fn serve_worker(
     });
     let mut options = ServeOptions::new(build);
     options.hang_up = hang_up(&faults);
-    let handler = move |call: Call, deadline: Instant, cancelled: Cancelled| {
+    let handler = move |request: Request, _deadline: Instant, cancelled: Cancelled| {
         let worker = Arc::clone(&worker);
-        async move { worker.answer(call, deadline, cancelled).await }
+        async move { ops::serve(&worker, request.op, &request.body, request.walk, cancelled).await }
     };
     let served = wire::serve(stream, options, handler, rx).await;
     // The gateway is gone (or broke the protocol): nothing started for it may outlive it.
@@ -73,69 +74,59 @@ impl Worker {
         self.runner.get().cloned().ok_or_else(|| Reply::Refused("no workspace is open yet".into()))
     }
 
-    async fn answer(&self, call: Call, _deadline: Instant, cancelled: Cancelled) -> Reply {
-        if let Call::Open { roots, watch } = call {
-            return self.open(&roots, watch);
-        }
-        let r = match self.runner() {
-            Ok(r) => r,
-            Err(refused) => return refused,
-        };
-        match call {
-            Call::Open { .. } => Reply::Refused("the workspaces are already open".into()),
-            Call::Read { ws, path, offset, limit } => {
-                Reply::Window(r.read(&ws, path, offset, limit).await)
-            }
-            Call::Find { ws, job, progress } => {
-                let (cancel, watcher) = cancel_on(cancelled);
-                let (counts, ticker) = self.report(progress);
-                let found = r.find(&ws, job, cancel, counts).await;
-                watcher.abort();
-                ticker.abort();
-                Reply::Found(found)
-            }
-            Call::Grep { ws, job, progress } => {
-                let (cancel, watcher) = cancel_on(cancelled);
-                let (counts, ticker) = self.report(progress);
-                let found = r.grep(&ws, job, cancel, counts).await;
-                watcher.abort();
-                ticker.abort();
-                Reply::Grep(found)
-            }
-            Call::Versions { ws, paths } => Reply::Versions(r.versions(&ws, paths).await),
-            Call::Changes { ws, since } => Reply::Changes(r.changes(&ws, since).await),
-            Call::RootStatus { ws } => Reply::RootStatus(r.root_status(&ws)),
-            Call::WatchReport { ws } => Reply::WatchReport(r.watch_report(&ws)),
-            Call::Spawn { ws, id, job } => Reply::Spawned(self.spawn(&r, &ws, id, job).await),
-            Call::WriteStdin { id, data, close } => Reply::Done(r.write_stdin(&id, &data, close)),
-            Call::ReadOutput { id, cursor, max } => Reply::Output(r.read_output(&id, cursor, max)),
-            Call::Status { id } => Reply::Status(r.status(&id)),
-            Call::Wait { id, what, limit } => Reply::Done(r.wait(&id, what, limit).await),
-            Call::Resize { id, rows, cols } => Reply::Done(r.resize(&id, rows, cols)),
-            Call::Terminate { id } => Reply::Terminated(r.terminate(&id)),
-            Call::Shutdown => {
-                r.shutdown().await;
-                Reply::Done(Ok(()))
-            }
-            blocking_call => blocking(r, blocking_call).await,
+    /// Runs a job on the caller's task.
+    pub(crate) async fn run<J: Job>(&self, body: &[u8]) -> Reply
+    where
+        LocalRunner: Run<J>,
+    {
+        match (self.runner(), decode::<J>(body)) {
+            (Ok(r), Ok(job)) => Reply::of(&r.run(job).await),
+            (Err(refused), _) | (_, Err(refused)) => refused,
         }
     }
 
-    fn open(&self, roots: &[(String, std::path::PathBuf)], watch: bool) -> Reply {
-        if self.runner.get().is_some() {
-            return Reply::Refused("the workspaces are already open".into());
+    /// Runs a job that blocks (the patch transaction's disk steps) on a blocking thread.
+    pub(crate) async fn blocking<J: Job>(&self, body: &[u8]) -> Reply
+    where
+        LocalRunner: RunBlocking<J>,
+    {
+        let (r, job) = match (self.runner(), decode::<J>(body)) {
+            (Ok(r), Ok(job)) => (r, job),
+            (Err(refused), _) | (_, Err(refused)) => return refused,
+        };
+        match tokio::task::spawn_blocking(move || Reply::of(&r.run_blocking(job))).await {
+            Ok(reply) => reply,
+            Err(e) => Reply::Refused(format!("runner task failed: {e}")),
         }
-        let opened = LocalRunner::open(roots, Arc::clone(&self.supervisor), watch).map(|r| {
-            let roots = roots
-                .iter()
-                .filter_map(|(id, _)| r.root_path(id).map(|p| (id.clone(), p.to_path_buf())))
-                .collect();
-            let facts = r.process_facts();
-            stall(&r, &self.faults);
-            let _ = self.runner.set(Arc::new(r));
-            Opened { roots, facts }
-        });
-        Reply::Opened(opened)
+    }
+
+    /// Runs a walk: the gateway's cancel stops it, and its counts are sent every
+    /// [`PROGRESS_EVERY`] under the request's token.
+    pub(crate) async fn walk<J: Job>(&self, body: &[u8], token: u64, cancelled: Cancelled) -> Reply
+    where
+        LocalRunner: RunWalk<J>,
+    {
+        let (r, job) = match (self.runner(), decode::<J>(body)) {
+            (Ok(r), Ok(job)) => (r, job),
+            (Err(refused), _) | (_, Err(refused)) => return refused,
+        };
+        let (cancel, watcher) = cancel_on(cancelled);
+        let (counts, ticker) = self.report(token);
+        let answer = r.run_walk(job, cancel, counts).await;
+        watcher.abort();
+        ticker.abort();
+        Reply::of(&answer)
+    }
+
+    /// Runs one of the worker's own jobs (opening the workspaces, starting a command).
+    pub(crate) async fn own<J: Job>(&self, body: &[u8]) -> Reply
+    where
+        Worker: Own<J>,
+    {
+        match decode::<J>(body) {
+            Ok(job) => Own::own(self, job).await,
+            Err(refused) => refused,
+        }
     }
 
     /// Counters for a walk, and the task that reports them every [`PROGRESS_EVERY`] while
@@ -157,41 +148,58 @@ impl Worker {
         });
         (counts, ticker)
     }
+}
 
-    /// Starts the command and, once it and its tree are gone, says so.
-    async fn spawn(
-        &self,
-        r: &LocalRunner,
-        ws: &str,
-        id: String,
-        job: crate::SpawnJob,
-    ) -> Result<(), codespace_process::ProcError> {
-        let spawned = r.spawn_as(ws, Some(id), job).await?;
-        let events = self.events.clone();
-        tokio::spawn(async move {
-            spawned.exited.wait().await;
-            let _ = events.send(Event::ProcessExited { id: spawned.id });
+/// A job the worker answers itself rather than its runner.
+pub(crate) trait Own<J: Job> {
+    fn own(&self, job: J) -> impl std::future::Future<Output = Reply> + Send;
+}
+
+impl Own<ops::Open> for Worker {
+    async fn own(&self, ops::Open { roots, watch }: ops::Open) -> Reply {
+        if self.runner.get().is_some() {
+            return Reply::Refused("the workspaces are already open".into());
+        }
+        let opened = LocalRunner::open(&roots, Arc::clone(&self.supervisor), watch).map(|r| {
+            let roots = roots
+                .iter()
+                .filter_map(|(id, _)| r.root_path(id).map(|p| (id.clone(), p.to_path_buf())))
+                .collect();
+            let facts = r.process_facts();
+            stall(&r, &self.faults);
+            let _ = self.runner.set(Arc::new(r));
+            Opened { roots, facts }
         });
-        Ok(())
+        Reply::of(&opened)
     }
 }
 
-/// The jobs that block (the patch transaction's disk steps), on a blocking thread.
-async fn blocking(r: Arc<LocalRunner>, call: Call) -> Reply {
-    let run = move || match call {
-        Call::Prepare { ws, patch, expected } => Reply::Prepared(r.prepare(&ws, &patch, &expected)),
-        Call::Apply { ws, writes } => Reply::Applied(r.apply(&ws, &writes)),
-        Call::Survey { ws, files } => Reply::Surveyed(r.survey(&ws, &files)),
-        Call::RollBack { ws, files, found } => Reply::RolledBack(r.roll_back(&ws, &files, &found)),
-        Call::PutBack { ws, file } => Reply::PutBack(r.put_back(&ws, &file)),
-        Call::VersionNow { ws, path } => Reply::Version(r.version_now(&ws, &path)),
-        Call::ClearTempFiles { ws, paths } => Reply::Cleared(r.clear_temp_files(&ws, &paths)),
-        other => Reply::Refused(format!("{other:?} is not a blocking job")),
-    };
-    match tokio::task::spawn_blocking(run).await {
-        Ok(reply) => reply,
-        Err(e) => Reply::Refused(format!("runner task failed: {e}")),
+impl Own<ops::Spawn> for Worker {
+    /// Starts the command and, once it and its tree are gone, says so.
+    async fn own(&self, ops::Spawn { ws, id, job }: ops::Spawn) -> Reply {
+        let r = match self.runner() {
+            Ok(r) => r,
+            Err(refused) => return refused,
+        };
+        let started: Result<(), crate::RunnerError> = match r.spawn_as(&ws, Some(id), job).await {
+            Ok(spawned) => {
+                let events = self.events.clone();
+                tokio::spawn(async move {
+                    spawned.exited.wait().await;
+                    let _ = events.send(Event::ProcessExited { id: spawned.id });
+                });
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        };
+        Reply::of(&started)
     }
+}
+
+/// The job a request carries, or the refusal that says it does not decode.
+fn decode<J: Job>(body: &[u8]) -> Result<J, Reply> {
+    postcard::from_bytes(body)
+        .map_err(|e| Reply::Refused(format!("the {:?} request does not decode: {e}", J::OP)))
 }
 
 /// A walk's cancel flag raised when the gateway cancels the call, and the task that
@@ -207,16 +215,16 @@ fn cancel_on(cancelled: Cancelled) -> (Cancel, tokio::task::JoinHandle<()>) {
 }
 
 /// The hook that makes the worker hang up after running a matching call, unanswered.
-fn hang_up(faults: &WorkerFaults) -> Option<wire::HangUp<Call>> {
+fn hang_up(faults: &WorkerFaults) -> Option<wire::HangUp<Request>> {
     if !cfg!(feature = "test-hooks") {
         return None;
     }
     let kind = faults.hang_up_after.clone()?;
     let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    Some(Arc::new(move |call: &Call| {
+    Some(Arc::new(move |request: &Request| {
         let matches = matches!(
-            (kind.as_str(), call),
-            ("apply", Call::Apply { .. }) | ("spawn", Call::Spawn { .. })
+            (kind.as_str(), request.op),
+            ("apply", ops::Op::Apply) | ("spawn", ops::Op::Spawn)
         );
         matches && !fired.swap(true, std::sync::atomic::Ordering::SeqCst)
     }))
