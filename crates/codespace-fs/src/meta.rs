@@ -85,7 +85,7 @@ pub struct FileMeta {
 }
 
 impl FileMeta {
-    #[allow(clippy::useless_conversion)] // the widths of st_* differ between architectures
+    #[allow(clippy::useless_conversion, reason = "the widths of st_* differ between architectures")]
     pub(crate) fn from_stat(st: &Stat) -> Self {
         Self {
             kind: FileKind::from_mode(st.st_mode),

@@ -4,7 +4,12 @@
 //! page, and a one-path page) and `grep` of a fixed string repeated on the unchanged tree,
 //! each as a ratio cached / uncached and against the client's `ping`; then the watcher's
 //! start-up time and the memory it adds.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "a benchmark panics on a setup failure and prints its figures to stdout"
+)]
 #![expect(
     clippy::disallowed_methods,
     reason = "benchmarks build their trees on the host filesystem and start the server binary"

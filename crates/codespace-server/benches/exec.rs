@@ -6,7 +6,12 @@
 //! - `seq 1 2000000` (14.9 MB) drained through `read_process` with `wait_ms`, every byte
 //!   checked, vs the same output captured in-process (target: at most 2x), by the rmcp
 //!   client in both result shapes and by a minimal line client.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "a benchmark panics on a setup failure and prints its figures to stdout"
+)]
 #![expect(
     clippy::disallowed_methods,
     reason = "benchmarks build their trees on the host filesystem and start the server binary"

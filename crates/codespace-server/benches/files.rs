@@ -3,7 +3,12 @@
 //! `find **/*.rs` vs a bare `ignore` walk, `grep` of a fixed string vs `rg`, `read` of 4 KiB
 //! and 1 MiB vs the client's `ping`, and server memory and time (vs `pread`) while reading
 //! 1 MiB windows of a 2 GiB file.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "a benchmark panics on a setup failure and prints its figures to stdout"
+)]
 #![expect(
     clippy::disallowed_methods,
     reason = "benchmarks build their trees on the host filesystem and start the server binary"

@@ -2,7 +2,12 @@
 //! HTTP against `ping` over stdio (from the rmcp client, and from a bare line client), and a
 //! 4 KiB and a 1 MiB `read` over both. Each figure is printed as a ratio against the stdio one
 //! measured in the same run.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "a benchmark panics on a setup failure and prints its figures to stdout"
+)]
 #![expect(
     clippy::disallowed_methods,
     reason = "benchmarks build their files on the host filesystem and start the server binary"

@@ -5,7 +5,12 @@
 //! durable floor (two WAL commits, a file and a directory fsync, in-process) and the
 //! reference filesystem server's `edit_file` (installed, pinned, by the bench itself). Each
 //! figure is printed against its floor measured in the same run.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "a benchmark panics on a setup failure and prints its figures to stdout"
+)]
 #![expect(
     clippy::disallowed_methods,
     reason = "benchmarks build their trees on the host filesystem and start the server binary"

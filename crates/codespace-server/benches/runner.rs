@@ -8,7 +8,12 @@
 //! Each figure is printed as what the socket adds per call, and as a ratio against the
 //! in-process median (the floor) and against `ping` to the in-process server (one round
 //! trip between two processes on this machine); target: the socket adds at most 100 µs.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "a benchmark panics on a setup failure and prints its figures to stdout"
+)]
 #![expect(
     clippy::disallowed_methods,
     reason = "benchmarks build their trees on the host filesystem and start the server binary"

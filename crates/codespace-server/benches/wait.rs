@@ -6,7 +6,12 @@
 //! 200000` (1.26 MiB of output, more than the 256 KiB in-memory ring: the rest is read from
 //! the spill file; bytes lost, none below the 64 MiB spill cap, are counted and printed) and
 //! `sh -c "sleep 1; echo done"`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "a benchmark panics on a setup failure and prints its figures to stdout"
+)]
 #![expect(
     clippy::disallowed_methods,
     reason = "benchmarks build their trees on the host filesystem and start the server binary"

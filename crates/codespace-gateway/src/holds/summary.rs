@@ -46,35 +46,4 @@ pub(crate) fn command(p: &ExecCommandParams, timeout_secs: u64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_patch_summary_names_each_file_with_its_kind_and_line_counts() {
-        let text = "*** Begin Patch\n*** Add File: new.txt\n+a\n+b\n*** Delete File: old.txt\n\
-                    *** Update File: src/x.rs\n*** Move to: src/y.rs\n@@\n keep\n-gone\n+here\n+too\n\
-                    *** End Patch";
-        let parsed = codespace_patch::parse(text).unwrap();
-        let s = patch("ws", &parsed, false);
-        assert_eq!(
-            s,
-            "apply a patch in workspace ws (3 file(s)):\n  add new.txt (+2)\n  delete old.txt\n  \
-             move src/x.rs -> src/y.rs (+2 -1)"
-        );
-    }
-
-    #[test]
-    fn a_command_summary_shows_the_argv_exactly() {
-        let p = ExecCommandParams {
-            workspace_id: "ws".into(),
-            command: vec!["sh".into(), "-c".into(), "echo \"hi there\"".into()],
-            tty: Some(true),
-            timeout_secs: None,
-            work_id: None,
-        };
-        assert_eq!(
-            command(&p, 30),
-            r#"run ["sh","-c","echo \"hi there\""] in workspace ws (terminal, time limit 30 s)"#
-        );
-    }
-}
+mod tests;

@@ -4,8 +4,11 @@
     clippy::disallowed_methods,
     reason = "tests build their fixtures and inspect results on the host filesystem"
 )]
-// Helpers outside #[test] fns panic on setup failure by design, like the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "helpers outside #[test] fns panic on setup failure by design, like the tests themselves"
+)]
 
 mod conformance;
 mod fuzz_tree;

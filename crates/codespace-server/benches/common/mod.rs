@@ -41,7 +41,7 @@ pub(crate) fn server<S: AsRef<std::ffi::OsStr>>(
 
 /// A bare line-oriented JSON-RPC client on a started server's stdio (no rmcp on the
 /// client side), initialized.
-#[allow(dead_code)] // not every benchmark needs a bare client
+#[allow(dead_code, reason = "not every benchmark needs a bare client")]
 pub(crate) struct BareClient {
     child: std::process::Child,
     stdin: Option<std::process::ChildStdin>,
@@ -50,7 +50,7 @@ pub(crate) struct BareClient {
     next_id: u64,
 }
 
-#[allow(dead_code)] // not every benchmark needs a bare client
+#[allow(dead_code, reason = "not every benchmark needs a bare client")]
 impl BareClient {
     pub(crate) fn start(config: &Path, state: &Path) -> BareClient {
         BareClient::launch::<&str>(config, state, &[], false)
@@ -138,7 +138,7 @@ impl Drop for BareClient {
 }
 
 /// Calls a tool and returns its structuredContent; a refusal fails the benchmark.
-#[allow(dead_code)] // not every benchmark calls tools through this
+#[allow(dead_code, reason = "not every benchmark calls tools through this")]
 pub(crate) async fn call<H: ClientHandler>(
     client: &RunningService<RoleClient, H>,
     name: &str,
@@ -155,7 +155,7 @@ pub(crate) async fn call<H: ClientHandler>(
 
 /// A client that declares `codespace/structuredContentOnly`: each success arrives once, as
 /// `structuredContent`, without the text copy.
-#[allow(dead_code)] // not every benchmark compares the two shapes
+#[allow(dead_code, reason = "not every benchmark compares the two shapes")]
 pub(crate) fn structured_only() -> ClientConfig {
     let experimental = [("codespace/structuredContentOnly".to_owned(), Default::default())];
     let capabilities =
@@ -165,7 +165,7 @@ pub(crate) fn structured_only() -> ClientConfig {
 
 /// `exec_command ["true"]` in `ws`, then `process_status` with `wait_ms` until `exited`;
 /// the time it all took.
-#[allow(dead_code)] // not every benchmark runs commands
+#[allow(dead_code, reason = "not every benchmark runs commands")]
 pub(crate) async fn true_until_exited<H: ClientHandler>(
     client: &RunningService<RoleClient, H>,
     ws: &str,
@@ -186,11 +186,11 @@ pub(crate) async fn true_until_exited<H: ClientHandler>(
 }
 
 /// The string one file in 97 of [`build_tree`]'s tree holds.
-#[allow(dead_code)] // not every benchmark builds the tree
+#[allow(dead_code, reason = "not every benchmark builds the tree")]
 pub(crate) const NEEDLE: &str = "codespace_bench_needle";
 
 /// 20,000 files (half `.rs`) of 40 lines in 2,000 directories; returns their paths.
-#[allow(dead_code)] // not every benchmark builds the tree
+#[allow(dead_code, reason = "not every benchmark builds the tree")]
 pub(crate) fn build_tree(root: &Path) -> Vec<String> {
     let mut paths = Vec::new();
     for d in 0..2000 {

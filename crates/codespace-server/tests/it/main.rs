@@ -1,8 +1,12 @@
 //! The server's tests: in process (`handler`, `router`: the MCP handler and the HTTP
 //! router called directly) and end to end (the rest: the real `codespace` binary spoken to
 //! over stdio and HTTP).
-#![allow(unreachable_pub)] // test-local items; the lint is for library APIs
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on setup failure by design
+#![allow(unreachable_pub, reason = "test-local items; the lint is for library APIs")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers panic on setup failure by design"
+)]
 #![expect(
     clippy::disallowed_methods,
     reason = "tests build their fixtures and inspect results on the host filesystem"

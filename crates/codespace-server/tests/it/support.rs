@@ -194,7 +194,10 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
-    #[allow(clippy::zombie_processes)] // the child moves into HttpServer, whose Drop reaps it
+    #[allow(
+        clippy::zombie_processes,
+        reason = "the child moves into HttpServer, whose Drop reaps it"
+    )]
     pub fn start(mut cmd: Command) -> HttpServer {
         let mut child = cmd.spawn().unwrap();
         let stderr = child.stderr.take().unwrap();

@@ -1,3 +1,5 @@
+//! Unit tests of `undo`: the undo log's records, read back as written.
+
 use super::*;
 
 fn log() -> (tempfile::TempDir, UndoLog) {

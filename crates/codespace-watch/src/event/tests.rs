@@ -1,3 +1,5 @@
+//! Unit tests of `event`: how notify's events become the watcher's kinds.
+
 use std::path::{Path, PathBuf};
 
 use notify::event::{CreateKind, DataChange, Flag, ModifyKind, RemoveKind, RenameMode};

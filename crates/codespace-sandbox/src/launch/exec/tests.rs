@@ -1,0 +1,18 @@
+//! Unit tests of `launch::exec`.
+
+use super::*;
+
+#[test]
+fn not_found_names_only_host_dirs_missing_here() {
+    let p = Program {
+        name: "python3".into(),
+        candidates: vec![CString::new("/x/python3").unwrap()],
+        host_dirs: vec!["/".into(), "/nonexistent-codespace-dir".into()],
+    };
+    let e = p.not_found();
+    assert_eq!(e.errno, libc::ENOENT);
+    assert!(e.message.contains("not found on PATH"), "{}", e.message);
+    assert!(e.message.contains("/nonexistent-codespace-dir"), "{}", e.message);
+    assert!(e.message.contains("extra_read_roots"), "{}", e.message);
+    assert!(!e.message.contains(": /,"), "{}", e.message);
+}
