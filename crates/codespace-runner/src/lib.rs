@@ -9,11 +9,11 @@
 //! Architecture Invariant: every byte of a workspace file is reached through
 //! `codespace_fs::Root`; this crate never opens a workspace path itself.
 
-mod jobs;
 mod local;
 pub mod ops;
 mod remote;
 mod seam;
+mod walks;
 
 // The words of the `Runner` interface that the gateway names but that live in the crates
 // beneath the runner that reach the disk or processes, on which the gateway may not depend.
@@ -21,10 +21,10 @@ mod seam;
 pub use codespace_fs::{Cancel, FsError, Progress, RootStatus, WorkspacePath};
 pub use codespace_process::{ProcError, SandboxPolicy, TTY_COLS, TTY_ROWS, Terminate, WaitFor};
 pub use codespace_watch::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchReport};
-pub use jobs::{FindJob, FindPage, GrepJob, WalkCaps};
 pub use local::{Hook, LocalRunner, OpenError, WriteHook};
 pub use remote::{CALL_DEADLINE, ConnectError, SocketRunner, WorkerFaults, serve_worker};
 pub use seam::{ProcessFacts, Runner, SpawnJob, Started};
+pub use walks::{FindJob, FindPage, GrepJob, WalkCaps};
 
 use codespace_files::{FilesError, PlanFailure};
 use codespace_types::Version;

@@ -13,7 +13,7 @@ use codespace_process::ExitWatch;
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, watch};
 
-use super::call::{Event, Reply, Request};
+use super::messages::{Event, Reply, Request};
 use crate::ops::{self, Opened};
 use crate::{ProcessFacts, RunnerError, Transport};
 use codespace_wire::{self as wire, CallError};

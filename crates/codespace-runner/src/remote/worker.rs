@@ -11,7 +11,7 @@ use codespace_process::Supervisor;
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
-use super::call::{Event, Reply, Request};
+use super::messages::{Event, Reply, Request};
 use crate::LocalRunner;
 use crate::ops::{self, Job, Opened, Run, RunBlocking, RunWalk};
 use codespace_fs::Progress;

@@ -4,8 +4,8 @@
 
 use codespace_fs::{Cancel, Progress};
 
-use super::call::Reply;
 use super::client::SocketRunner;
+use super::messages::Reply;
 use crate::ops::{self, Failed, Job};
 use crate::{RunnerError, SpawnJob, Started, Transport};
 

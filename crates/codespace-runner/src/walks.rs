@@ -1,6 +1,7 @@
-//! What the gateway asks of a runner, as plain values: the jobs of `find` and `grep` with
-//! the caps the gateway chose, and the page each answers with. They carry no policy, no
-//! ledger id and no MCP type: a runner in another process receives exactly these.
+//! The walks the gateway asks of a runner, as plain values: what `find` and `grep` look for
+//! (inside `ops::Find` and `ops::Grep`) with the caps the gateway chose, and the page `find`
+//! answers with. They carry no policy, no ledger id and no MCP type: a runner in another
+//! process receives exactly these.
 
 use std::time::{Duration, Instant};
 
