@@ -176,7 +176,7 @@ fn a_refusal_names_the_workers_version_in_a_form_the_client_reads_back() {
     assert_eq!(parse_refusal("the worker is shutting down"), None);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn concurrent_calls_answered_out_of_order_reach_their_callers() {
     let p = pair(ServeOptions::new("w")).await;
     let order = Mutex::new(Vec::new());
@@ -200,7 +200,7 @@ async fn an_event_reaches_the_client() {
     assert_eq!(within(p.events.recv()).await, Some(7));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_missed_deadline_is_a_timeout_and_the_worker_sees_the_cancel() {
     let mut p = pair(ServeOptions::new("w")).await;
     let after = Duration::from_millis(200);
@@ -211,7 +211,7 @@ async fn a_missed_deadline_is_a_timeout_and_the_worker_sees_the_cancel() {
     assert_eq!(p.client.call(Req::Echo(1), LONG).await, Ok(Resp::Echo(1)));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_cancelled_call_still_gets_the_early_answer() {
     let mut p = pair(ServeOptions::new("w")).await;
     let gave_up = tokio::time::sleep(Duration::from_millis(100));
