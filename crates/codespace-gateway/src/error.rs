@@ -34,13 +34,13 @@ pub enum GatewayError {
     #[error(
         "this workspace has approvals=confirm: hold {approval_id} ({state}) must be granted, then run with operation_resume; nothing ran. {summary}"
     )]
-    ApprovalRequired { approval_id: String, state: ApprovalState, summary: String },
+    HoldRequired { approval_id: String, state: ApprovalState, summary: String },
     #[error("no confirmation hold {approval_id}")]
-    ApprovalNotFound { approval_id: String },
+    HoldNotFound { approval_id: String },
     #[error("hold {approval_id}: {why}")]
-    ApprovalConflict { approval_id: String, why: String },
+    HoldConflict { approval_id: String, why: String },
     #[error("hold {approval_id}: {why}")]
-    ApprovalAmbiguous { approval_id: String, operation_id: Option<String>, why: String },
+    HoldAmbiguous { approval_id: String, operation_id: Option<String>, why: String },
     #[error(transparent)]
     Runner(RunnerError),
     #[error("{what} must be between 1 and {max}, got {value}")]
@@ -141,10 +141,10 @@ impl GatewayError {
     /// The hold a refusal is about.
     fn approval_id(&self) -> Option<&str> {
         match self {
-            GatewayError::ApprovalRequired { approval_id, .. }
-            | GatewayError::ApprovalNotFound { approval_id }
-            | GatewayError::ApprovalConflict { approval_id, .. }
-            | GatewayError::ApprovalAmbiguous { approval_id, .. } => Some(approval_id),
+            GatewayError::HoldRequired { approval_id, .. }
+            | GatewayError::HoldNotFound { approval_id }
+            | GatewayError::HoldConflict { approval_id, .. }
+            | GatewayError::HoldAmbiguous { approval_id, .. } => Some(approval_id),
             GatewayError::Recorded(body) => body.approval_id.as_deref(),
             GatewayError::InvalidArguments { .. }
             | GatewayError::WorkspaceNotFound { .. }
@@ -187,10 +187,10 @@ impl GatewayError {
             GatewayError::HeldArguments { tool: HeldTool::ExecCommand, .. } => {
                 ErrorCode::InvalidCommand
             }
-            GatewayError::ApprovalRequired { .. } => ErrorCode::ApprovalRequired,
-            GatewayError::ApprovalNotFound { .. } => ErrorCode::ApprovalNotFound,
-            GatewayError::ApprovalConflict { .. } => ErrorCode::ApprovalConflict,
-            GatewayError::ApprovalAmbiguous { .. } => ErrorCode::ApprovalAmbiguous,
+            GatewayError::HoldRequired { .. } => ErrorCode::ApprovalRequired,
+            GatewayError::HoldNotFound { .. } => ErrorCode::ApprovalNotFound,
+            GatewayError::HoldConflict { .. } => ErrorCode::ApprovalConflict,
+            GatewayError::HoldAmbiguous { .. } => ErrorCode::ApprovalAmbiguous,
             GatewayError::Runner(e) => runner_code(e),
             GatewayError::OutputLimit { .. } => ErrorCode::OutputLimit,
             GatewayError::Patch(PlanFailure::Parse(..)) => ErrorCode::InvalidPatch,
@@ -233,10 +233,10 @@ impl GatewayError {
             | GatewayError::WorkspaceNotFound { .. }
             | GatewayError::Denied(..)
             | GatewayError::HeldArguments { .. }
-            | GatewayError::ApprovalRequired { .. }
-            | GatewayError::ApprovalNotFound { .. }
-            | GatewayError::ApprovalConflict { .. }
-            | GatewayError::ApprovalAmbiguous { .. }
+            | GatewayError::HoldRequired { .. }
+            | GatewayError::HoldNotFound { .. }
+            | GatewayError::HoldConflict { .. }
+            | GatewayError::HoldAmbiguous { .. }
             | GatewayError::Runner(
                 RunnerError::Files(
                     FilesError::InvalidGlob { .. }
@@ -275,15 +275,15 @@ impl GatewayError {
         match self {
             GatewayError::KeyConflict { operation_id }
             | GatewayError::LedgerAfterRun { operation_id, .. } => Some(operation_id),
-            GatewayError::ApprovalAmbiguous { operation_id, .. } => operation_id.as_deref(),
+            GatewayError::HoldAmbiguous { operation_id, .. } => operation_id.as_deref(),
             GatewayError::Recorded(body) => body.operation_id.as_deref(),
             GatewayError::InvalidArguments { .. }
             | GatewayError::WorkspaceNotFound { .. }
             | GatewayError::Denied(..)
             | GatewayError::HeldArguments { .. }
-            | GatewayError::ApprovalRequired { .. }
-            | GatewayError::ApprovalNotFound { .. }
-            | GatewayError::ApprovalConflict { .. }
+            | GatewayError::HoldRequired { .. }
+            | GatewayError::HoldNotFound { .. }
+            | GatewayError::HoldConflict { .. }
             | GatewayError::Runner(..)
             | GatewayError::OutputLimit { .. }
             | GatewayError::Patch(..)

@@ -27,7 +27,7 @@ use codespace_protocol::{
     ApplyPatchParams, ApprovalCreateParams, ApprovalResolveParams, ApprovalResult, ErrorBody,
     ExecCommandParams, HeldTool, OperationResumeResult,
 };
-use codespace_store::{ApprovalFilter, ApprovalRecord, Cas, NewApproval, Store};
+use codespace_store::{Cas, HoldFilter, HoldRecord, NewHold, Store};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -155,13 +155,13 @@ impl Gateway {
 
     /// Under `approvals: "confirm"`: the hold of this request (created, or the active one
     /// reused), returned as the `APPROVAL_REQUIRED` refusal. Nothing has run.
-    pub(crate) async fn require_approval(&self, held: Held) -> GatewayError {
+    pub(crate) async fn require_hold(&self, held: Held) -> GatewayError {
         match self.hold(held).await {
             Ok((hold, created)) => {
                 if created {
                     tracing::info!(approval_id = %hold.approval_id, "confirmation hold created");
                 }
-                GatewayError::ApprovalRequired {
+                GatewayError::HoldRequired {
                     approval_id: hold.approval_id,
                     state: hold.state,
                     summary: hold.summary,
@@ -196,14 +196,14 @@ impl Gateway {
         let (hold, created) = self
             .ledger
             .run(move |store| {
-                let new = NewApproval {
+                let new = NewHold {
                     workspace_id: &workspace_id,
                     tool,
                     fingerprint: &fingerprint,
                     summary: &summary,
                     params_json: &params_json,
                 };
-                Ok(store.create_approval(&new, crate::now())?)
+                Ok(store.create_hold(&new, crate::now())?)
             })
             .await?;
         let result = ApprovalResult {
@@ -243,7 +243,7 @@ fn replay(
     match outcome {
         Some(Outcome::Success(result)) => Ok(*result),
         Some(Outcome::Failed(body)) => Err(GatewayError::Recorded(Box::new(body))),
-        None => Err(GatewayError::ApprovalAmbiguous {
+        None => Err(GatewayError::HoldAmbiguous {
             approval_id: approval_id.to_owned(),
             operation_id: None,
             why: "the hold is consumed but its stored result cannot be read".to_owned(),
@@ -257,34 +257,34 @@ pub fn decide(
     store: &Store,
     approval_id: &str,
     decision: Decision,
-) -> Result<ApprovalRecord, GatewayError> {
-    match store.resolve_approval(approval_id, decision, crate::now())? {
+) -> Result<HoldRecord, GatewayError> {
+    match store.resolve_hold(approval_id, decision, crate::now())? {
         Cas::Moved(hold) => {
             tracing::info!(approval_id = %hold.approval_id, state = %hold.state, "hold resolved");
             Ok(hold)
         }
-        Cas::Stale(hold) => Err(GatewayError::ApprovalConflict {
+        Cas::Stale(hold) => Err(GatewayError::HoldConflict {
             approval_id: hold.approval_id,
             why: format!("the hold is no longer pending (it is {})", hold.state),
         }),
-        Cas::Missing => Err(GatewayError::ApprovalNotFound { approval_id: approval_id.to_owned() }),
+        Cas::Missing => Err(GatewayError::HoldNotFound { approval_id: approval_id.to_owned() }),
     }
 }
 
 /// The newest `limit` holds matching `filter`, newest first: what an operator lists.
-pub fn list_approvals(
+pub fn list_holds(
     store: &Store,
-    filter: &ApprovalFilter,
+    filter: &HoldFilter,
     limit: usize,
-) -> Result<Vec<ApprovalRecord>, GatewayError> {
-    Ok(store.approvals(filter, limit)?)
+) -> Result<Vec<HoldRecord>, GatewayError> {
+    Ok(store.holds(filter, limit)?)
 }
 
 /// One hold, or `APPROVAL_NOT_FOUND`.
-pub fn show_approval(store: &Store, approval_id: &str) -> Result<ApprovalRecord, GatewayError> {
+pub fn show_hold(store: &Store, approval_id: &str) -> Result<HoldRecord, GatewayError> {
     store
-        .approval(approval_id)?
-        .ok_or_else(|| GatewayError::ApprovalNotFound { approval_id: approval_id.to_owned() })
+        .hold(approval_id)?
+        .ok_or_else(|| GatewayError::HoldNotFound { approval_id: approval_id.to_owned() })
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use codespace_runner::Runner;
 use codespace_store::Store;
 
 pub use error::GatewayError;
-pub use holds::{decide as decide_approval, list_approvals, show_approval};
+pub use holds::{decide as decide_hold, list_holds, show_hold};
 pub use info::HostFacts;
 pub use lease::{Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease};
 pub use patch::{PutBack, RestoreOutcome, list_operations, show_operation};

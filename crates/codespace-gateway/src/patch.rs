@@ -111,7 +111,7 @@ impl Gateway {
         let reg = self.authorized(&p.workspace_id, Action::Write)?;
         // A preview writes nothing, so it is never held.
         if reg.ws.approvals == Approvals::Confirm && !p.check_only.unwrap_or(false) {
-            return Err(self.require_approval(Held::Patch(p)).await);
+            return Err(self.require_hold(Held::Patch(p)).await);
         }
         self.apply_now(p, None).await
     }

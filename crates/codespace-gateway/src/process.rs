@@ -105,7 +105,7 @@ impl Gateway {
         let coordination = self.work_hint(&p.workspace_id, p.work_id.as_deref())?;
         self.check_command(&p)?;
         if self.lookup(&p.workspace_id)?.ws.approvals == Approvals::Confirm {
-            return Err(self.require_approval(Held::Exec(p)).await);
+            return Err(self.require_hold(Held::Exec(p)).await);
         }
         let started = self.exec_now(p, None).await?;
         Ok(ExecCommandResult { coordination, ..started })

@@ -5,7 +5,7 @@
 
 use codespace_gateway::GatewayError;
 use codespace_protocol::{Decision, ErrorCode};
-use codespace_store::{ApprovalFilter, ApprovalRecord};
+use codespace_store::{HoldFilter, HoldRecord};
 use serde_json::json;
 
 use crate::Failure;
@@ -17,8 +17,7 @@ pub(crate) fn run(command: ApprovalsCommand) -> Result<(), Failure> {
         ApprovalsCommand::List(args) => list(&args),
         ApprovalsCommand::Show(args) => {
             let store = open(&args.ledger, &[])?;
-            let hold =
-                codespace_gateway::show_approval(&store, &args.approval_id).map_err(refusal)?;
+            let hold = codespace_gateway::show_hold(&store, &args.approval_id).map_err(refusal)?;
             let text = serde_json::to_string_pretty(&detail(&hold)).map_err(runtime)?;
             print(&format!("{text}\n"))
         }
@@ -29,8 +28,8 @@ pub(crate) fn run(command: ApprovalsCommand) -> Result<(), Failure> {
 
 fn list(args: &ApprovalListArgs) -> Result<(), Failure> {
     let store = open(&args.ledger, &[])?;
-    let filter = ApprovalFilter { workspace_id: args.workspace.clone(), state: args.state };
-    let holds = codespace_gateway::list_approvals(&store, &filter, args.limit).map_err(runtime)?;
+    let filter = HoldFilter { workspace_id: args.workspace.clone(), state: args.state };
+    let holds = codespace_gateway::list_holds(&store, &filter, args.limit).map_err(runtime)?;
     if args.json {
         let rows: Vec<_> = holds.iter().map(row).collect();
         let text = serde_json::to_string_pretty(&rows).map_err(runtime)?;
@@ -50,7 +49,7 @@ fn list(args: &ApprovalListArgs) -> Result<(), Failure> {
 fn decide(args: &ApprovalIdArgs, decision: Decision) -> Result<(), Failure> {
     let store = open(&args.ledger, &[])?;
     let hold =
-        codespace_gateway::decide_approval(&store, &args.approval_id, decision).map_err(refusal)?;
+        codespace_gateway::decide_hold(&store, &args.approval_id, decision).map_err(refusal)?;
     let next = match decision {
         Decision::Grant => "; the client runs it with operation_resume",
         Decision::Deny => "",
@@ -59,7 +58,7 @@ fn decide(args: &ApprovalIdArgs, decision: Decision) -> Result<(), Failure> {
 }
 
 /// A hold as a list row.
-fn row(h: &ApprovalRecord) -> serde_json::Value {
+fn row(h: &HoldRecord) -> serde_json::Value {
     json!({
         "approval_id": h.approval_id,
         "state": h.state,
@@ -74,7 +73,7 @@ fn row(h: &ApprovalRecord) -> serde_json::Value {
 
 /// A hold in full: the row, the arguments while it is active, the stored outcome once
 /// consumed.
-fn detail(h: &ApprovalRecord) -> serde_json::Value {
+fn detail(h: &HoldRecord) -> serde_json::Value {
     let mut value = row(h);
     let parse = |text: &Option<String>| {
         text.as_deref().and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())

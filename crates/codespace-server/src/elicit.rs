@@ -45,11 +45,9 @@ pub(crate) async fn ask<R>(
     pick: impl FnOnce(OperationResumeResult) -> Option<R>,
 ) -> Result<R, GatewayError> {
     let (approval_id, summary) = match &first {
-        Err(GatewayError::ApprovalRequired {
-            approval_id,
-            state: ApprovalState::Pending,
-            summary,
-        }) => (approval_id.clone(), summary.clone()),
+        Err(GatewayError::HoldRequired { approval_id, state: ApprovalState::Pending, summary }) => {
+            (approval_id.clone(), summary.clone())
+        }
         Ok(_) | Err(_) => return first,
     };
     if !context.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Form) {
@@ -79,7 +77,7 @@ pub(crate) async fn ask<R>(
                 GatewayError::Internal("the resumed hold holds another tool's result".to_owned())
             })
         }
-        (Decision::Deny, Ok(hold)) => Err(GatewayError::ApprovalRequired {
+        (Decision::Deny, Ok(hold)) => Err(GatewayError::HoldRequired {
             approval_id: hold.approval_id,
             state: hold.state,
             summary: hold.summary,

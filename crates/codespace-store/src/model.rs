@@ -176,7 +176,7 @@ mod tests;
 
 /// A confirmation hold as the ledger keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApprovalRecord {
+pub struct HoldRecord {
     /// `appr-<uuid v4>`.
     pub approval_id: String,
     /// The workspace the held action targets.
@@ -203,7 +203,7 @@ pub struct ApprovalRecord {
 
 /// A hold to create.
 #[derive(Debug, Clone, Copy)]
-pub struct NewApproval<'a> {
+pub struct NewHold<'a> {
     pub workspace_id: &'a str,
     pub tool: HeldTool,
     pub fingerprint: &'a str,
@@ -213,7 +213,7 @@ pub struct NewApproval<'a> {
 
 /// Which holds an operator lists.
 #[derive(Debug, Clone, Default)]
-pub struct ApprovalFilter {
+pub struct HoldFilter {
     pub workspace_id: Option<String>,
     pub state: Option<ApprovalState>,
 }
@@ -222,9 +222,9 @@ pub struct ApprovalFilter {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cas {
     /// The hold was in the expected state and moved; the record after the move.
-    Moved(ApprovalRecord),
+    Moved(HoldRecord),
     /// The hold was in another state and was left alone; the record as it is.
-    Stale(ApprovalRecord),
+    Stale(HoldRecord),
     /// No hold has this id.
     Missing,
 }

@@ -13,7 +13,8 @@
 //!
 //! # Layout
 //! - `open`: opening a file or in-memory ledger, its configuration and open-time checks.
-//! - `approvals`: confirmation holds: create or reuse, read, list, state changes.
+//! - `holds`: confirmation holds (the `approvals` table): create or reuse, read, list, state
+//!   changes.
 //! - `busy`: [`BUSY_TIMEOUT`], the busy handler and the open-time retry.
 //! - `drafts`: operations minted in memory, planned or finished in one transaction each.
 //! - `operations`: `recover`, and closing a row; an operator's `restored` note.
@@ -25,10 +26,10 @@
 //!   (`works/statements.rs`: the SQL; `works/columns.rs`: stored columns into rows).
 //! - `sql`: the column texts of statuses, kinds, event names and versions, both ways.
 
-mod approvals;
 mod busy;
 mod drafts;
 mod events;
+mod holds;
 mod open;
 mod operations;
 mod plans;

@@ -47,7 +47,7 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
             ErrorCode::InvalidCommand,
         ),
         (
-            GatewayError::ApprovalRequired {
+            GatewayError::HoldRequired {
                 approval_id: "appr-1".to_owned(),
                 state: ApprovalState::Pending,
                 summary: "run".to_owned(),
@@ -55,18 +55,15 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
             ErrorCode::ApprovalRequired,
         ),
         (
-            GatewayError::ApprovalNotFound { approval_id: "appr-1".to_owned() },
+            GatewayError::HoldNotFound { approval_id: "appr-1".to_owned() },
             ErrorCode::ApprovalNotFound,
         ),
         (
-            GatewayError::ApprovalConflict {
-                approval_id: "appr-1".to_owned(),
-                why: "w".to_owned(),
-            },
+            GatewayError::HoldConflict { approval_id: "appr-1".to_owned(), why: "w".to_owned() },
             ErrorCode::ApprovalConflict,
         ),
         (
-            GatewayError::ApprovalAmbiguous {
+            GatewayError::HoldAmbiguous {
                 approval_id: "appr-1".to_owned(),
                 operation_id: Some("op-1".to_owned()),
                 why: "w".to_owned(),
@@ -225,10 +222,10 @@ fn variant(e: &GatewayError) -> &'static str {
         GatewayError::WorkspaceNotFound { .. } => "WorkspaceNotFound",
         GatewayError::Denied(..) => "Denied",
         GatewayError::HeldArguments { .. } => "HeldArguments",
-        GatewayError::ApprovalRequired { .. } => "ApprovalRequired",
-        GatewayError::ApprovalNotFound { .. } => "ApprovalNotFound",
-        GatewayError::ApprovalConflict { .. } => "ApprovalConflict",
-        GatewayError::ApprovalAmbiguous { .. } => "ApprovalAmbiguous",
+        GatewayError::HoldRequired { .. } => "HoldRequired",
+        GatewayError::HoldNotFound { .. } => "HoldNotFound",
+        GatewayError::HoldConflict { .. } => "HoldConflict",
+        GatewayError::HoldAmbiguous { .. } => "HoldAmbiguous",
         GatewayError::Runner(..) => "Runner",
         GatewayError::OutputLimit { .. } => "OutputLimit",
         GatewayError::Patch(..) => "Patch",

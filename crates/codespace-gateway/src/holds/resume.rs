@@ -7,7 +7,7 @@
 use codespace_policy::Action;
 use codespace_protocol::{ApprovalState, OperationResumeResult, PatchStatus};
 use codespace_runner::{ProcError, RunnerError};
-use codespace_store::{ApprovalRecord, Cas, EventName, OpStatus, OperationRecord};
+use codespace_store::{Cas, EventName, HoldRecord, OpStatus, OperationRecord};
 
 use super::{Held, Outcome, replay};
 use crate::{Gateway, GatewayError};
@@ -39,7 +39,7 @@ pub(super) async fn resume(gw: &Gateway, id: &str) -> Result<OperationResumeResu
         match hold.state {
             ApprovalState::Granted => {
                 let owned = id.to_owned();
-                hold = match gw.ledger.run(move |store| Ok(store.queue_approval(&owned)?)).await? {
+                hold = match gw.ledger.run(move |store| Ok(store.queue_hold(&owned)?)).await? {
                     Cas::Moved(h) | Cas::Stale(h) => h,
                     Cas::Missing => return Err(not_found(id)),
                 };
@@ -54,7 +54,7 @@ pub(super) async fn resume(gw: &Gateway, id: &str) -> Result<OperationResumeResu
 }
 
 /// The answer of a hold that cannot run: consumed (its stored outcome), pending or denied.
-fn settled(hold: &ApprovalRecord) -> Option<Result<OperationResumeResult, GatewayError>> {
+fn settled(hold: &HoldRecord) -> Option<Result<OperationResumeResult, GatewayError>> {
     let id = hold.approval_id.as_str();
     match hold.state {
         ApprovalState::Consumed => Some(replay(id, hold.result_json.as_deref())),
@@ -126,7 +126,7 @@ async fn restated(
 /// registry as it is now).
 async fn execute(
     gw: &Gateway,
-    hold: ApprovalRecord,
+    hold: HoldRecord,
     reserved: Option<String>,
 ) -> Result<OperationResumeResult, GatewayError> {
     let id = hold.approval_id.clone();
@@ -169,7 +169,7 @@ async fn execute(
             | GatewayError::Runner(RunnerError::Transport(_)),
         ) => {
             let owned = id.clone();
-            gw.ledger.run(move |store| Ok(store.requeue_approval(&owned)?)).await?;
+            gw.ledger.run(move |store| Ok(store.requeue_hold(&owned)?)).await?;
             outcome
         }
         Ok(_) | Err(_) => finish(gw, &id, outcome).await,
@@ -177,10 +177,7 @@ async fn execute(
 }
 
 /// A hold found `resuming`: its action may have started before an interruption.
-async fn reconcile(
-    gw: &Gateway,
-    hold: ApprovalRecord,
-) -> Result<OperationResumeResult, GatewayError> {
+async fn reconcile(gw: &Gateway, hold: HoldRecord) -> Result<OperationResumeResult, GatewayError> {
     let id = hold.approval_id.clone();
     match (hold.tool, hold.operation_id.clone()) {
         (codespace_protocol::HeldTool::ApplyPatch, Some(op)) => {
@@ -264,7 +261,7 @@ async fn finish(
     let json = serde_json::to_string(&stored)
         .map_err(|e| GatewayError::Internal(format!("hold outcome serialization: {e}")))?;
     let owned = id.to_owned();
-    let cas = gw.ledger.run(move |store| Ok(store.consume_approval(&owned, &json)?)).await;
+    let cas = gw.ledger.run(move |store| Ok(store.consume_hold(&owned, &json)?)).await;
     match (cas, outcome) {
         (Ok(Cas::Moved(_)), Ok(result)) => {
             tracing::info!(approval_id = %id, "hold consumed");
@@ -287,7 +284,7 @@ async fn finish(
 }
 
 /// The hold's stored arguments, decoded as at creation.
-fn snapshot(hold: &ApprovalRecord) -> Result<Held, GatewayError> {
+fn snapshot(hold: &HoldRecord) -> Result<Held, GatewayError> {
     let id = hold.approval_id.as_str();
     let Some(json) = hold.params_json.as_deref() else {
         return Err(ambiguous(id, hold.operation_id.clone(), "the hold's arguments were scrubbed"));
@@ -315,23 +312,19 @@ pub(crate) async fn start(
     }
 }
 
-async fn load(gw: &Gateway, id: &str) -> Result<ApprovalRecord, GatewayError> {
+async fn load(gw: &Gateway, id: &str) -> Result<HoldRecord, GatewayError> {
     let owned = id.to_owned();
-    gw.ledger.run(move |store| Ok(store.approval(&owned)?)).await?.ok_or_else(|| not_found(id))
+    gw.ledger.run(move |store| Ok(store.hold(&owned)?)).await?.ok_or_else(|| not_found(id))
 }
 
 fn not_found(id: &str) -> GatewayError {
-    GatewayError::ApprovalNotFound { approval_id: id.to_owned() }
+    GatewayError::HoldNotFound { approval_id: id.to_owned() }
 }
 
 fn conflict(id: &str, why: &str) -> GatewayError {
-    GatewayError::ApprovalConflict { approval_id: id.to_owned(), why: why.to_owned() }
+    GatewayError::HoldConflict { approval_id: id.to_owned(), why: why.to_owned() }
 }
 
 fn ambiguous(id: &str, operation_id: Option<String>, why: &str) -> GatewayError {
-    GatewayError::ApprovalAmbiguous {
-        approval_id: id.to_owned(),
-        operation_id,
-        why: why.to_owned(),
-    }
+    GatewayError::HoldAmbiguous { approval_id: id.to_owned(), operation_id, why: why.to_owned() }
 }

@@ -66,7 +66,7 @@ async fn a_resume_the_runner_could_not_take_leaves_the_hold_queued() {
         let e = gw.operation_resume(resume).await.unwrap_err().to_body();
         assert_eq!(e.code, ErrorCode::Timeout, "{}", e.message);
         assert!(e.message.contains("nothing ran"), "{}", e.message);
-        let hold = store.approval(&approval_id).unwrap().unwrap();
+        let hold = store.hold(&approval_id).unwrap().unwrap();
         assert_eq!(hold.state, ApprovalState::Queued, "retryable, not consumed");
     }
     assert_eq!(std::fs::read_to_string(dir.path().join("w/a.txt")).unwrap(), "old\n");

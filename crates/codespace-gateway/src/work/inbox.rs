@@ -7,7 +7,7 @@ use codespace_protocol::{
     ApprovalState, Delivery, EditIntent, InboxHold, IntentKind, IntentState, NewIntent,
     QueueIntent, ReorderIntents, StopResult, StopWork, UserIntent, WorkSummary,
 };
-use codespace_store::{ApprovalFilter, IntentRow, Works};
+use codespace_store::{HoldFilter, IntentRow, Works};
 
 use super::{now, summary, swap, touched, user_intent, work};
 use crate::{Gateway, GatewayError};
@@ -105,10 +105,10 @@ impl Gateway {
     /// The confirmation holds waiting for a decision, newest first (the page's list; the
     /// decision itself is `approval_resolve`).
     pub async fn inbox_holds(&self) -> Result<Vec<InboxHold>, GatewayError> {
-        let filter = ApprovalFilter { workspace_id: None, state: Some(ApprovalState::Pending) };
+        let filter = HoldFilter { workspace_id: None, state: Some(ApprovalState::Pending) };
         let holds = self
             .ledger
-            .run(move |store| crate::holds::list_approvals(store, &filter, MAX_LISTED_HOLDS))
+            .run(move |store| crate::holds::list_holds(store, &filter, MAX_LISTED_HOLDS))
             .await?;
         Ok(holds
             .into_iter()

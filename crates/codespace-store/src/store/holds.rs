@@ -7,9 +7,9 @@ use uuid::Uuid;
 
 use super::Store;
 use crate::error::StoreError;
-use crate::model::{ApprovalFilter, ApprovalRecord, Cas, NewApproval};
+use crate::model::{Cas, HoldFilter, HoldRecord, NewHold};
 
-const SELECT_APPROVAL: &str = "SELECT approval_id, workspace_id, tool, fingerprint, summary, \
+const SELECT_HOLD: &str = "SELECT approval_id, workspace_id, tool, fingerprint, summary, \
      params_json, state, created_at, resolved_at, operation_id, result_json FROM approvals";
 
 /// The states a hold counts as active in, as the unique index names them.
@@ -19,21 +19,23 @@ impl Store {
     /// One IMMEDIATE transaction: the active hold of `(workspace_id, fingerprint)` when
     /// there is one (`false`: reused), else a new `pending` hold `appr-<uuid v4>` holding
     /// the arguments (`true`: created).
-    pub fn create_approval(
+    pub fn create_hold(
         &self,
-        new: &NewApproval<'_>,
+        new: &NewHold<'_>,
         now: i64,
-    ) -> Result<(ApprovalRecord, bool), StoreError> {
+    ) -> Result<(HoldRecord, bool), StoreError> {
         if new.workspace_id.is_empty() || new.fingerprint.is_empty() {
             return Err(StoreError::InvalidInput {
                 reason: "a hold needs a workspace_id and a fingerprint".to_owned(),
             });
         }
         self.write(|conn| {
-            let sql = format!("{SELECT_APPROVAL} WHERE workspace_id = ?1 AND fingerprint = ?2 AND state IN {ACTIVE}");
+            let sql = format!(
+                "{SELECT_HOLD} WHERE workspace_id = ?1 AND fingerprint = ?2 AND state IN {ACTIVE}"
+            );
             let active = conn
                 .prepare_cached(&sql)?
-                .query_row(params![new.workspace_id, new.fingerprint], RawApproval::from_row)
+                .query_row(params![new.workspace_id, new.fingerprint], RawHold::from_row)
                 .optional()?;
             if let Some(raw) = active {
                 return Ok((raw.parse()?, false));
@@ -57,32 +59,28 @@ impl Store {
     }
 
     /// The hold with this id, or `Ok(None)`.
-    pub fn approval(&self, approval_id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
+    pub fn hold(&self, approval_id: &str) -> Result<Option<HoldRecord>, StoreError> {
         self.read(|conn| load(conn, approval_id))
     }
 
     /// The newest `limit` holds matching `filter`, newest first.
-    pub fn approvals(
-        &self,
-        filter: &ApprovalFilter,
-        limit: usize,
-    ) -> Result<Vec<ApprovalRecord>, StoreError> {
+    pub fn holds(&self, filter: &HoldFilter, limit: usize) -> Result<Vec<HoldRecord>, StoreError> {
         self.read(|conn| {
             let sql = format!(
-                "{SELECT_APPROVAL} WHERE (?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR \
+                "{SELECT_HOLD} WHERE (?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR \
                  state = ?2) ORDER BY created_at DESC, rowid DESC LIMIT ?3"
             );
             let mut statement = conn.prepare_cached(&sql)?;
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let state = filter.state.map(ApprovalState::as_str);
             let rows = statement
-                .query_map(params![filter.workspace_id, state, limit], RawApproval::from_row)?;
+                .query_map(params![filter.workspace_id, state, limit], RawHold::from_row)?;
             rows.map(|raw| raw?.parse()).collect()
         })
     }
 
     /// `pending` → `granted` or `denied` (which scrubs the arguments), stamping `resolved_at`.
-    pub fn resolve_approval(
+    pub fn resolve_hold(
         &self,
         approval_id: &str,
         decision: Decision,
@@ -102,7 +100,7 @@ impl Store {
     }
 
     /// `granted` → `queued`: a resume claimed the hold.
-    pub fn queue_approval(&self, approval_id: &str) -> Result<Cas, StoreError> {
+    pub fn queue_hold(&self, approval_id: &str) -> Result<Cas, StoreError> {
         let sql =
             "UPDATE approvals SET state = 'queued' WHERE approval_id = ?1 AND state = 'granted'";
         self.swap(approval_id, sql, params![approval_id])
@@ -130,7 +128,7 @@ impl Store {
 
     /// `resuming` → `queued`: the action was refused before anything ran (a process
     /// limit), so the hold can be resumed again.
-    pub fn requeue_approval(&self, approval_id: &str) -> Result<Cas, StoreError> {
+    pub fn requeue_hold(&self, approval_id: &str) -> Result<Cas, StoreError> {
         let sql =
             "UPDATE approvals SET state = 'queued' WHERE approval_id = ?1 AND state = 'resuming'";
         self.swap(approval_id, sql, params![approval_id])
@@ -138,11 +136,7 @@ impl Store {
 
     /// `queued` or `resuming` → `consumed`, storing the terminal outcome and scrubbing the
     /// arguments, in one write.
-    pub fn consume_approval(
-        &self,
-        approval_id: &str,
-        result_json: &str,
-    ) -> Result<Cas, StoreError> {
+    pub fn consume_hold(&self, approval_id: &str, result_json: &str) -> Result<Cas, StoreError> {
         let sql = "UPDATE approvals SET state = 'consumed', result_json = ?2, params_json = NULL \
                    WHERE approval_id = ?1 AND state IN ('queued', 'resuming')";
         self.swap(approval_id, sql, params![approval_id, result_json])
@@ -175,13 +169,11 @@ impl Store {
     }
 }
 
-fn load(conn: &Connection, approval_id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
-    let sql = format!("{SELECT_APPROVAL} WHERE approval_id = ?1");
-    let raw = conn
-        .prepare_cached(&sql)?
-        .query_row(params![approval_id], RawApproval::from_row)
-        .optional()?;
-    raw.map(RawApproval::parse).transpose()
+fn load(conn: &Connection, approval_id: &str) -> Result<Option<HoldRecord>, StoreError> {
+    let sql = format!("{SELECT_HOLD} WHERE approval_id = ?1");
+    let raw =
+        conn.prepare_cached(&sql)?.query_row(params![approval_id], RawHold::from_row).optional()?;
+    raw.map(RawHold::parse).transpose()
 }
 
 fn vanished(approval_id: &str) -> StoreError {
@@ -192,7 +184,7 @@ fn vanished(approval_id: &str) -> StoreError {
 }
 
 /// A row as SQLite holds it, before its texts are checked.
-struct RawApproval {
+struct RawHold {
     approval_id: String,
     workspace_id: String,
     tool: String,
@@ -206,9 +198,9 @@ struct RawApproval {
     result_json: Option<String>,
 }
 
-impl RawApproval {
-    fn from_row(row: &Row<'_>) -> rusqlite::Result<RawApproval> {
-        Ok(RawApproval {
+impl RawHold {
+    fn from_row(row: &Row<'_>) -> rusqlite::Result<RawHold> {
+        Ok(RawHold {
             approval_id: row.get(0)?,
             workspace_id: row.get(1)?,
             tool: row.get(2)?,
@@ -223,7 +215,7 @@ impl RawApproval {
         })
     }
 
-    fn parse(self) -> Result<ApprovalRecord, StoreError> {
+    fn parse(self) -> Result<HoldRecord, StoreError> {
         let corrupt = |detail: String| StoreError::CorruptRow {
             operation_id: self.approval_id.clone(),
             detail,
@@ -232,7 +224,7 @@ impl RawApproval {
             .ok_or_else(|| corrupt(format!("tool {:?} is not a held tool", self.tool)))?;
         let state = ApprovalState::parse(&self.state)
             .ok_or_else(|| corrupt(format!("state {:?} is not a hold state", self.state)))?;
-        Ok(ApprovalRecord {
+        Ok(HoldRecord {
             approval_id: self.approval_id,
             workspace_id: self.workspace_id,
             tool,
