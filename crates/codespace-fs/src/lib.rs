@@ -36,7 +36,7 @@
 //! - `write`: [`Root::create_dirs`], [`Root::write_atomic`], [`Root::remove_file`].
 //! - `meta`: [`Root::metadata`], [`FileMeta`], [`FileKind`].
 //! - `marker`: [`Root::create_marker`] and [`Root::remove_marker`], the watcher's cookies.
-//! - `pinned`: [`Root::status`] ([`RootStatus`]) and [`Root::dir_handle`], for commands.
+//! - `pinned`: [`Root::status`] (a `codespace_types::RootStatus`) and [`Root::dir_handle`], for commands.
 
 mod cancel;
 mod error;
@@ -56,7 +56,6 @@ pub use codespace_types::{ParseVersionError, Version};
 pub use error::{FsError, PathEscapeReason};
 pub use meta::{FileKind, FileMeta};
 pub use path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, WorkspacePath};
-pub use pinned::RootStatus;
 pub use progress::Progress;
 pub use read::{OpenedFile, Window};
 pub use root::Root;

@@ -3,20 +3,10 @@
 
 use std::os::fd::OwnedFd;
 
+use codespace_types::RootStatus;
+
 use crate::error::{FsError, from_errno};
 use crate::root::Root;
-
-/// Whether [`Root::path`] still names the directory the root descriptor holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum RootStatus {
-    /// The path resolves to the pinned directory.
-    Current,
-    /// The path names another file or nothing (the directory was moved, or replaced by a
-    /// symlink or another directory); operations stay on the pinned directory.
-    Replaced,
-    /// The pinned directory was deleted.
-    Removed,
-}
 
 impl Root {
     /// Compares the pinned directory with what [`Root::path`] resolves to now (following

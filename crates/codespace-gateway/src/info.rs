@@ -14,8 +14,8 @@ use codespace_protocol::{
 };
 
 use codespace_runner::ops;
-use codespace_runner::{RootStatus, Runner, WatchReport};
-use codespace_types::{Approvals, EnvironmentKind, NetworkPolicy, SandboxSetting};
+use codespace_runner::{Runner, WatchReport};
+use codespace_types::{Approvals, EnvironmentKind, NetworkPolicy, RootStatus, SandboxSetting};
 
 use crate::{Gateway, GatewayError};
 
@@ -195,24 +195,22 @@ impl Gateway {
     /// Whether the registered root path still names the directory pinned at start; a root
     /// that does not is logged each time it is looked at (the tools and commands stay on
     /// the pinned directory, and the operator should know the path no longer leads there).
-    pub(crate) async fn root_status(&self, id: &str) -> Option<wire::RootStatus> {
+    pub(crate) async fn root_status(&self, id: &str) -> Option<RootStatus> {
         let status = self.runner.run(ops::RootStatus { ws: id.to_owned() }).await.ok().flatten()?;
         let root = self.runner.root_path(id).map(|p| p.display().to_string()).unwrap_or_default();
         Some(wire_root_status(id, &root, status))
     }
 }
 
-fn wire_root_status(id: &str, root: &str, status: RootStatus) -> wire::RootStatus {
-    let (status, why) = match status {
-        RootStatus::Current => return wire::RootStatus::Current,
-        RootStatus::Replaced => (
-            wire::RootStatus::Replaced,
+/// Logs a root that no longer names the pinned directory, and passes the status on.
+fn wire_root_status(id: &str, root: &str, status: RootStatus) -> RootStatus {
+    let why = match status {
+        RootStatus::Current => return status,
+        RootStatus::Replaced => {
             "the workspace root path no longer names the directory opened at start; \
-             tools and commands stay on that directory",
-        ),
-        RootStatus::Removed => {
-            (wire::RootStatus::Removed, "the workspace root directory opened at start was deleted")
+             tools and commands stay on that directory"
         }
+        RootStatus::Removed => "the workspace root directory opened at start was deleted",
     };
     tracing::warn!(workspace = id, root, "{why}");
     status

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::process_info::{ProcessCapabilities, ProcessLimits, SerializationInfo};
-use crate::{Approvals, EnvironmentKind, NetworkPolicy, Profile, SandboxSetting};
+use crate::{Approvals, EnvironmentKind, NetworkPolicy, Profile, RootStatus, SandboxSetting};
 
 /// Arguments of `workspace_info`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
@@ -250,15 +250,6 @@ pub struct NetworkInfo {
 pub enum Transport {
     Stdio,
     StreamableHttp,
-}
-
-/// Whether a workspace's registered root path still names the directory opened at start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum RootStatus {
-    Current,
-    Replaced,
-    Removed,
 }
 
 /// What confines commands in this process.

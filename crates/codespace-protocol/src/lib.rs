@@ -22,7 +22,7 @@ pub use changes::*;
 pub use codespace_types::{
     ApprovalState, Approvals, ChangeKind, Decision, EnvironmentKind, EventName, HeldTool,
     NetworkPolicy, ObservedChange, ParseVersionError, PatchStatus, ProcessState, Profile,
-    SandboxSetting, SignalInfo, Termination, Version, WatchState,
+    RootStatus, SandboxSetting, SignalInfo, Termination, Version, WatchState,
 };
 pub use error::{ErrorBody, ErrorCode};
 pub use files::*;

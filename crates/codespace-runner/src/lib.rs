@@ -18,7 +18,7 @@ mod walks;
 // The words of the `Runner` interface that the gateway names but that live in the crates
 // beneath the runner that reach the disk or processes, on which the gateway may not depend.
 // The only re-exports across crates the tidy check allows here.
-pub use codespace_fs::{Cancel, FsError, Progress, RootStatus, WorkspacePath};
+pub use codespace_fs::{Cancel, FsError, Progress, WorkspacePath};
 pub use codespace_process::{ProcError, SandboxPolicy, TTY_COLS, TTY_ROWS, Terminate, WaitFor};
 pub use codespace_watch::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchReport};
 pub use local::{Hook, LocalRunner, OpenError, WriteHook};

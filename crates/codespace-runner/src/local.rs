@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use codespace_fs::{Root, RootStatus};
+use codespace_fs::Root;
 use codespace_process::Supervisor;
+use codespace_types::RootStatus;
 use codespace_watch::{WatchReport, WorkspaceWatch};
 
 use crate::RunnerError;

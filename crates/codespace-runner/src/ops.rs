@@ -152,7 +152,7 @@ ops! {
         wait(_) = codespace_watch::START_WAIT;
     /// Whether the root path still names the directory opened at start.
     run RootStatus { ws: String }
-        -> Result<Option<codespace_fs::RootStatus>, RunnerError>, wait(_) = NOW;
+        -> Result<Option<codespace_types::RootStatus>, RunnerError>, wait(_) = NOW;
     /// What the watcher reports (`None`: watching is off).
     run WatchReport { ws: String }
         -> Result<Option<codespace_watch::WatchReport>, RunnerError>, wait(_) = NOW;

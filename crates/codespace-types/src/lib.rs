@@ -7,7 +7,7 @@
 //!   [`SandboxSetting`], [`NetworkPolicy`];
 //! - a patch: [`ChangeKind`], [`PatchStatus`], and its history's [`EventName`];
 //! - a command: [`ProcessState`], [`Termination`] (and the [`SignalInfo`] value);
-//! - the watcher: [`WatchState`], [`ObservedChange`];
+//! - a workspace's root and its watcher: [`RootStatus`], [`WatchState`], [`ObservedChange`];
 //! - a confirmation hold (the wire's "approval"): [`ApprovalState`], [`HeldTool`],
 //!   [`Decision`];
 //! - a work and its instruction queue: [`WorkState`], [`IntentState`], [`Delivery`],
@@ -29,6 +29,7 @@ mod event;
 mod observed;
 mod path;
 mod process;
+mod root;
 mod setting;
 mod version;
 mod work;
@@ -39,6 +40,7 @@ pub use event::EventName;
 pub use observed::{ObservedChange, WatchState};
 pub use path::{LexicalRefusal, normalise_relative};
 pub use process::{ProcessState, SignalInfo, Termination};
+pub use root::RootStatus;
 pub use setting::{Approvals, EnvironmentKind, NetworkPolicy, Profile, SandboxSetting};
 pub use version::{ParseVersionError, Version};
 pub use words::UnknownWord;

@@ -48,6 +48,7 @@ fn every_word_agrees_with_itself() {
         EventName,
         ProcessState,
         Termination,
+        RootStatus,
         WatchState,
         ObservedChange,
         ApprovalState,

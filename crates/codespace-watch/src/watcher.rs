@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use codespace_fs::{Root, RootStatus};
-use codespace_types::WatchState;
+use codespace_fs::Root;
+use codespace_types::{RootStatus, WatchState};
 use notify::event::EventKindMask;
 use notify::{RecursiveMode, Watcher as _};
 

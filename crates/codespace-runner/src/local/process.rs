@@ -23,7 +23,7 @@ impl LocalRunner {
             .ok_or_else(|| ProcError::SpawnFailed(format!("workspace {ws:?} is not open here")))?;
         // A replaced root is logged, never followed: the command starts in the directory
         // pinned at start, through its descriptor.
-        if w.root.status() != codespace_fs::RootStatus::Current {
+        if w.root.status() != codespace_types::RootStatus::Current {
             tracing::warn!(
                 workspace = ws,
                 root = %w.root.path().display(),

@@ -173,6 +173,7 @@ fn every_shared_word_is_declared_once() {
         "ProcessState",
         "Termination",
         "SignalInfo",
+        "RootStatus",
         "WatchState",
         "ObservedChange",
         "ApprovalState",
