@@ -15,6 +15,7 @@ mod lease;
 mod ledger;
 mod patch;
 mod process;
+mod waits;
 mod work;
 mod workspaces;
 
@@ -31,6 +32,7 @@ pub use info::HostFacts;
 pub use lease::{Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease};
 pub use patch::{PutBack, RestoreOutcome, list_operations, show_operation};
 pub use process::ExecSettings;
+pub use waits::ExecWait;
 pub use work::MAX_INTENT_BYTES;
 pub use workspaces::{StartError, Workspaces};
 

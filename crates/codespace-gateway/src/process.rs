@@ -7,18 +7,17 @@ use std::time::Duration;
 
 use codespace_policy::{Action, Granted, Workspace};
 use codespace_protocol::{
-    DEFAULT_READ_PROCESS_BYTES, DispatchStatus, ExecCommandParams, ExecCommandResult,
-    MAX_READ_PROCESS_BYTES, MAX_WAIT_MS, ProcessAck, ProcessIdParams, ProcessResizeParams,
-    ProcessStatusParams, ProcessStatusResult, ReadProcessParams, ReadProcessResult,
-    WriteStdinParams,
+    DispatchStatus, ExecCommandParams, ExecCommandResult, ProcessAck, ProcessIdParams,
+    ProcessResizeParams, ProcessStatusParams, ProcessStatusResult, ReadProcessParams,
+    ReadProcessResult, WriteStdinParams,
 };
 use codespace_runner::{SandboxPolicy, SpawnJob, Started, Terminate, WaitFor};
 use codespace_types::{Approvals, SandboxSetting};
 
-use codespace_runner::Runner;
 use codespace_runner::ops;
 
 use crate::holds::Held;
+use crate::waits::{read_limit, wait_for};
 use crate::{Gateway, GatewayError};
 
 /// How commands are started: the time limit and the clean environment they get.
@@ -112,7 +111,7 @@ impl Gateway {
     }
 
     /// What refuses a command before anything else: a sandbox the host cannot enter, an
-    /// empty argv, a NUL byte.
+    /// empty argv, a NUL byte, a reply size out of bounds.
     pub(crate) fn check_command(&self, p: &ExecCommandParams) -> Result<(), GatewayError> {
         let reg = self.lookup(&p.workspace_id)?;
         // Fail closed: without a command sandbox, only an explicit `sandbox: "off"` runs
@@ -129,6 +128,10 @@ impl Gateway {
             return Err(GatewayError::InvalidCommand(
                 "command arguments must not contain NUL".to_owned(),
             ));
+        }
+        // The reply's size is checked before anything starts, not after the wait.
+        if p.wait_ms.is_some_and(|ms| ms > 0) {
+            read_limit(p.max_bytes)?;
         }
         Ok(())
     }
@@ -187,6 +190,11 @@ impl Gateway {
             timeout_clamped: granted.clamped,
             work_id: p.work_id,
             coordination: None,
+            state: None,
+            termination: None,
+            exit_code: None,
+            signal: None,
+            output: None,
         })
     }
 
@@ -206,27 +214,21 @@ impl Gateway {
     }
 
     /// Reads output from the cursor; with `wait_ms`, first waits (without holding any lock)
-    /// for output past it or the process's end, until the wait or `cancelled` ends.
+    /// for `min_bytes` past it or the process's end, until the wait or `cancelled` ends.
     pub async fn read_process(
         &self,
         p: ReadProcessParams,
         cancelled: impl Future<Output = ()>,
     ) -> Result<ReadProcessResult, GatewayError> {
-        let max = p.max_bytes.unwrap_or(u64::from(DEFAULT_READ_PROCESS_BYTES));
-        if max == 0 || max > u64::from(MAX_READ_PROCESS_BYTES) {
-            return Err(GatewayError::OutputLimit {
-                what: "max_bytes",
-                value: max,
-                max: u64::from(MAX_READ_PROCESS_BYTES),
-            });
-        }
+        let max = read_limit(p.max_bytes)?;
         let runner = &self.runner;
         let cursor = p.cursor.unwrap_or(0);
-        let wait = WaitFor::Output { cursor };
+        // More than one reply carries is never waited for.
+        let min = p.min_bytes.unwrap_or(1).min(max as u64);
+        let wait = WaitFor::Output { cursor, min };
         wait_for(runner, &p.process_id, wait, p.wait_ms, cancelled).await?;
-        // `max` is at most 256 KiB, so the cast cannot truncate.
         let chunk = runner
-            .run(ops::ReadOutput { id: p.process_id.clone(), cursor, max: max as usize })
+            .run(ops::ReadOutput { id: p.process_id.clone(), cursor, max })
             .await
             .map_err(GatewayError::from)?;
         let coordination = self.process_hint(&p.process_id);
@@ -308,23 +310,6 @@ impl Gateway {
     }
 }
 
-/// Waits up to `wait_ms` (cut to [`MAX_WAIT_MS`]) for `what`, or until `cancelled` (the
-/// client gave up on the request) resolves. No wait at all without `wait_ms`.
-async fn wait_for(
-    runner: &Runner,
-    id: &str,
-    what: WaitFor,
-    wait_ms: Option<u64>,
-    cancelled: impl Future<Output = ()>,
-) -> Result<(), GatewayError> {
-    let Some(ms) = wait_ms.filter(|ms| *ms > 0) else { return Ok(()) };
-    let limit = Duration::from_millis(ms.min(MAX_WAIT_MS));
-    tokio::select! {
-        waited = runner.run(ops::Wait { id: id.to_owned(), what, limit }) => waited.map_err(GatewayError::from),
-        () = cancelled => Ok(()),
-    }
-}
-
 #[cfg(test)]
 #[expect(
     clippy::disallowed_methods,
@@ -376,6 +361,8 @@ mod tests {
             tty: None,
             timeout_secs: None,
             work_id: None,
+            wait_ms: None,
+            max_bytes: None,
         };
         let err = gw.exec_command(exec("boxed")).await.unwrap_err();
         let body = err.to_body();

@@ -127,8 +127,9 @@ pub struct ProcStatus {
 /// What [`Supervisor::wait`](crate::Supervisor::wait) waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum WaitFor {
-    /// Output past this absolute cursor, or the exit (after which no byte can follow).
-    Output { cursor: u64 },
+    /// At least `min` bytes (taken as 1 when 0) past this absolute cursor, or the exit
+    /// (after which no byte can follow).
+    Output { cursor: u64, min: u64 },
     /// The exit of the process and its whole tree.
     Exit,
 }

@@ -31,6 +31,17 @@ pub struct ExecCommandParams {
     /// `coordination` hint.
     #[serde(default)]
     pub work_id: Option<String>,
+    /// Wait up to this many milliseconds (at most 55000) for the command to exit, then
+    /// answer its `state`, its exit (when it exited) and the first `max_bytes` of its
+    /// `output`, so a quick command costs one call (default 0: answer at once, without
+    /// them). The process stays readable by `process_id` either way.
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
+    /// With `wait_ms`: most output bytes to return, 1..=262144 (default 65536), as
+    /// `read_process`'s `max_bytes`.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 262_144))]
+    pub max_bytes: Option<u64>,
 }
 
 /// Result of `exec_command`.
@@ -53,6 +64,35 @@ pub struct ExecCommandResult {
     /// open work): whether the person queued instructions since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coordination: Option<Coordination>,
+    /// Only with `wait_ms`: `running` (the wait passed first) or `exited`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<ProcessState>,
+    /// Only when exited: `exited`, `signaled`, `timeout`, `terminated` or `unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination: Option<Termination>,
+    /// Only when `termination` is `exited`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Only when `termination` is `signaled`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<SignalInfo>,
+    /// Only with `wait_ms`: the output from its start, as `read_process` would read it at
+    /// cursor 0; continue with `read_process` from its `cursor` until `eof`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputChunk>,
+}
+
+/// A piece of a process's combined output, as `exec_command` with `wait_ms` answers it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct OutputChunk {
+    /// Output bytes as UTF-8 (invalid sequences replaced; a chunk may split a character).
+    pub chunk: String,
+    /// The next cursor for `read_process`: the chunk's start plus its length.
+    pub cursor: u64,
+    /// The output is complete and `cursor` is at its end (not a success signal).
+    pub eof: bool,
+    /// Older output was dropped before it could be read (the chunk starts later than 0).
+    pub output_lost: bool,
 }
 
 /// What `exec_command` can say about dispatch.
@@ -110,10 +150,17 @@ pub struct ReadProcessParams {
     #[serde(default)]
     #[schemars(range(min = 1, max = 262_144))]
     pub max_bytes: Option<u64>,
-    /// Wait up to this many milliseconds (at most 30000) for output past `cursor` or the
-    /// process's end, returning as soon as either happens (default 0: no wait).
+    /// Wait up to this many milliseconds (at most 55000) for `min_bytes` of output past
+    /// `cursor` or the process's end, returning as soon as either happens (default 0: no
+    /// wait).
     #[serde(default)]
     pub wait_ms: Option<u64>,
+    /// With `wait_ms`: how many bytes past `cursor` the wait waits for (default 1: the
+    /// first burst); cut to `max_bytes`. The end of the output or of the wait returns what
+    /// there is.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub min_bytes: Option<u64>,
 }
 
 /// Result of `read_process`.
@@ -150,7 +197,7 @@ pub struct ProcessIdParams {
 pub struct ProcessStatusParams {
     /// `proc-<uuid>` from `exec_command`.
     pub process_id: String,
-    /// Wait up to this many milliseconds (at most 30000) for the process to exit,
+    /// Wait up to this many milliseconds (at most 55000) for the process to exit,
     /// returning as soon as it does (default 0: no wait).
     #[serde(default)]
     pub wait_ms: Option<u64>,

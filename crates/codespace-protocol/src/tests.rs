@@ -93,3 +93,36 @@ fn versions_show_their_pattern_in_output_schemas() {
     let schema = serde_json::to_value(schemars::schema_for!(ProcessStatusResult)).unwrap();
     assert!(schema.to_string().contains("signaled"), "{schema}");
 }
+
+/// The wait cap is declared once: every tool description and `wait_ms` schema that speaks
+/// of it says the constant's value.
+#[test]
+fn every_wait_names_the_one_cap() {
+    macro_rules! descriptions {
+        ($($name:ident, $konst:ident, $params:ty => $result:ty, $effect:ident, $drive:ident, $title:literal, $description:literal;)*) => {
+            [$((stringify!($name), $description)),*]
+        };
+    }
+    let cap = format!("up to {MAX_WAIT_MS}");
+    let waiting: Vec<&str> = crate::for_each_tool!(descriptions)
+        .into_iter()
+        .filter(|(_, d)| d.contains("wait_ms"))
+        .map(|(name, d)| {
+            assert!(d.contains(&cap), "{name} does not say {cap}: {d}");
+            name
+        })
+        .collect();
+    for tool in ["exec_command", "read_process", "process_status"] {
+        assert!(waiting.contains(&tool), "{tool} does not document its wait: {waiting:?}");
+    }
+    let at_most = format!("at most {MAX_WAIT_MS}");
+    for schema in [
+        schemars::schema_for!(ExecCommandParams),
+        schemars::schema_for!(ReadProcessParams),
+        schemars::schema_for!(ProcessStatusParams),
+    ] {
+        let schema = serde_json::to_value(schema).unwrap();
+        let text = schema["properties"]["wait_ms"]["description"].as_str().unwrap();
+        assert!(text.contains(&at_most), "{text}");
+    }
+}

@@ -19,7 +19,9 @@
 /// - `drive` says what the call hears from its client while it runs: `plain` (nothing),
 ///   `walk` (a cancellation stops the walk; a progress token gets its counts), `held` (a
 ///   hold may be put to the person through elicitation), `wait` (a cancellation ends a
-///   `wait_ms` wait).
+///   `wait_ms` wait; a progress token gets a report every few seconds while it waits),
+///   `held_wait` (both: a hold may be put to the person, then the started command is waited
+///   for as `wait` waits).
 #[macro_export]
 macro_rules! for_each_tool {
     ($then:ident) => {
@@ -34,14 +36,14 @@ macro_rules! for_each_tool {
             "Apply a V4A patch (*** Begin Patch ... *** End Patch) all-or-nothing: expected_versions guard, check_only preview. Idempotent only with an operation_key (scoped to the workspace): a retry with the same key returns the recorded result instead of applying again; without one, a retry applies again. Every outcome is recorded in a durable ledger.";
             operation_status, OPERATION_STATUS, $crate::OperationStatusParams => $crate::OperationStatusResult, Read, plain, "Operation status",
             "Look up a recorded patch operation by operation_id, or by operation_key (with workspace_id; without it, a key used in exactly one workspace): status, changes, events (minted, planned, finished, recovered). Never re-runs anything.";
-            exec_command, EXEC_COMMAND, $crate::ExecCommandParams => $crate::ExecCommandResult, Mutate, held, "Run command",
-            "Start a command (argv, no shell; command[0] resolved on the child's PATH among the directories the command can see) in the workspace root, on pipes or a 24x80 PTY, under a time limit (timeout_secs, cut to the workspace's max_timeout_secs; the result says which applies). Returns a process_id at once; the process outlives the request and holds the workspace's mutation lease until it exits. Not idempotent: a retry starts a second process.";
+            exec_command, EXEC_COMMAND, $crate::ExecCommandParams => $crate::ExecCommandResult, Mutate, held_wait, "Run command",
+            "Start a command (argv, no shell; command[0] resolved on the child's PATH among the directories the command can see) in the workspace root, on pipes or a 24x80 PTY, under a time limit (timeout_secs, cut to the workspace's max_timeout_secs; the result says which applies). Returns a process_id at once; with wait_ms (up to 55000) it first waits for the exit and also answers state, exit_code/termination/signal and the first max_bytes of output, so a quick command costs one call. The process outlives the request and holds the workspace's mutation lease until it exits. Not idempotent: a retry starts a second process.";
             write_stdin, WRITE_STDIN, $crate::WriteStdinParams => $crate::ProcessAck, Mutate, plain, "Write to process stdin",
             "Write UTF-8 text to a process's stdin and flush; close: true sends EOF afterwards. Not idempotent: a retry writes the text again.";
             read_process, READ_PROCESS, $crate::ReadProcessParams => $crate::ReadProcessResult, Read, wait, "Read process output",
-            "Read a process's combined stdout+stderr from an absolute cursor (max_bytes per reply). wait_ms (up to 30000) waits for output past the cursor or the end instead of polling. Continue with the returned cursor; output_lost says older bytes were dropped (the newest 64 MiB are kept: 256 KiB in memory, the rest in a spill file; workspace_info's process.limits.output_retained_bytes); eof means the output is complete (not success); TIMEOUT (once, at the end) means the time limit killed it. A cursor past the end reads an empty chunk.";
+            "Read a process's combined stdout+stderr from an absolute cursor (max_bytes per reply). wait_ms (up to 55000) waits for min_bytes (default 1) past the cursor or the end instead of polling; a large min_bytes and max_bytes take a whole output in few calls. Continue with the returned cursor; output_lost says older bytes were dropped (the newest 64 MiB are kept: 256 KiB in memory, the rest in a spill file; workspace_info's process.limits.output_retained_bytes); eof means the output is complete (not success); TIMEOUT (once, at the end) means the time limit killed it. A cursor past the end reads an empty chunk.";
             process_status, PROCESS_STATUS, $crate::ProcessStatusParams => $crate::ProcessStatusResult, Read, wait, "Process status",
-            "A process's state (running/exited), termination (exited, signaled, timeout, terminated), exit_code or signal, its time limit, output totals and timestamps. wait_ms (up to 30000) waits for the exit instead of polling.";
+            "A process's state (running/exited), termination (exited, signaled, timeout, terminated), exit_code or signal, its time limit, output totals and timestamps. wait_ms (up to 55000) waits for the exit instead of polling.";
             process_resize, PROCESS_RESIZE, $crate::ProcessResizeParams => $crate::ProcessAck, Adjust, plain, "Resize process terminal",
             "Resize a running PTY process's terminal (rows, cols >= 1).";
             terminate_process, TERMINATE_PROCESS, $crate::ProcessIdParams => $crate::ProcessAck, Stop, plain, "Terminate process",

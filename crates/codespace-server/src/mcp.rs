@@ -24,7 +24,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::logging::{self, SessionLevel};
-use crate::signals::CallSignals;
+use crate::signals::{CallSignals, WaitProgress};
 
 /// One handler per MCP session; every clone shares the same gateway. `CodeSpace::session`
 /// makes the handler of a new session, with its own lifecycle state.
@@ -180,14 +180,35 @@ macro_rules! drive {
         })
         .await
     }};
-    // A wait_ms wait ends when the client cancels the request.
+    // A wait_ms wait ends when the client cancels the request; a progress token hears
+    // that it still waits.
     (wait, $name:ident, $call:expr) => {{
         let Call { shape, name, args, gateway: g, context, .. } = $call;
         tracing::debug!(
             "request {} ({name}) started: a wait ends when it is cancelled",
             context.id
         );
+        let _progress = WaitProgress::new(context);
         let answer = run(shape, name, args, |p| g.$name(p, context.ct.cancelled())).await;
+        note_cancelled(context, name);
+        answer
+    }};
+    // `held`, then `wait` for the command it started (there, or in the hold the person
+    // granted in the same call).
+    (held_wait, $name:ident, $call:expr) => {{
+        let Call { shape, name, args, gateway: g, context, elicit_wait: wait } = $call;
+        tracing::debug!(
+            "request {} ({name}) started: a wait ends when it is cancelled",
+            context.id
+        );
+        let _progress = WaitProgress::new(context);
+        let answer = run(shape, name, args, |p| async move {
+            let settle = codespace_gateway::ExecWait::from(&p);
+            let first = g.$name(p).await;
+            let started = crate::elicit::ask(g, context, wait, first, |r| r.$name).await?;
+            g.exec_wait(started, settle, context.ct.cancelled()).await
+        })
+        .await;
         note_cancelled(context, name);
         answer
     }};

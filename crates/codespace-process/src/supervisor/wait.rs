@@ -1,5 +1,5 @@
-//! Waiting for a process's progress without polling: new output past a cursor, or the
-//! exit. A waiter holds no lock while it waits (it subscribes to the handle's progress
+//! Waiting for a process's progress without polling: enough new output past a cursor, or
+//! the exit. A waiter holds no lock while it waits (it subscribes to the handle's progress
 //! signal, then checks the state under the state lock and lets go of it), so every other
 //! call on this or another process goes on meanwhile.
 
@@ -38,7 +38,10 @@ fn ready(proc: &Proc, what: WaitFor) -> bool {
     // past the end is not waited on either: the read that follows refuses it.
     let exited = st.exit.is_some();
     match what {
-        WaitFor::Output { cursor } => exited || st.output.total() != cursor,
+        WaitFor::Output { cursor, min } => {
+            let total = st.output.total();
+            exited || total < cursor || total - cursor >= min.max(1)
+        }
         WaitFor::Exit => exited,
     }
 }

@@ -46,7 +46,7 @@ fn seq_output(n: u32) -> Vec<u8> {
 async fn drain(sup: &Supervisor, id: &str) -> (Vec<u8>, bool) {
     let (mut out, mut cursor, mut lost) = (Vec::new(), 0, false);
     loop {
-        sup.wait(id, WaitFor::Output { cursor }, PATIENCE).await.unwrap();
+        sup.wait(id, WaitFor::Output { cursor, min: 1 }, PATIENCE).await.unwrap();
         let chunk = sup.read(id, cursor, 256 * 1024).unwrap();
         lost |= chunk.output_lost;
         out.extend_from_slice(&chunk.chunk);

@@ -22,6 +22,7 @@ mod commands;
 mod contract;
 mod docs;
 mod elicitation;
+mod exec_wait;
 mod files;
 mod files_bounds;
 mod files_search;

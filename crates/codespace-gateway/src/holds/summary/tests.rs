@@ -24,6 +24,8 @@ fn a_command_summary_shows_the_argv_exactly() {
         tty: Some(true),
         timeout_secs: None,
         work_id: None,
+        wait_ms: None,
+        max_bytes: None,
     };
     assert_eq!(
         command(&p, 30),
