@@ -34,7 +34,7 @@ pub const WALK_TIME_BUDGET_MS: u64 = 10_000;
 pub const DEFAULT_READ_PROCESS_BYTES: u32 = 64 * 1024;
 pub const MAX_READ_PROCESS_BYTES: u32 = 256 * 1024;
 /// Longest `wait_ms` of every waiting call (`exec_command`, `read_process`,
-/// `process_status`, `operation_resume`), in milliseconds; a longer wait is cut to it (the
+/// `process_status`, and any other tool that takes one), in milliseconds; a longer wait is cut to it (the
 /// call then returns what there is, as after any wait). It stays below the 60 s after which
 /// common MCP clients give up on a request, so a wait never outlives its client.
 pub const MAX_WAIT_MS: u64 = 55_000;
