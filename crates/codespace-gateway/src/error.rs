@@ -403,7 +403,7 @@ fn plan_path(e: &PlanError<LookupError>) -> Option<&str> {
 fn lease_code(e: &LeaseError) -> ErrorCode {
     match e {
         LeaseError::QueueFull => ErrorCode::ResourceQueueFull,
-        LeaseError::Busy => ErrorCode::WorkspaceBusy,
+        LeaseError::Busy(..) => ErrorCode::WorkspaceBusy,
     }
 }
 

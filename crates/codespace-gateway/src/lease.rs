@@ -5,7 +5,8 @@
 //! `WORKSPACE_BUSY` rather than keeping them queued, and its lease is free the moment the
 //! process is seen to have exited.
 //!
-//! Reads never touch the lease.
+//! Reads and `check_only` previews never touch the lease. A process holder is named
+//! ([`HeldBy`]) in every `Busy` it causes, so the caller knows what to wait for or stop.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -15,14 +16,46 @@ use tokio::sync::oneshot;
 /// Most callers that may wait for one workspace.
 pub const MAX_WAITERS: usize = 64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LeaseError {
     /// The queue already holds `MAX_WAITERS` waiters.
     #[error("{MAX_WAITERS} requests are already waiting for this workspace")]
     QueueFull,
-    /// The lease is held by a live process (or passed to one while waiting).
-    #[error("a live process holds this workspace's mutation lease")]
-    Busy,
+    /// The lease is held by a live process (or passed to one while waiting), named when
+    /// known, so the caller can wait for it or stop it.
+    #[error("{}", busy_message(.0.as_deref()))]
+    Busy(Option<Box<HeldBy>>),
+}
+
+/// The live process holding a workspace's lease, as a refusal names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldBy {
+    pub process_id: String,
+    /// The command's argv, joined with spaces and shortened to [`ARGV_SHOWN`] characters.
+    pub argv: String,
+}
+
+/// Most characters of a holder's argv a refusal shows.
+pub const ARGV_SHOWN: usize = 80;
+
+impl HeldBy {
+    pub fn process(process_id: &str, argv: &[String]) -> HeldBy {
+        let joined = argv.join(" ");
+        let argv = match joined.char_indices().nth(ARGV_SHOWN) {
+            Some((cut, _)) => format!("{}…", &joined[..cut]),
+            None => joined,
+        };
+        HeldBy { process_id: process_id.to_owned(), argv }
+    }
+}
+
+fn busy_message(by: Option<&HeldBy>) -> String {
+    match by {
+        Some(HeldBy { process_id, argv }) => format!(
+            "process {process_id} ({argv}) holds this workspace's mutation lease until it exits: wait for it with process_status or read_process (wait_ms), or stop it with terminate_process; reads keep working"
+        ),
+        None => "a live process holds this workspace's mutation lease until it exits: wait for it with process_status, or stop it with terminate_process; reads keep working".to_owned(),
+    }
 }
 
 /// Tells whether a process holding a lease is still alive.
@@ -30,7 +63,20 @@ pub type Liveness = Box<dyn Fn() -> bool + Send + Sync>;
 
 enum Holder {
     Request,
-    Process(Liveness),
+    Process(Liveness, HeldBy),
+}
+
+impl Holder {
+    /// `Busy` naming this holder when it is a live process; `None` when it is a request or
+    /// a process seen to have exited (then the slot is free).
+    fn busy(&self) -> Option<LeaseError> {
+        match self {
+            Holder::Process(live, by) if live() => {
+                Some(LeaseError::Busy(Some(Box::new(by.clone()))))
+            }
+            Holder::Process(..) | Holder::Request => None,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -66,9 +112,9 @@ impl Leases {
             let slot = slots.entry(workspace.to_owned()).or_default();
             // A process that has exited no longer holds anything, even before its exit
             // task got to release it.
-            if let Some((Holder::Process(live), _)) = &slot.held {
-                if live() {
-                    return Err(LeaseError::Busy);
+            if let Some((holder @ Holder::Process(..), _)) = &slot.held {
+                if let Some(busy) = holder.busy() {
+                    return Err(busy);
                 }
                 slot.held = None;
             }
@@ -98,8 +144,8 @@ impl Leases {
     pub fn try_acquire(self: &Arc<Self>, workspace: &str) -> Option<Lease> {
         let mut slots = self.slots();
         let slot = slots.entry(workspace.to_owned()).or_default();
-        if let Some((Holder::Process(live), _)) = &slot.held
-            && !live()
+        if let Some((holder @ Holder::Process(..), _)) = &slot.held
+            && holder.busy().is_none()
         {
             slot.held = None;
         }
@@ -142,15 +188,16 @@ impl Leases {
     }
 
     /// Turns the request grant `generation` into a process grant: every waiter fails with
-    /// `Busy`.
-    fn to_process(&self, workspace: &str, generation: u64, live: Liveness) {
+    /// `Busy`, naming the process.
+    fn to_process(&self, workspace: &str, generation: u64, live: Liveness, by: HeldBy) {
         let mut slots = self.slots();
         if let Some(slot) = slots.get_mut(workspace) {
+            let busy = LeaseError::Busy(Some(Box::new(by.clone())));
             if slot.held.as_ref().is_some_and(|(_, g)| *g == generation) {
-                slot.held = Some((Holder::Process(live), generation));
+                slot.held = Some((Holder::Process(live, by), generation));
             }
             for (_, tx) in slot.waiters.drain(..) {
-                let _ = tx.send(Err(LeaseError::Busy));
+                let _ = tx.send(Err(busy.clone()));
             }
         }
     }
@@ -173,7 +220,7 @@ struct Waiting {
 
 impl Waiting {
     async fn wait(mut self) -> Result<Lease, LeaseError> {
-        let Some(rx) = self.rx.as_mut() else { return Err(LeaseError::Busy) };
+        let Some(rx) = self.rx.as_mut() else { return Err(LeaseError::Busy(None)) };
         let granted = rx.await;
         self.rx = None;
         match granted {
@@ -185,7 +232,7 @@ impl Waiting {
             }),
             Ok(Err(e)) => Err(e),
             // The sender vanished without an answer: only when the slot was torn down.
-            Err(_) => Err(LeaseError::Busy),
+            Err(_) => Err(LeaseError::Busy(None)),
         }
     }
 }
@@ -210,12 +257,12 @@ pub struct Lease {
 }
 
 impl Lease {
-    /// Hands the lease to a live process: every queued waiter fails with `Busy`, and so does
-    /// every new request while `live` says the process runs, or until the returned guard is
-    /// dropped.
-    pub fn into_process(mut self, live: Liveness) -> ProcessLease {
+    /// Hands the lease to a live process (`by` names it): every queued waiter fails with
+    /// `Busy`, and so does every new request while `live` says the process runs, or until
+    /// the returned guard is dropped.
+    pub fn into_process(mut self, by: HeldBy, live: Liveness) -> ProcessLease {
         self.active = false;
-        self.leases.to_process(&self.workspace, self.generation, live);
+        self.leases.to_process(&self.workspace, self.generation, live, by);
         ProcessLease {
             leases: self.leases.clone(),
             workspace: std::mem::take(&mut self.workspace),

@@ -29,7 +29,9 @@ use codespace_store::Store;
 pub use error::GatewayError;
 pub use holds::{decide as decide_hold, list_holds, show_hold};
 pub use info::HostFacts;
-pub use lease::{Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease};
+pub use lease::{
+    ARGV_SHOWN, HeldBy, Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease,
+};
 pub use patch::{PutBack, RestoreOutcome, list_operations, show_operation};
 pub use process::ExecSettings;
 pub use waits::ExecWait;

@@ -124,6 +124,12 @@ impl Gateway {
         p: ApplyPatchParams,
         resume: Option<Resume>,
     ) -> Result<ApplyPatchResult, GatewayError> {
+        // A preview reads and plans and writes nothing, so it never takes the lease: it
+        // answers while a command runs. Its ledger row (and a key's replay) is the
+        // transaction's, as for any patch.
+        if p.check_only.unwrap_or(false) {
+            return self.check_now(p, resume).await;
+        }
         let lease = match self.leases.try_acquire(&p.workspace_id) {
             // Free: the transaction's own ledger check answers a replay, in one hand-off.
             Some(lease) => lease,
@@ -136,19 +142,8 @@ impl Gateway {
                 self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?
             }
         };
-        let reserved = match resume {
-            None => None,
-            Some(Resume { reserved: Some(op), .. }) => Some(op),
-            Some(Resume { approval_id, reserved: None }) => {
-                crate::holds::start(self, &approval_id, true).await?
-            }
-        };
-        let runner = Arc::clone(&self.runner);
-        let done = self
-            .ledger
-            .run(move |store| Ok(transaction::transaction(&runner, store, p, reserved)))
-            .await
-            .unwrap_or_else(|e| Transacted { result: Err(e), settled: true, finish: None });
+        let reserved = self.reserve(resume).await?;
+        let done = self.transact(p, reserved).await;
         if !done.settled {
             // The worker may still be writing: no other mutation may start on this
             // workspace until the server restarts and recovery settles the operation.
@@ -171,6 +166,40 @@ impl Gateway {
         }
         drop(lease);
         done.result
+    }
+
+    /// A preview, without the lease: the transaction stops after the plan, so it has no
+    /// write and no undo log to guard.
+    async fn check_now(
+        &self,
+        p: ApplyPatchParams,
+        resume: Option<Resume>,
+    ) -> Result<ApplyPatchResult, GatewayError> {
+        let reserved = self.reserve(resume).await?;
+        let done = self.transact(p, reserved).await;
+        debug_assert!(done.finish.is_none(), "a preview is never applied");
+        done.result
+    }
+
+    /// The ledger id a resumed hold's patch begins under (moving the hold to `resuming`
+    /// when it has none yet); `None` for a request that is not a resume.
+    async fn reserve(&self, resume: Option<Resume>) -> Result<Option<String>, GatewayError> {
+        Ok(match resume {
+            None => None,
+            Some(Resume { reserved: Some(op), .. }) => Some(op),
+            Some(Resume { approval_id, reserved: None }) => {
+                crate::holds::start(self, &approval_id, true).await?
+            }
+        })
+    }
+
+    /// The transaction on the blocking pool.
+    async fn transact(&self, p: ApplyPatchParams, reserved: Option<String>) -> Transacted {
+        let runner = Arc::clone(&self.runner);
+        self.ledger
+            .run(move |store| Ok(transaction::transaction(&runner, store, p, reserved)))
+            .await
+            .unwrap_or_else(|e| Transacted { result: Err(e), settled: true, finish: None })
     }
 
     /// Waits until every applied patch's terminal record that was pending when called is

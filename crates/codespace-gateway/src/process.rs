@@ -18,7 +18,7 @@ use codespace_runner::ops;
 
 use crate::holds::Held;
 use crate::waits::{read_limit, wait_for};
-use crate::{Gateway, GatewayError};
+use crate::{Gateway, GatewayError, HeldBy};
 
 /// How commands are started: the time limit and the clean environment they get.
 #[derive(Debug, Clone)]
@@ -161,6 +161,7 @@ impl Gateway {
         if let Some(approval_id) = resume {
             crate::holds::start(self, approval_id, false).await?;
         }
+        let argv = p.command.clone();
         let job = SpawnJob {
             argv: p.command,
             env: settings.env(tty, sandbox.is_some(), &reg.ws.env),
@@ -171,7 +172,8 @@ impl Gateway {
         // On failure the lease is dropped here, so a refused spawn never holds the workspace.
         let Started { id, exited, confirmed } = self.runner.spawn(&p.workspace_id, job).await?;
         let probe = exited.clone();
-        let held = lease.into_process(Box::new(move || !probe.has_exited()));
+        let by = HeldBy::process(&id, &argv);
+        let held = lease.into_process(by, Box::new(move || !probe.has_exited()));
         self.own_process(&id, &p.workspace_id);
         tokio::spawn(async move {
             exited.wait().await;

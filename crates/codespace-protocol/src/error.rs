@@ -93,8 +93,8 @@ error_codes! {
         next: "Use a limit within the advertised cap.",
     }
     WorkspaceBusy = "WORKSPACE_BUSY" {
-        meaning: "Another mutation or a live process holds the workspace's mutation lease.",
-        next: "Wait for it to finish, then retry with backoff. Reads still work.",
+        meaning: "Another mutation or a live process holds the workspace's mutation lease; the message names the process (id and shortened argv).",
+        next: "Wait for it (`process_status` or `read_process` with `wait_ms`) or stop it (`terminate_process`), then retry. Reads and `check_only` previews still work.",
     }
     ResourceQueueFull = "RESOURCE_QUEUE_FULL" {
         meaning: "64 requests are already waiting for this workspace's lease.",

@@ -158,7 +158,7 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
         ),
         (GatewayError::WorkspaceIdRequired { key: "k".to_owned() }, ErrorCode::WorkspaceIdRequired),
         (GatewayError::Lease(LeaseError::QueueFull), ErrorCode::ResourceQueueFull),
-        (GatewayError::Lease(LeaseError::Busy), ErrorCode::WorkspaceBusy),
+        (GatewayError::Lease(LeaseError::Busy(None)), ErrorCode::WorkspaceBusy),
         (
             GatewayError::Recorded(Box::new(ErrorBody::new(ErrorCode::AddFileExists, "kept"))),
             ErrorCode::AddFileExists,
@@ -338,6 +338,6 @@ fn bodies_name_the_path_and_operation_they_are_about() {
     recorded.approval_id = Some("ap-1".to_owned());
     assert_eq!(GatewayError::Recorded(Box::new(recorded.clone())).to_body(), recorded);
     // Nothing else names a path or an operation.
-    let plain = GatewayError::Lease(LeaseError::Busy).to_body();
+    let plain = GatewayError::Lease(LeaseError::Busy(None)).to_body();
     assert_eq!((plain.path, plain.operation_id, plain.approval_id), (None, None, None));
 }

@@ -92,10 +92,12 @@ async fn a_process_holder_fails_waiters_busy() {
     }
     let alive = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let probe = alive.clone();
+    let by = HeldBy::process("proc-1", &["sleep".to_owned(), "30".to_owned()]);
+    let busy = Some(LeaseError::Busy(Some(Box::new(by.clone()))));
     let process =
-        held.into_process(Box::new(move || probe.load(std::sync::atomic::Ordering::SeqCst)));
-    assert_eq!(waiter.await.unwrap().err(), Some(LeaseError::Busy));
-    assert_eq!(leases.acquire("w").await.err(), Some(LeaseError::Busy));
+        held.into_process(by, Box::new(move || probe.load(std::sync::atomic::Ordering::SeqCst)));
+    assert_eq!(waiter.await.unwrap().err(), busy);
+    assert_eq!(leases.acquire("w").await.err(), busy);
     // Seen as exited: free at once, and the late release cannot free the new holder.
     alive.store(false, std::sync::atomic::Ordering::SeqCst);
     let next = leases.acquire("w").await.unwrap();
@@ -110,4 +112,16 @@ async fn a_process_holder_fails_waiters_busy() {
     assert!(blocked.is_err(), "the new holder keeps the lease");
     drop(next);
     assert!(leases.acquire("w").await.is_ok());
+}
+
+#[test]
+fn a_holder_argv_is_shortened() {
+    let long = vec!["x".repeat(200)];
+    let by = HeldBy::process("proc-1", &long);
+    assert_eq!(by.argv.chars().count(), ARGV_SHOWN + 1, "{}", by.argv);
+    assert!(by.argv.ends_with('…'));
+    let short = HeldBy::process("proc-1", &["sleep".to_owned(), "30".to_owned()]);
+    assert_eq!(short.argv, "sleep 30");
+    let msg = LeaseError::Busy(Some(Box::new(short))).to_string();
+    assert!(msg.contains("proc-1 (sleep 30)") && msg.contains("terminate_process"), "{msg}");
 }

@@ -147,9 +147,14 @@ fn record(
     };
     let json = serde_json::to_string(&recorded)
         .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
-    store.finish_draft(draft, OpStatus::Finished(status), &json, reason, now()).map_err(|e| {
-        GatewayError::LedgerAfterRun { operation_id: op.clone(), status, source: Box::new(e) }
-    })?;
+    if let Err(e) = store.finish_draft(draft, OpStatus::Finished(status), &json, reason, now()) {
+        // A preview takes no lease, so a request under the same key may have reached the
+        // ledger first: its record answers, as it would have after the lease.
+        if let Some(known) = raced(store, draft) {
+            return known;
+        }
+        return Err(GatewayError::LedgerAfterRun { operation_id: op, status, source: Box::new(e) });
+    }
     // Terminal and verified: only what a result names as preserved stays in the log.
     let preserved = match &recorded {
         Recorded::Result(r) => r.preserved.as_slice(),
@@ -159,6 +164,19 @@ fn record(
     match recorded {
         Recorded::Result(r) => Ok(r),
         Recorded::Error(body) => Err(GatewayError::Recorded(Box::new(body))),
+    }
+}
+
+/// The answer of a request under the draft's key that another request recorded first
+/// (found after the draft's own row could not be inserted); `None` when there is none.
+fn raced(store: &Store, draft: &Draft) -> Option<Result<ApplyPatchResult, GatewayError>> {
+    let key = draft.operation_key.as_deref()?;
+    match store.draft(None, &draft.workspace_id, Some(key), &draft.fingerprint, now()).ok()? {
+        Drafted::Replayed(rec) => Some(replay(rec)),
+        Drafted::KeyConflict(rec) => {
+            Some(Err(GatewayError::KeyConflict { operation_id: rec.operation_id }))
+        }
+        Drafted::Fresh(_) => None,
     }
 }
 

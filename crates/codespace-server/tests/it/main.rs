@@ -32,6 +32,7 @@ mod inbox;
 mod inbox_queue;
 mod interop;
 mod kill;
+mod leases;
 mod long_calls;
 mod patch;
 mod paths;
