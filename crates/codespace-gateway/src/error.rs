@@ -110,6 +110,7 @@ impl From<RunnerError> for GatewayError {
             other @ (RunnerError::Fs(_)
             | RunnerError::Files(_)
             | RunnerError::NoWorkspace { .. }
+            | RunnerError::RootReplaced { .. }
             | RunnerError::Task { .. }
             | RunnerError::Transport(_)) => GatewayError::Runner(other),
         }
@@ -244,6 +245,7 @@ impl GatewayError {
                     | FilesError::RegexTooLarge { .. },
                 )
                 | RunnerError::NoWorkspace { .. }
+                | RunnerError::RootReplaced { .. }
                 | RunnerError::Task { .. }
                 | RunnerError::Process(..)
                 | RunnerError::Transport(..),
@@ -338,6 +340,7 @@ fn runner_code(e: &RunnerError) -> ErrorCode {
         ) => ErrorCode::InvalidPattern,
         // The gateway and the runner disagree, or a runner task died: the server's fault.
         RunnerError::NoWorkspace { .. } | RunnerError::Task { .. } => ErrorCode::Internal,
+        RunnerError::RootReplaced { .. } => ErrorCode::RootReplaced,
         RunnerError::Process(p) => process_code(p),
         // The worker's socket failed: whether it ran is not known (see the message).
         RunnerError::Transport(..) => ErrorCode::Timeout,

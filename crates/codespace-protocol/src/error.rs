@@ -96,6 +96,10 @@ error_codes! {
         meaning: "Another mutation or a live process holds the workspace's mutation lease; the message names the process (id and shortened argv).",
         next: "Wait for it (`process_status` or `read_process` with `wait_ms`) or stop it (`terminate_process`), then retry. Reads and `check_only` previews still work.",
     }
+    RootReplaced = "ROOT_REPLACED" {
+        meaning: "The workspace's root path no longer names the directory the server opened at start (deleted and re-created, say by a fresh clone, moved, or replaced by a symlink); nothing ran.",
+        next: "Do not retry: ask the operator to restart the server, which opens the directory now at the root path (workspace_info shows root_status).",
+    }
     ResourceQueueFull = "RESOURCE_QUEUE_FULL" {
         meaning: "64 requests are already waiting for this workspace's lease.",
         next: "Retry later with backoff.",

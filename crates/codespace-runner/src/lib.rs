@@ -52,6 +52,13 @@ pub enum RunnerError {
     /// The runner does not hold this workspace (the gateway and the runner disagree).
     #[error("workspace {id:?} is not open in the runner")]
     NoWorkspace { id: String },
+    /// The workspace's root path no longer names the directory opened at start (deleted and
+    /// re-created, moved, or replaced by a symlink): nothing ran, so nothing is read from or
+    /// written into a directory the operator no longer sees.
+    #[error(
+        "the root of workspace {id:?} ({root}) is no longer the directory the server opened at start: it was {how}; nothing ran. The operator must restart the server (or reload the registry) to open the new directory"
+    )]
+    RootReplaced { id: String, root: String, how: String },
     /// A runner task ended without an answer (it panicked or was cancelled), or the worker
     /// answered out of protocol.
     #[error("runner task failed: {reason}")]

@@ -69,8 +69,24 @@ impl LocalRunner {
         Ok(LocalRunner { workspaces, supervisor, hook: patch::HookSlot::default() })
     }
 
+    /// Workspace `id`, refused when its root path no longer names the pinned directory:
+    /// one `fstat` and one `stat` per call, so a root deleted and re-created (a fresh clone
+    /// into the same path) is reported instead of read from or written into.
     fn opened(&self, id: &str) -> Result<&Opened, RunnerError> {
-        self.workspaces.get(id).ok_or_else(|| RunnerError::NoWorkspace { id: id.to_owned() })
+        let w = self
+            .workspaces
+            .get(id)
+            .ok_or_else(|| RunnerError::NoWorkspace { id: id.to_owned() })?;
+        let how = match w.root.status() {
+            RootStatus::Current => return Ok(w),
+            RootStatus::Replaced => "replaced (its path now names another directory, or nothing)",
+            RootStatus::Removed => "deleted",
+        };
+        Err(RunnerError::RootReplaced {
+            id: id.to_owned(),
+            root: w.root.path().display().to_string(),
+            how: how.to_owned(),
+        })
     }
 
     /// The root and the started watcher of workspace `id`: every file job's first use

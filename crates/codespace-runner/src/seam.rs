@@ -106,8 +106,7 @@ impl Runner {
     pub async fn spawn(&self, ws: &str, job: SpawnJob) -> Result<Started, RunnerError> {
         each!(self,
             r => r.spawn_as(ws, None, job).await
-                .map(|s| Started { id: s.id, exited: s.exited, confirmed: true })
-                .map_err(RunnerError::Process),
+                .map(|s| Started { id: s.id, exited: s.exited, confirmed: true }),
             r => r.spawn(ws, job).await)
     }
 

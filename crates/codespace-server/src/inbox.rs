@@ -38,7 +38,8 @@ fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::WorkClosed
         | ErrorCode::ApprovalConflict
         | ErrorCode::ApprovalRequired
-        | ErrorCode::ApprovalAmbiguous => StatusCode::CONFLICT,
+        | ErrorCode::ApprovalAmbiguous
+        | ErrorCode::RootReplaced => StatusCode::CONFLICT,
         ErrorCode::Unauthorized => StatusCode::FORBIDDEN,
         ErrorCode::LedgerError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         ErrorCode::InvalidArguments

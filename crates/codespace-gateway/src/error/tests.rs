@@ -79,7 +79,8 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
         ),
         (
             GatewayError::Runner(RunnerError::Files(FilesError::InvalidRegex {
-                reason: "(".to_owned(),
+                pattern: "(".to_owned(),
+                reason: "unclosed group".to_owned(),
             })),
             ErrorCode::InvalidPattern,
         ),

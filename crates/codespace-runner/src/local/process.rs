@@ -16,21 +16,10 @@ impl LocalRunner {
         ws: &str,
         id: Option<String>,
         job: SpawnJob,
-    ) -> Result<Spawned, ProcError> {
-        let w = self
-            .workspaces
-            .get(ws)
-            .ok_or_else(|| ProcError::SpawnFailed(format!("workspace {ws:?} is not open here")))?;
-        // A replaced root is logged, never followed: the command starts in the directory
-        // pinned at start, through its descriptor.
-        if w.root.status() != codespace_types::RootStatus::Current {
-            tracing::warn!(
-                workspace = ws,
-                root = %w.root.path().display(),
-                status = ?w.root.status(),
-                "the workspace root path no longer names the directory opened at start; the command starts in that directory"
-            );
-        }
+    ) -> Result<Spawned, RunnerError> {
+        // A replaced root is refused, never followed: the command would start in a
+        // directory the operator no longer sees.
+        let w = self.opened(ws)?;
         let cwd_dir = w
             .root
             .dir_handle()
@@ -44,7 +33,7 @@ impl LocalRunner {
             timeout: job.timeout,
             sandbox: job.sandbox,
         };
-        self.supervisor.spawn_as(id, req).await
+        Ok(self.supervisor.spawn_as(id, req).await?)
     }
 }
 

@@ -182,6 +182,7 @@ impl SocketRunner {
                         RunnerError::Fs(_)
                         | RunnerError::Files(_)
                         | RunnerError::NoWorkspace { .. }
+                        | RunnerError::RootReplaced { .. }
                         | RunnerError::Task { .. }
                         | RunnerError::Process(_),
                     ) => false,

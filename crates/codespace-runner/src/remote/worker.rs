@@ -190,7 +190,7 @@ impl Own<ops::Spawn> for Worker {
                 });
                 Ok(())
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(e),
         };
         Reply::of(&started)
     }
