@@ -30,9 +30,12 @@ pub enum FilesError {
     /// The glob does not parse.
     #[error("invalid glob {glob:?}: {reason}")]
     InvalidGlob { glob: String, reason: String },
-    /// The regular expression does not parse.
-    #[error("invalid regular expression: {reason}")]
-    InvalidRegex { reason: String },
+    /// The regular expression does not parse; the message shows the pattern as sent (after
+    /// JSON decoding, so a doubled backslash shows as one) and names the literal search.
+    #[error(
+        "invalid regular expression {pattern:?}: {reason}\nTo search for this text literally, pass fixed_strings: true"
+    )]
+    InvalidRegex { pattern: String, reason: String },
     /// The regular expression parses, but its compiled form is over the size cap.
     #[error(
         "the compiled pattern is too large (over {limit} bytes): use fewer or smaller \

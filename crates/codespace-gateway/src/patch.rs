@@ -243,9 +243,16 @@ impl Gateway {
                             None => only_match(store.find_by_key(key, 2)?, key)?,
                         }
                     }
-                    (Some(_), Some(_)) | (None, None) => {
+                    (Some(_), Some(_)) => {
                         return Err(GatewayError::OperationNotFound(
-                            "give exactly one of operation_id, or operation_key with workspace_id"
+                            "give only one of operation_id or operation_key, not both".to_owned(),
+                        ));
+                    }
+                    (None, None) => {
+                        return Err(GatewayError::OperationNotFound(
+                            "one of operation_id or operation_key is required (workspace_id is \
+                             optional with a key: it picks the workspace when the key was used \
+                             in several)"
                                 .to_owned(),
                         ));
                     }

@@ -11,7 +11,9 @@ use codespace_protocol::{
     ProcessResizeParams, ProcessStatusParams, ProcessStatusResult, ReadProcessParams,
     ReadProcessResult, WriteStdinParams,
 };
-use codespace_runner::{SandboxPolicy, SpawnJob, Started, Terminate, WaitFor};
+use codespace_runner::{
+    ProcError, RunnerError, SandboxPolicy, SpawnJob, Started, Terminate, WaitFor,
+};
 use codespace_types::{Approvals, SandboxSetting};
 
 use codespace_runner::ops;
@@ -170,7 +172,8 @@ impl Gateway {
             sandbox,
         };
         // On failure the lease is dropped here, so a refused spawn never holds the workspace.
-        let Started { id, exited, confirmed } = self.runner.spawn(&p.workspace_id, job).await?;
+        let Started { id, exited, confirmed } =
+            self.runner.spawn(&p.workspace_id, job).await.map_err(|e| no_shell(e, &argv[0]))?;
         let probe = exited.clone();
         let by = HeldBy::process(&id, &argv);
         let held = lease.into_process(by, Box::new(move || !probe.has_exited()));
@@ -309,6 +312,23 @@ impl Gateway {
         // An applied patch's terminal record is written before the runner goes.
         self.recorded().await;
         self.runner.shutdown().await;
+    }
+}
+
+/// A program name with whitespace that was not found is almost always a shell command line
+/// sent as one argument: say that no shell reads it, and how to send it.
+fn no_shell(e: RunnerError, program: &str) -> RunnerError {
+    match e {
+        RunnerError::Process(ProcError::SpawnFailed(m))
+            if program.contains(char::is_whitespace) =>
+        {
+            RunnerError::Process(ProcError::SpawnFailed(format!(
+                "{m}; command[0] is {program:?}, one program name with spaces in it: no shell is \
+                 interposed, so split it into separate argv elements (e.g. [\"ls\", \"-la\"]) \
+                 or run [\"sh\", \"-c\", {program:?}]"
+            )))
+        }
+        other => other,
     }
 }
 

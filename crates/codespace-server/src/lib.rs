@@ -278,14 +278,23 @@ fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Why the server ends when stdin closes before any client opened a session.
+const NO_CLIENT: &str = "stdin closed before an MCP client sent `initialize`: `codespace serve` is \
+an MCP server for AI agents; an MCP client starts it and speaks JSON-RPC on its stdin/stdout \
+(see the README's Clients section), or use `codespace serve --http`";
+
 async fn serve_stdio(gateway: Arc<Gateway>, elicit_wait: Duration) -> Result<(), Failure> {
     let handler = mcp::CodeSpace::new(gateway.clone(), elicit_wait);
     let (transport, writer, modes) = stdio::transport();
+    let opened = transport.opened();
     logging::serving();
-    let service = handler
-        .serve(transport)
-        .await
-        .map_err(|e| Failure::Runtime(format!("stdio initialize failed: {e}")))?;
+    let service = handler.serve(transport).await.map_err(|e| {
+        if opened.get() {
+            Failure::Runtime(format!("stdio initialize failed: {e}"))
+        } else {
+            Failure::Runtime(NO_CLIENT.to_owned())
+        }
+    })?;
     let ct = service.cancellation_token();
     let result = tokio::select! {
         r = service.waiting() => r.map(drop).map_err(|e| Failure::Runtime(format!("stdio transport: {e}"))),

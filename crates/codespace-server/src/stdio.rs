@@ -44,6 +44,8 @@ pub(crate) struct Stdio {
     discarding: bool,
     /// A message that opens the session has been forwarded.
     open: bool,
+    /// The same, for whoever serves this transport once it is gone (see [`Opened`]).
+    opened: Opened,
     out: mpsc::UnboundedSender<Vec<u8>>,
 }
 
@@ -75,6 +77,17 @@ impl Modes {
     }
 }
 
+/// Whether a client ever opened the session on this transport: a stdin that ends before
+/// then had no MCP client behind it (a person who ran the command at a terminal, say).
+#[derive(Clone, Default)]
+pub(crate) struct Opened(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Opened {
+    pub(crate) fn get(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// The transport, the task that writes stdout, and the flags to put back after both. The
 /// task ends with `true` once the transport is dropped (so nothing reads stdin any more)
 /// and every queued frame is written; with `false` when stdout failed first.
@@ -92,7 +105,8 @@ pub(crate) fn transport() -> (Stdio, JoinHandle<bool>, Modes) {
         true
     });
     let reader = BufReader::new(input());
-    (Stdio { reader, line: Vec::new(), discarding: false, open: false, out }, writer, modes)
+    let opened = Opened::default();
+    (Stdio { reader, line: Vec::new(), discarding: false, open: false, opened, out }, writer, modes)
 }
 
 /// What a standard stream is, for choosing how to wait on it.
@@ -209,6 +223,11 @@ enum Line {
 }
 
 impl Stdio {
+    /// Tells, after the transport is gone, whether a client opened the session.
+    pub(crate) fn opened(&self) -> Opened {
+        self.opened.clone()
+    }
+
     fn queue(&self, value: &Value) {
         let mut frame = value.to_string().into_bytes();
         frame.push(b'\n');
@@ -272,6 +291,7 @@ impl Stdio {
                 return None;
             }
             self.open = value.get("method").and_then(Value::as_str) != Some("ping");
+            self.opened.0.store(self.open, std::sync::atomic::Ordering::Relaxed);
         }
         match frame::check(value) {
             Verdict::Forward(message) => Some(*message),

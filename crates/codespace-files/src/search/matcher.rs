@@ -107,9 +107,9 @@ impl LineMatcher {
         stop: Stop,
     ) -> Result<Self, FilesError> {
         let hir = hir::parse(pattern, case_insensitive)
-            .map_err(|reason| FilesError::InvalidRegex { reason })?;
-        let nfa = compile(&hir, false, max_regex_bytes)?;
-        let reverse_nfa = compile(&hir, true, max_regex_bytes)?;
+            .map_err(|reason| FilesError::InvalidRegex { pattern: pattern.to_owned(), reason })?;
+        let nfa = compile(pattern, &hir, false, max_regex_bytes)?;
+        let reverse_nfa = compile(pattern, &hir, true, max_regex_bytes)?;
         // Only literal prefixes the DFA can jump to quickly, as the meta regex does.
         let pre =
             Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, &hir).filter(Prefilter::is_fast);
@@ -118,10 +118,9 @@ impl LineMatcher {
                 .cache_capacity(DFA_CACHE_BYTES)
                 .skip_cache_capacity_check(true)
                 .unicode_word_boundary(true);
-            DFA::builder()
-                .configure(config)
-                .build_from_nfa(nfa)
-                .map_err(|e| FilesError::InvalidRegex { reason: e.to_string() })
+            DFA::builder().configure(config).build_from_nfa(nfa).map_err(|e| {
+                FilesError::InvalidRegex { pattern: pattern.to_owned(), reason: e.to_string() }
+            })
         };
         let fast = build(
             DFA::config()
@@ -132,8 +131,10 @@ impl LineMatcher {
         )?;
         let walk = build(DFA::config(), nfa.clone())?;
         let reverse = build(DFA::config().match_kind(MatchKind::All), reverse_nfa)?;
-        let pike = PikeVM::new_from_nfa(nfa.clone())
-            .map_err(|e| FilesError::InvalidRegex { reason: e.to_string() })?;
+        let pike = PikeVM::new_from_nfa(nfa.clone()).map_err(|e| FilesError::InvalidRegex {
+            pattern: pattern.to_owned(),
+            reason: e.to_string(),
+        })?;
         // `^`/`$` mean the haystack's ends: then the searcher must hand over one line at a
         // time, which it does when the matcher names no line terminator (as grep-regex).
         let line_terminator = (!hir.properties().look_set().contains_anchor_haystack())
@@ -213,7 +214,12 @@ impl LineMatcher {
 
 /// The NFA of `hir`, forward (with the implicit group the PikeVM reports spans with) or
 /// reverse; over `limit` bytes it is `RegexTooLarge`.
-fn compile(hir: &regex_syntax::hir::Hir, reverse: bool, limit: usize) -> Result<NFA, FilesError> {
+fn compile(
+    pattern: &str,
+    hir: &regex_syntax::hir::Hir,
+    reverse: bool,
+    limit: usize,
+) -> Result<NFA, FilesError> {
     let captures = if reverse { WhichCaptures::None } else { WhichCaptures::Implicit };
     thompson::Compiler::new()
         .configure(
@@ -226,7 +232,7 @@ fn compile(hir: &regex_syntax::hir::Hir, reverse: bool, limit: usize) -> Result<
         .build_from_hir(hir)
         .map_err(|e| match e.size_limit() {
             Some(limit) => FilesError::RegexTooLarge { limit },
-            None => FilesError::InvalidRegex { reason: e.to_string() },
+            None => FilesError::InvalidRegex { pattern: pattern.to_owned(), reason: e.to_string() },
         })
 }
 

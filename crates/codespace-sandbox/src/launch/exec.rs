@@ -8,7 +8,9 @@
 //! (checked in the monitor, before any namespace changes) but not inside the root, since
 //! `extra_read_roots` is what would show them. When the program is there but `execve`
 //! still says ENOENT, what is missing is its interpreter (a `#!` line naming a hidden
-//! python, say, or an ELF loader), and the message says that instead.
+//! python, say, or an ELF loader), and the message says that instead. Either message names
+//! the target of a symlink that leads out of every root the sandbox shows (a virtualenv's
+//! `python`, say, linked to an interpreter installed elsewhere) and the directory to add.
 
 use std::ffi::{CString, OsStr};
 use std::os::unix::ffi::OsStrExt as _;
@@ -29,6 +31,9 @@ pub(super) struct Program {
     /// The `PATH` entries that are directories on the host (relative ones against the
     /// command's working directory, which is the same inside and out).
     host_dirs: Vec<PathBuf>,
+    /// Candidates, and the `#!` interpreters of those the host has, that are symlinks on
+    /// the host, each with the file it resolves to there.
+    links: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Program {
@@ -42,7 +47,14 @@ impl Program {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|_| SandboxError::other("lookup", "PATH or argv[0] contains NUL"))?;
         let host_dirs = search.dirs().iter().filter(|d| is_dir(d)).cloned().collect();
-        Ok(Self { name: search.name().to_owned(), candidates, host_dirs })
+        let mut links = Vec::new();
+        for candidate in search.candidates() {
+            links.extend(host_link(candidate).map(|target| (candidate.clone(), target)));
+            if let Some(interpreter) = shebang(candidate).map(PathBuf::from) {
+                links.extend(host_link(&interpreter).map(|target| (interpreter, target)));
+            }
+        }
+        Ok(Self { name: search.name().to_owned(), candidates, host_dirs, links })
     }
 
     /// Runs in the command, restricted and inside its root: execs the first candidate that
@@ -75,13 +87,16 @@ impl Program {
     }
 
     fn interpreter_missing(&self, path: &Path) -> SandboxError {
-        let missing = match shebang(path) {
+        let interpreter = shebang(path);
+        let missing = match &interpreter {
             Some(interpreter) => format!("its interpreter {interpreter} (its #! line)"),
             None => "the loader or interpreter it names".to_owned(),
         };
+        let hint = interpreter.and_then(|i| self.link_hint(Path::new(&i))).unwrap_or_else(|| {
+            "the workspace's extra_read_roots would show it (the directory it lives in)".to_owned()
+        });
         let message = format!(
-            "{}: {} is inside the sandbox, but {missing} is not; the workspace's \
-             extra_read_roots would show it (the directory it lives in)",
+            "{}: {} is inside the sandbox, but {missing} is not; {hint}",
             self.name,
             path.display()
         );
@@ -103,8 +118,53 @@ impl Program {
                 hidden.join(", ")
             ));
         }
+        let candidates = self.candidates.iter().map(|c| Path::new(OsStr::from_bytes(c.as_bytes())));
+        if let Some(hint) = candidates.filter_map(|c| self.link_hint(c)).next() {
+            message.push_str("; ");
+            message.push_str(&hint);
+        }
         SandboxError { step: "lookup", message, errno: Errno::NOENT.raw_os_error() }
     }
+
+    /// What to add when `path` is a host symlink whose target the sandbox does not show:
+    /// the target's installation prefix (the parent of its `bin`), since an interpreter
+    /// needs its libraries beside it.
+    fn link_hint(&self, path: &Path) -> Option<String> {
+        let (_, target) = self.links.iter().find(|(link, _)| link == path)?;
+        if exists_path(target) {
+            return None;
+        }
+        let dir = target.parent()?;
+        let root = match dir.file_name() {
+            Some(name) if name == "bin" => dir.parent().unwrap_or(dir),
+            _ => dir,
+        };
+        Some(format!(
+            "{} is a symlink to {}, outside every directory the sandbox shows: add {} to the \
+             workspace's extra_read_roots (the registry) to run it",
+            path.display(),
+            target.display(),
+            root.display()
+        ))
+    }
+}
+
+/// The file `path` resolves to on the host when it is a symlink (read in the monitor,
+/// for messages only: nothing is opened through it).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "resolves a symlink on the host only to name its target in a message"
+)]
+fn host_link(path: &Path) -> Option<PathBuf> {
+    let st = rustix::fs::lstat(path).ok()?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Symlink {
+        return None;
+    }
+    std::fs::canonicalize(path).ok()
+}
+
+fn exists_path(path: &Path) -> bool {
+    rustix::fs::access(path, rustix::fs::Access::EXISTS).is_ok()
 }
 
 /// One `execve`, retried briefly while the file is busy being written (a race every forking
@@ -127,7 +187,7 @@ fn exists(candidate: &CString) -> bool {
 /// The interpreter a `#!` line names (its first word), if the file starts with one.
 #[expect(
     clippy::disallowed_methods,
-    reason = "reads the #! line of the program found inside the private root"
+    reason = "reads the #! line of a candidate program (in the monitor, and inside the private root)"
 )]
 fn shebang(path: &Path) -> Option<String> {
     use rustix::fs::{Mode, OFlags};

@@ -34,6 +34,7 @@ mod interop;
 mod kill;
 mod leases;
 mod long_calls;
+mod messages;
 mod patch;
 mod paths;
 mod process;

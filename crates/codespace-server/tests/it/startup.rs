@@ -29,8 +29,9 @@ fn a_terminal_on_stdin_gets_one_line_saying_what_serve_waits_for() {
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains(WAITING), "on a terminal: {shown}");
     assert!(shown.contains("--http"), "it says how to connect: {shown}");
+    assert!(shown.contains("MCP server for AI agents"), "stdin ended, no client: {shown}");
 
-    // A client's pipe gets nothing of the kind: stdout and stderr stay quiet.
+    // A client's pipe gets nothing of the kind: stdout stays quiet.
     let out = env
         .command()
         .args(["serve", "--config"])
@@ -38,8 +39,14 @@ fn a_terminal_on_stdin_gets_one_line_saying_what_serve_waits_for() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert!(!String::from_utf8_lossy(&out.stderr).contains(WAITING));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains(WAITING));
     assert!(out.stdout.is_empty());
+    // Its stdin ended before any client said `initialize`: one line says what the command
+    // is for, on stderr only.
+    assert!(stderr.contains("stdin closed before an MCP client sent `initialize`"), "{stderr}");
+    assert!(stderr.contains("MCP server for AI agents"), "{stderr}");
+    assert!(!stderr.contains("stdio initialize failed"), "{stderr}");
 }
 
 #[test]

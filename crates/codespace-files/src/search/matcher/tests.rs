@@ -127,7 +127,10 @@ fn refusals_read_as_grep_regex_words_them() {
             .unwrap_err()
             .to_string();
         match LineMatcher::new(pattern, false, 1 << 20, stop_never()) {
-            Err(FilesError::InvalidRegex { reason }) => assert_eq!(reason, want),
+            Err(FilesError::InvalidRegex { pattern: sent, reason }) => {
+                assert_eq!(reason, want);
+                assert_eq!(sent, pattern);
+            }
             other => panic!("{pattern:?}: {other:?}"),
         }
     }
