@@ -39,6 +39,8 @@ pub enum GatewayError {
     HoldNotFound { approval_id: String },
     #[error("hold {approval_id}: {why}")]
     HoldConflict { approval_id: String, why: String },
+    #[error("hold {approval_id} was denied, so nothing ran: a new request needs a new hold")]
+    HoldDenied { approval_id: String },
     #[error("hold {approval_id}: {why}")]
     HoldAmbiguous { approval_id: String, operation_id: Option<String>, why: String },
     #[error(transparent)]
@@ -145,6 +147,7 @@ impl GatewayError {
             GatewayError::HoldRequired { approval_id, .. }
             | GatewayError::HoldNotFound { approval_id }
             | GatewayError::HoldConflict { approval_id, .. }
+            | GatewayError::HoldDenied { approval_id, .. }
             | GatewayError::HoldAmbiguous { approval_id, .. } => Some(approval_id),
             GatewayError::Recorded(body) => body.approval_id.as_deref(),
             GatewayError::InvalidArguments { .. }
@@ -191,6 +194,7 @@ impl GatewayError {
             GatewayError::HoldRequired { .. } => ErrorCode::ApprovalRequired,
             GatewayError::HoldNotFound { .. } => ErrorCode::ApprovalNotFound,
             GatewayError::HoldConflict { .. } => ErrorCode::ApprovalConflict,
+            GatewayError::HoldDenied { .. } => ErrorCode::ApprovalDenied,
             GatewayError::HoldAmbiguous { .. } => ErrorCode::ApprovalAmbiguous,
             GatewayError::Runner(e) => runner_code(e),
             GatewayError::OutputLimit { .. } => ErrorCode::OutputLimit,
@@ -237,6 +241,7 @@ impl GatewayError {
             | GatewayError::HoldRequired { .. }
             | GatewayError::HoldNotFound { .. }
             | GatewayError::HoldConflict { .. }
+            | GatewayError::HoldDenied { .. }
             | GatewayError::HoldAmbiguous { .. }
             | GatewayError::Runner(
                 RunnerError::Files(
@@ -286,6 +291,7 @@ impl GatewayError {
             | GatewayError::HoldRequired { .. }
             | GatewayError::HoldNotFound { .. }
             | GatewayError::HoldConflict { .. }
+            | GatewayError::HoldDenied { .. }
             | GatewayError::Runner(..)
             | GatewayError::OutputLimit { .. }
             | GatewayError::Patch(..)

@@ -12,9 +12,11 @@
 //! # Layout
 //! - `summary`: what the held action does, for a person.
 //! - `resume`: claiming a granted hold, running it once, reconciling an interrupted one.
+//! - `wait`: a resume's wait for a person's decision on a pending hold.
 
 mod resume;
 mod summary;
+mod wait;
 
 pub(crate) use resume::{Resume, start};
 
@@ -146,6 +148,8 @@ impl Gateway {
         p: ApprovalResolveParams,
     ) -> Result<ApprovalResult, GatewayError> {
         let hold = self.ledger.run(move |store| decide(store, &p.approval_id, p.decision)).await?;
+        // A resume waiting in this process hears it now rather than at its next look.
+        self.decisions.notify_waiters();
         Ok(ApprovalResult {
             approval_id: hold.approval_id,
             state: hold.state,
@@ -225,10 +229,14 @@ impl Gateway {
         })
     }
 
+    /// Runs a granted hold once; with `wait_ms`, first waits (until `cancelled` at most)
+    /// for a person's decision on a pending one.
     pub async fn operation_resume(
         &self,
         p: codespace_protocol::OperationResumeParams,
+        cancelled: impl Future<Output = ()>,
     ) -> Result<OperationResumeResult, GatewayError> {
+        wait::decision(self, &p.approval_id, p.wait_ms, cancelled).await?;
         resume::resume(self, &p.approval_id).await
     }
 }

@@ -64,6 +64,8 @@ pub struct Gateway {
     owners: work::Owners,
     /// Holds a resume is running for in this process.
     resumes: holds::InFlight,
+    /// Rung when a hold is decided in this process, so a waiting resume hears it at once.
+    decisions: tokio::sync::Notify,
     /// Applied patches whose terminal record is still being written (each holds a read
     /// guard until it is): a writer guard waits for every one that started before it.
     recordings: Arc<tokio::sync::RwLock<()>>,
@@ -93,6 +95,7 @@ impl Gateway {
             exec: config.exec,
             owners: work::Owners::default(),
             resumes: holds::InFlight::default(),
+            decisions: tokio::sync::Notify::new(),
             recordings: Arc::default(),
             hints: work::Hints::default(),
         }

@@ -43,6 +43,11 @@ pub struct ApprovalResolveParams {
 pub struct OperationResumeParams {
     /// A granted hold (or one already resumed: its stored result is returned again).
     pub approval_id: String,
+    /// Wait up to this many milliseconds (at most 55000) for a person's decision on a
+    /// pending hold, and run it in this call as soon as it is granted (default 0: answer at
+    /// once).
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
 }
 
 /// Result of `operation_resume`: the held tool's own result.

@@ -201,8 +201,12 @@ error_codes! {
         next: "Check the id; holds are created by approval_create or APPROVAL_REQUIRED.",
     }
     ApprovalConflict = "APPROVAL_CONFLICT" {
-        meaning: "The hold is in the wrong state for the call: resolving one that is no longer pending, resuming one still pending or denied, or a second resume while one runs.",
-        next: "Read the message: resolve the hold first, create a new one if it was denied, or wait for the running resume and call operation_resume again for its result.",
+        meaning: "The hold is in the wrong state for the call: resolving one that is no longer pending, resuming one still pending (after the wait, when wait_ms was given), or a second resume while one runs.",
+        next: "Read the message: a pending hold waits for the person (`codespace approvals grant ID`, the /inbox page): call operation_resume with wait_ms to wait for the decision; or wait for the running resume and call operation_resume again for its result.",
+    }
+    ApprovalDenied = "APPROVAL_DENIED" {
+        meaning: "The hold was denied (by a person through elicitation, the /inbox page or `codespace approvals deny`, or by approval_resolve): nothing ran, and the hold never runs.",
+        next: "A new request needs a new hold: change the request or ask the person why, then call the tool again (it opens a new hold).",
     }
     ApprovalAmbiguous = "APPROVAL_AMBIGUOUS" {
         meaning: "A resume was interrupted (a crash) and whether the action ran cannot be told from the ledger: an interrupted command is never started again. Carries approval_id (and operation_id for a patch).",

@@ -112,7 +112,7 @@ fn every_wait_names_the_one_cap() {
             name
         })
         .collect();
-    for tool in ["exec_command", "read_process", "process_status"] {
+    for tool in ["exec_command", "read_process", "process_status", "operation_resume"] {
         assert!(waiting.contains(&tool), "{tool} does not document its wait: {waiting:?}");
     }
     let at_most = format!("at most {MAX_WAIT_MS}");
@@ -120,6 +120,7 @@ fn every_wait_names_the_one_cap() {
         schemars::schema_for!(ExecCommandParams),
         schemars::schema_for!(ReadProcessParams),
         schemars::schema_for!(ProcessStatusParams),
+        schemars::schema_for!(crate::OperationResumeParams),
     ] {
         let schema = serde_json::to_value(schema).unwrap();
         let text = schema["properties"]["wait_ms"]["description"].as_str().unwrap();

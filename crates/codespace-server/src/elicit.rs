@@ -3,7 +3,7 @@
 //! summary and a grant choice, and waits (bounded; cancelling the call ends the wait).
 //! Accept with grant: the hold is granted and resumed in the same call, which returns the
 //! tool's normal result. Decline (or grant unticked): denied, and the call returns
-//! `APPROVAL_REQUIRED` with the hold's final state. Cancel, timeout or a failed request:
+//! `APPROVAL_DENIED` naming the hold. Cancel, timeout or a failed request:
 //! the hold stays pending, and the call returns `APPROVAL_REQUIRED` as without elicitation.
 //! The hold's row moves exactly as `approval_resolve` and `operation_resume` move it.
 
@@ -72,16 +72,15 @@ pub(crate) async fn ask<R>(
         .await;
     match (decision, resolved) {
         (Decision::Grant, Ok(_)) => {
-            let resumed = gateway.operation_resume(OperationResumeParams { approval_id }).await?;
+            let resume = OperationResumeParams { approval_id, wait_ms: None };
+            let resumed = gateway.operation_resume(resume, std::future::pending()).await?;
             pick(resumed).ok_or_else(|| {
                 GatewayError::Internal("the resumed hold holds another tool's result".to_owned())
             })
         }
-        (Decision::Deny, Ok(hold)) => Err(GatewayError::HoldRequired {
-            approval_id: hold.approval_id,
-            state: hold.state,
-            summary: hold.summary,
-        }),
+        (Decision::Deny, Ok(hold)) => {
+            Err(GatewayError::HoldDenied { approval_id: hold.approval_id })
+        }
         (Decision::Grant | Decision::Deny, Err(e)) => Err(e),
     }
 }

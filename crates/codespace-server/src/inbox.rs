@@ -37,6 +37,7 @@ fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::IntentRevisionConflict
         | ErrorCode::WorkClosed
         | ErrorCode::ApprovalConflict
+        | ErrorCode::ApprovalDenied
         | ErrorCode::ApprovalRequired
         | ErrorCode::ApprovalAmbiguous
         | ErrorCode::RootReplaced => StatusCode::CONFLICT,

@@ -58,14 +58,14 @@ fn settled(hold: &HoldRecord) -> Option<Result<OperationResumeResult, GatewayErr
     let id = hold.approval_id.as_str();
     match hold.state {
         ApprovalState::Consumed => Some(replay(id, hold.result_json.as_deref())),
+        // Not a nudge to grant it: the decision is the person's.
         ApprovalState::Pending => Some(Err(conflict(
             id,
-            "the hold is still pending: grant it with approval_resolve first",
+            &format!(
+                "the hold is still pending: a person decides it (`codespace approvals grant {id}` or `deny`, or the server's /inbox page); call operation_resume with wait_ms to wait for the decision and run it in the same call"
+            ),
         ))),
-        ApprovalState::Denied => Some(Err(conflict(
-            id,
-            "the hold was denied; a new request needs a new hold and a new decision",
-        ))),
+        ApprovalState::Denied => Some(Err(GatewayError::HoldDenied { approval_id: id.to_owned() })),
         ApprovalState::Granted | ApprovalState::Queued | ApprovalState::Resuming => None,
     }
 }
@@ -312,7 +312,7 @@ pub(crate) async fn start(
     }
 }
 
-async fn load(gw: &Gateway, id: &str) -> Result<HoldRecord, GatewayError> {
+pub(super) async fn load(gw: &Gateway, id: &str) -> Result<HoldRecord, GatewayError> {
     let owned = id.to_owned();
     gw.ledger.run(move |store| Ok(store.hold(&owned)?)).await?.ok_or_else(|| not_found(id))
 }

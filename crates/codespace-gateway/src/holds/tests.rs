@@ -62,8 +62,8 @@ async fn a_resume_the_runner_could_not_take_leaves_the_hold_queued() {
         ApprovalResolveParams { approval_id: approval_id.clone(), decision: Decision::Grant };
     gw.approval_resolve(grant).await.unwrap();
     for _ in 0..2 {
-        let resume = OperationResumeParams { approval_id: approval_id.clone() };
-        let e = gw.operation_resume(resume).await.unwrap_err().to_body();
+        let resume = OperationResumeParams { approval_id: approval_id.clone(), wait_ms: None };
+        let e = gw.operation_resume(resume, std::future::pending()).await.unwrap_err().to_body();
         assert_eq!(e.code, ErrorCode::Timeout, "{}", e.message);
         assert!(e.message.contains("nothing ran"), "{}", e.message);
         let hold = store.hold(&approval_id).unwrap().unwrap();

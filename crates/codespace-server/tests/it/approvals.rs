@@ -171,7 +171,7 @@ async fn deny_is_final_and_read_only_creates_no_hold() {
     let id = id_of(&refused(&client, "apply_patch", append("c", "no"), "APPROVAL_REQUIRED").await);
     assert_eq!(resolve(&client, &id, "deny").await.unwrap()["state"], "denied");
     let body = resume(&client, &id).await.unwrap_err();
-    assert_eq!(body["code"], "APPROVAL_CONFLICT");
+    assert_eq!(body["code"], "APPROVAL_DENIED");
     assert!(body["message"].as_str().unwrap().contains("denied"), "{body}");
     assert_eq!(resolve(&client, &id, "grant").await.unwrap_err()["code"], "APPROVAL_CONFLICT");
     assert_eq!(h.file("c"), "top\n");
@@ -345,7 +345,7 @@ async fn every_hold_state_survives_a_restart() {
         pending
     );
     assert_eq!(resume(&client, &consumed).await.unwrap()["apply_patch"]["operation_id"], op);
-    assert_eq!(resume(&client, &denied).await.unwrap_err()["code"], "APPROVAL_CONFLICT");
+    assert_eq!(resume(&client, &denied).await.unwrap_err()["code"], "APPROVAL_DENIED");
     assert_eq!(resume(&client, &granted).await.unwrap()["apply_patch"]["status"], "applied");
     assert_eq!(h.file("c"), "top\ng\nc\n");
 }

@@ -1,6 +1,6 @@
 //! A held call asks the person through the client's elicitation (the official Python SDK's
 //! callback): accept grants and runs it in the same call; decline (or an unticked grant)
-//! denies it; cancel, a late answer and an abandoned call leave it pending. The hold moves
+//! denies it (`APPROVAL_DENIED`, then and on a later resume); cancel, a late answer and an abandoned call leave it pending. The hold moves
 //! exactly as `approval_resolve` and `operation_resume` move it.
 
 use std::path::Path;
@@ -66,16 +66,23 @@ fn accepting_grants_and_runs_the_change_in_the_same_call() {
     assert_eq!(hold["operation_id"], seen["result"]["operation_id"], "{hold}");
 }
 
-#[test]
-fn declining_denies_the_hold() {
+#[tokio::test]
+async fn declining_denies_the_hold() {
     for mode in ["decline", "untick"] {
         let h = Holds::new();
         let seen = elicit(&h, mode);
         let body = error_body(&seen);
-        assert_eq!(body["code"], "APPROVAL_REQUIRED", "{mode}: {body}");
-        assert!(body["message"].as_str().unwrap().contains("(denied)"), "{mode}: {body}");
-        assert_eq!(only_hold(&h)["state"], "denied", "{mode}");
+        assert_eq!(body["code"], "APPROVAL_DENIED", "{mode}: {body}");
+        assert!(body["message"].as_str().unwrap().contains("new hold"), "{mode}: {body}");
+        let hold = only_hold(&h);
+        assert_eq!(hold["state"], "denied", "{mode}");
+        assert_eq!(body["approval_id"], hold["approval_id"], "{mode}");
         assert_eq!(h.file("c"), "top\n", "{mode}");
+        // A later resume of the denied hold answers the same code, not a conflict.
+        let client = h.client().await;
+        let args = serde_json::json!({"approval_id": hold["approval_id"]});
+        crate::support::refused(&client, "operation_resume", args, "APPROVAL_DENIED").await;
+        client.cancel().await.unwrap();
     }
 }
 

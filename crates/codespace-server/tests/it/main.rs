@@ -14,6 +14,7 @@
 
 mod approvals;
 mod approvals_crash;
+mod approvals_wait;
 mod architecture;
 mod browser;
 mod cdp;
