@@ -205,7 +205,8 @@ impl GatewayError {
             GatewayError::KeyConflict { .. } => ErrorCode::OperationKeyConflict,
             GatewayError::OperationNotFound(..) => ErrorCode::OperationNotFound,
             GatewayError::WorkspaceIdRequired { .. } => ErrorCode::WorkspaceIdRequired,
-            GatewayError::Lease(e) => lease_code(e),
+            GatewayError::Lease(LeaseError::QueueFull) => ErrorCode::ResourceQueueFull,
+            GatewayError::Lease(LeaseError::Busy(..)) => ErrorCode::WorkspaceBusy,
             GatewayError::Ledger(e) | GatewayError::LedgerAfterRun { source: e, .. } => {
                 ledger_code(e)
             }
@@ -406,13 +407,6 @@ fn plan_path(e: &PlanError<LookupError>) -> Option<&str> {
         | PlanError::PathConflict { .. }
         | PlanError::ContextNotFound { .. }
         | PlanError::LinesNotFound { .. } => e.path(),
-    }
-}
-
-fn lease_code(e: &LeaseError) -> ErrorCode {
-    match e {
-        LeaseError::QueueFull => ErrorCode::ResourceQueueFull,
-        LeaseError::Busy(..) => ErrorCode::WorkspaceBusy,
     }
 }
 
