@@ -60,3 +60,4 @@ pub use progress::Progress;
 pub use read::{OpenedFile, Window};
 pub use root::Root;
 pub use walk::{DirFiles, SmallFile, Walk, WalkFilter, WalkLimits};
+pub use write::TEMP_PREFIX;

@@ -21,8 +21,9 @@ use crate::root::Root;
 /// How many temp names are tried before giving up (each collision means someone else
 /// created that exact name; more than a couple means something is wrong).
 const TEMP_ATTEMPTS: u32 = 16;
-/// Names of temp files start with this; crash recovery removes leftovers by it.
-const TEMP_PREFIX: &str = ".codespace-tmp.";
+/// Names of temp files start with this; crash recovery removes leftovers by it, and the
+/// watcher never lists them as changes.
+pub const TEMP_PREFIX: &str = ".codespace-tmp.";
 /// Distinguishes temp files made by one process in the same nanosecond.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 

@@ -7,15 +7,21 @@
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use codespace_fs::{FsError, OpenedFile, Root, Version, Walk, Window, WorkspacePath};
+use codespace_fs::{FsError, OpenedFile, Root, Version, Walk, WalkLimits, Window, WorkspacePath};
 
 use crate::cache::Identity;
-use crate::event::{COOKIE_PREFIX, is_cookie};
+use crate::event::{COOKIE_PREFIX, is_cookie, is_server_temp};
 use crate::journal::{BadCursor, Changes, Cursor};
 use crate::watcher::{Status, WorkspaceWatch};
 
 /// How long a cookie may take to come back before the call walks the disk instead.
 pub const SYNC_TIMEOUT: Duration = Duration::from_secs(1);
+/// The caps of the walk that seeds the paths `changes` knows to exist (see `journal`).
+pub(crate) const SEED_MAX_DIRS: usize = 20_000;
+/// See [`SEED_MAX_DIRS`].
+pub(crate) const SEED_MAX_ENTRIES: usize = 200_000;
+/// See [`SEED_MAX_DIRS`].
+pub(crate) const SEED_DEADLINE: Duration = Duration::from_secs(5);
 /// How long `changes` waits for a watcher that is starting.
 pub const START_WAIT: Duration = Duration::from_secs(10);
 
@@ -225,6 +231,38 @@ impl WorkspaceWatch {
         value
     }
 
+    /// Seeds the journal's known paths with a walk, once per epoch (see `journal`): a walk
+    /// over the caps or the deadline seeds nothing, and names that arrive by rename are
+    /// then `created` as before.
+    fn seed_known(&self) {
+        let (epoch, from) = {
+            let inner = self.shared.lock();
+            if inner.journal.seeded() {
+                return;
+            }
+            (inner.epoch, inner.seq)
+        };
+        let limits = WalkLimits {
+            max_dirs: SEED_MAX_DIRS,
+            max_entries: SEED_MAX_ENTRIES,
+            deadline: Some(Instant::now() + SEED_DEADLINE),
+            ..WalkLimits::default()
+        };
+        let Ok(mut walk) = self.shared.root.walk(&limits) else { return };
+        if walk.incomplete {
+            return;
+        }
+        walk.files.retain(|p| !is_cookie(p) && !is_server_temp(p));
+        let mut inner = self.shared.lock();
+        if matches!(inner.status, Status::Running)
+            && inner.epoch == epoch
+            && !inner.journal.seeded()
+        {
+            let now = inner.seq;
+            inner.journal.seed(walk.files, from, now);
+        }
+    }
+
     /// What changed since `since` (a cursor an earlier call returned), or just the current
     /// cursor without one. `resync_required` whenever the watcher cannot vouch for the list:
     /// it is not running, the cursor is from another epoch or server run, events were lost,
@@ -234,6 +272,9 @@ impl WorkspaceWatch {
         self.ensure_started();
         let running = self.wait_running(START_WAIT);
         let synced = running && self.sync().is_ok();
+        if synced {
+            self.seed_known();
+        }
         let inner = self.shared.lock();
         let now = Cursor { instance: self.instance, epoch: inner.epoch, seq: inner.seq };
         let mut out = match since {

@@ -63,6 +63,12 @@ pub fn is_cookie(path: &str) -> bool {
     path.starts_with(COOKIE_PREFIX) && !path.contains('/')
 }
 
+/// True for a workspace-relative path whose name is one of the server's own temporary
+/// files (an atomic write's, renamed over its target or removed within the call).
+pub(crate) fn is_server_temp(path: &str) -> bool {
+    path.rsplit_once('/').map_or(path, |(_, name)| name).starts_with(codespace_fs::TEMP_PREFIX)
+}
+
 /// Where a raw path lies relative to the root.
 enum Place {
     Root,

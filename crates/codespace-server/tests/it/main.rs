@@ -56,3 +56,4 @@ mod tidy;
 mod undo;
 mod waits;
 mod watch;
+mod watch_renames;

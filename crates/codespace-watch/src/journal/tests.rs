@@ -56,3 +56,39 @@ fn a_resync_an_old_epoch_or_a_lost_event_says_resync() {
     assert!(recent.truncated);
     assert_eq!(recent.changes.len(), MAX_CHANGES);
 }
+
+#[test]
+fn a_seeded_journal_tells_a_replacement_from_a_creation_and_lists_moved_files() {
+    let mut j = Journal::default();
+    j.record(1, &EventKind::Create { path: "late.txt".into() });
+    j.seed(vec!["a.txt".into(), "d/x".into(), "d/e/y".into(), "late.txt".into()], 0, 1);
+    let tmp = ".codespace-tmp.1.2.3".to_owned();
+    j.record(2, &EventKind::Create { path: "sedAb12".into() });
+    j.record(2, &EventKind::Remove { path: "sedAb12".into() });
+    j.record(2, &EventKind::Create { path: tmp.clone() });
+    j.record(3, &EventKind::Rename { from: tmp, to: "a.txt".into() });
+    j.record(4, &EventKind::Rename { from: "d".into(), to: "m".into() });
+    j.record(5, &EventKind::Rename { from: "m".into(), to: "n".into() });
+    j.record(6, &EventKind::Create { path: "new.txt".into() });
+    let out = j.since(&cursor(1, 1), cursor(1, 6));
+    let changes: Vec<(&str, ObservedChange)> =
+        out.changes.iter().map(|(p, k)| (p.as_str(), *k)).collect();
+    assert_eq!(
+        changes,
+        vec![
+            ("a.txt", ObservedChange::Modified),
+            ("d", ObservedChange::Removed),
+            ("d/e/y", ObservedChange::Removed),
+            ("d/x", ObservedChange::Removed),
+            ("n", ObservedChange::Created),
+            ("n/e/y", ObservedChange::Created),
+            ("n/x", ObservedChange::Created),
+            ("new.txt", ObservedChange::Created),
+        ]
+    );
+    // Unseeded (a new epoch), a name renamed in is `created`, as inotify alone says.
+    j.clear();
+    j.record(1, &EventKind::Rename { from: "t".into(), to: "a.txt".into() });
+    let out = j.since(&cursor(1, 0), cursor(1, 1));
+    assert!(out.changes.contains(&("a.txt".into(), ObservedChange::Created)));
+}

@@ -15,13 +15,21 @@ pub(super) fn handle(shared: &Shared, generation: u64, raw: &notify::Result<noti
         std::thread::sleep(delay);
     }
     let mut classified = classify(&shared.root_path, raw);
-    // A directory renamed in gets its watch after this event, like a created one.
-    classified.new_directory |= classified.arrived.iter().any(|p| {
-        codespace_fs::WorkspacePath::parse(p)
-            .ok()
-            .and_then(|p| shared.root.metadata(&p).ok().flatten())
-            .is_some_and(|m| m.kind == codespace_fs::FileKind::Directory)
-    });
+    let arrived_dirs: Vec<&String> = classified
+        .arrived
+        .iter()
+        .filter(|p| {
+            codespace_fs::WorkspacePath::parse(p)
+                .ok()
+                .and_then(|p| shared.root.metadata(&p).ok().flatten())
+                .is_some_and(|m| m.kind == codespace_fs::FileKind::Directory)
+        })
+        .collect();
+    // A directory renamed in gets its watch after this event, like a created one; the files
+    // it brought have no events of their own, so they are listed under its new name here.
+    classified.new_directory |= !arrived_dirs.is_empty();
+    let brought: Vec<EventKind> =
+        arrived_dirs.into_iter().flat_map(|d| files_beneath(&shared.root, d)).collect();
     let mut inner = shared.lock();
     inner.raw_events += 1;
     if inner.generation != generation {
@@ -38,7 +46,7 @@ pub(super) fn handle(shared: &Shared, generation: u64, raw: &notify::Result<noti
     if new_directory {
         inner.caches.directory_appeared(Instant::now());
     }
-    for kind in kinds {
+    for kind in kinds.into_iter().chain(brought) {
         if !matches!(inner.status, Status::Running | Status::Starting) {
             break;
         }
@@ -71,6 +79,37 @@ pub(super) fn handle(shared: &Shared, generation: u64, raw: &notify::Result<noti
     }
     // Dropping a watcher only sends its event thread a message: safe from that thread.
     drop(old);
+}
+
+/// Entries a walk of a directory that arrived by rename may read before it gives up (and
+/// asks for a resync instead).
+const BROUGHT_MAX_ENTRIES: usize = 10_000;
+
+/// A `Create` for every file beneath `dir`, or a resync when they cannot all be listed.
+fn files_beneath(root: &codespace_fs::Root, dir: &str) -> Vec<EventKind> {
+    let limits =
+        codespace_fs::WalkLimits { max_entries: BROUGHT_MAX_ENTRIES, ..Default::default() };
+    match root.walk_filtered(&limits, &mut Beneath(format!("{dir}/"))) {
+        Ok(walk) if !walk.incomplete => {
+            walk.files.into_iter().map(|path| EventKind::Create { path }).collect()
+        }
+        Ok(_) | Err(_) => vec![EventKind::ResyncRequired],
+    }
+}
+
+/// A walk filter that opens only the directories on the way to a prefix and beneath it.
+struct Beneath(String);
+
+impl codespace_fs::WalkFilter for Beneath {
+    type Dir = ();
+
+    fn enter(&mut self, _: Option<&()>, _: &str, _: &codespace_fs::DirFiles<'_>) {}
+
+    fn skip(&self, (): &(), path: &str, is_dir: bool) -> bool {
+        let beneath = path.starts_with(&self.0);
+        let on_the_way = is_dir && self.0.starts_with(&format!("{path}/"));
+        !(beneath || on_the_way)
+    }
 }
 
 /// What an event means for the caches.
