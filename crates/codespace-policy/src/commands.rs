@@ -1,5 +1,6 @@
 //! The registry's per-workspace command settings (`env`, `timeout_secs`,
-//! `max_timeout_secs`): their checks at load, and the effective time limits they give.
+//! `max_timeout_secs`, `kill_grace_ms`): their checks at load, and the effective time
+//! limits they give.
 
 use std::collections::BTreeMap;
 
@@ -7,6 +8,10 @@ use crate::registry::{RegistryError, Workspace};
 
 /// The longest time limit the registry accepts, in seconds (one day).
 pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+/// The kill grace of a workspace that sets none, in milliseconds.
+pub const DEFAULT_KILL_GRACE_MS: u64 = 2_000;
+/// The longest kill grace the registry accepts, in milliseconds (a minute).
+pub const MAX_KILL_GRACE_MS: u64 = 60_000;
 /// Most variables one workspace's `env` may hold.
 const MAX_ENV_VARS: usize = 256;
 /// The prefix of the server's own variables (its HTTP token among them): never passed on.
@@ -89,6 +94,17 @@ pub(crate) fn check(
         );
     }
     Ok(())
+}
+
+/// Checks `kill_grace_ms` of the workspace at `key`: 0 (SIGKILL at once) to a minute.
+pub(crate) fn check_grace(key: &str, kill_grace_ms: Option<u64>) -> Result<(), RegistryError> {
+    match kill_grace_ms.filter(|ms| *ms > MAX_KILL_GRACE_MS) {
+        Some(ms) => Err(RegistryError {
+            key: format!("{key}.kill_grace_ms"),
+            reason: format!("{ms} is not between 0 and {MAX_KILL_GRACE_MS} milliseconds"),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Why `name` cannot be a variable of the command's environment, if it cannot.

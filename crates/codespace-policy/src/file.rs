@@ -57,6 +57,8 @@ pub(crate) struct WorkspaceFile {
     pub(crate) timeout_secs: Option<u64>,
     #[serde(default, deserialize_with = "present")]
     pub(crate) max_timeout_secs: Option<u64>,
+    #[serde(default, deserialize_with = "present")]
+    pub(crate) kill_grace_ms: Option<u64>,
 }
 
 /// A JSON object decoded as `T`. The derived decoders would also take an array of the
@@ -144,10 +146,8 @@ fn from_serde(path: &str, e: &serde_json::Error) -> RegistryError {
     if let Some((found, expected)) =
         message.strip_prefix("invalid type: ").and_then(|rest| rest.split_once(", expected "))
     {
-        return RegistryError {
-            key,
-            reason: format!("expected {}, found {}", json_word(expected), found_word(found)),
-        };
+        let reason = format!("expected {}, found {}", json_word(&key, expected), found_word(found));
+        return RegistryError { key, reason };
     }
     RegistryError { key, reason: message.to_owned() }
 }
@@ -166,11 +166,12 @@ fn child(key: &str, name: &str) -> String {
     }
 }
 
-/// serde's name of an expected shape, in JSON's words.
-fn json_word(expected: &str) -> &str {
+/// serde's name of an expected shape at `key`, in JSON's words.
+fn json_word<'a>(key: &str, expected: &'a str) -> &'a str {
     match expected {
         "a sequence" => "an array",
         "a map" => "an object",
+        "u64" if key.ends_with("_ms") => "a whole number of milliseconds",
         "u64" => "a whole number of seconds",
         other => other,
     }

@@ -10,7 +10,7 @@ mod registry;
 
 use codespace_types::{EnvironmentKind, Profile};
 
-pub use commands::{Granted, MAX_TIMEOUT_SECS, Timeouts};
+pub use commands::{DEFAULT_KILL_GRACE_MS, Granted, MAX_KILL_GRACE_MS, MAX_TIMEOUT_SECS, Timeouts};
 pub use registry::{DEFAULT_WORKSPACE_ID, Registry, RegistryError, Workspace, check_nesting};
 
 /// What a tool call wants to do in a workspace.

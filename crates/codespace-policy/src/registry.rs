@@ -50,6 +50,10 @@ pub struct Workspace {
     pub timeout_secs: Option<u64>,
     /// The largest time limit a command may ask for (none: the default limit).
     pub max_timeout_secs: Option<u64>,
+    /// How long a command CodeSpace ends (`terminate_process`, its time limit, server
+    /// shutdown) has between SIGTERM and SIGKILL, in milliseconds; also the most
+    /// `terminate_process`'s `grace_ms` may ask for.
+    pub kill_grace_ms: u64,
 }
 
 /// The loaded registry. Loaded once at start; models cannot add workspaces.
@@ -76,6 +80,7 @@ impl Registry {
             env: BTreeMap::new(),
             timeout_secs: None,
             max_timeout_secs: None,
+            kill_grace_ms: crate::DEFAULT_KILL_GRACE_MS,
         };
         Ok(Registry { workspaces: BTreeMap::from([(ws.id.clone(), ws)]) })
     }
@@ -141,6 +146,7 @@ fn workspace(
         .map(|(i, path)| normalize_root(&format!("{key}.extra_read_roots[{i}]"), Path::new(path)))
         .collect::<Result<Vec<_>, _>>()?;
     crate::commands::check(key, &ws.env, ws.timeout_secs, ws.max_timeout_secs)?;
+    crate::commands::check_grace(key, ws.kill_grace_ms)?;
     let environment = ws.environment.unwrap_or_else(|| HOST_ENVIRONMENT_ID.to_owned());
     let Some(&environment_kind) = environments.get(&environment) else {
         return Err(err(
@@ -163,6 +169,7 @@ fn workspace(
         env: ws.env,
         timeout_secs: ws.timeout_secs,
         max_timeout_secs: ws.max_timeout_secs,
+        kill_grace_ms: ws.kill_grace_ms.unwrap_or(crate::DEFAULT_KILL_GRACE_MS),
     })
 }
 

@@ -222,7 +222,7 @@ fn messages_name_the_accepted_values() {
     assert_eq!(
         e.reason,
         "unknown key (expected one of: root, profile, network, approvals, sandbox, environment, \
-         extra_read_roots, env, timeout_secs, max_timeout_secs)"
+         extra_read_roots, env, timeout_secs, max_timeout_secs, kill_grace_ms)"
     );
     let e = load_err(r#"{"workspace": {}}"#);
     assert_eq!(e.reason, "unknown key (expected one of: environments, workspaces)");
@@ -236,7 +236,8 @@ fn command_settings_load_and_give_the_limits() {
                   "timeout_secs": 90, "max_timeout_secs": 600},
             "b": {"root": "/b"},
             "c": {"root": "/c", "max_timeout_secs": 10},
-            "d": {"root": "/d", "timeout_secs": 5}}}"#,
+            "d": {"root": "/d", "timeout_secs": 5, "kill_grace_ms": 0},
+            "e": {"root": "/e", "kill_grace_ms": 60000}}}"#,
     )
     .unwrap();
     let a = r.get("a").unwrap();
@@ -252,6 +253,9 @@ fn command_settings_load_and_give_the_limits() {
     // Without a ceiling, the default is the ceiling.
     assert_eq!(r.get("d").unwrap().timeouts(30), Timeouts { default_secs: 5, max_secs: 5 });
     assert!(r.get("b").unwrap().env.is_empty());
+    // The kill grace: 2 s unless set; 0 (SIGKILL at once) and a minute are both accepted.
+    let grace = |id| r.get(id).unwrap().kill_grace_ms;
+    assert_eq!((grace("a"), grace("d"), grace("e")), (2_000, 0, 60_000));
 }
 
 #[test]
@@ -287,6 +291,15 @@ fn command_settings_failures_name_the_key() {
             "below timeout_secs",
         ),
         (ws(r#""timeout": 60"#), "workspaces.a.timeout", "unknown key"),
+        (ws(r#""kill_grace_ms": 60001"#), "workspaces.a.kill_grace_ms", "between 0 and 60000"),
+        (ws(r#""kill_grace_ms": -1"#), "workspaces.a.kill_grace_ms", "-1"),
+        (ws(r#""kill_grace_ms": 1.5"#), "workspaces.a.kill_grace_ms", "found a number"),
+        (ws(r#""kill_grace_ms": null"#), "workspaces.a.kill_grace_ms", "found null"),
+        (
+            ws(r#""kill_grace_ms": "2000""#),
+            "workspaces.a.kill_grace_ms",
+            "expected a whole number of milliseconds",
+        ),
     ];
     for (text, key, reason) in cases {
         let e = load_err(text);
