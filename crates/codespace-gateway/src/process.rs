@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use codespace_policy::{Action, Granted, Workspace};
 use codespace_protocol::{
-    DispatchStatus, ExecCommandParams, ExecCommandResult, ProcessAck, ProcessIdParams,
-    ProcessResizeParams, ProcessStatusParams, ProcessStatusResult, ReadProcessParams,
-    ReadProcessResult, WriteStdinParams,
+    DispatchStatus, ExecCommandParams, ExecCommandResult, ProcessAck, ProcessResizeParams,
+    ProcessStatusParams, ProcessStatusResult, ReadProcessParams, ReadProcessResult,
+    TerminateProcessParams, WriteStdinParams,
 };
 use codespace_runner::{
     ProcError, RunnerError, SandboxPolicy, SpawnJob, Started, Terminate, WaitFor,
@@ -169,6 +169,7 @@ impl Gateway {
             env: settings.env(tty, sandbox.is_some(), &reg.ws.env),
             tty,
             timeout: Duration::from_secs(granted.secs),
+            kill_grace: Duration::from_millis(reg.ws.kill_grace_ms),
             sandbox,
         };
         // On failure the lease is dropped here, so a refused spawn never holds the workspace.
@@ -214,6 +215,8 @@ impl Gateway {
             already_exited: false,
             rows: None,
             cols: None,
+            grace_ms: None,
+            grace_clamped: false,
             coordination: self.process_hint(&p.process_id),
         })
     }
@@ -288,26 +291,38 @@ impl Gateway {
             already_exited: false,
             rows: Some(p.rows),
             cols: Some(p.cols),
+            grace_ms: None,
+            grace_clamped: false,
             coordination: self.process_hint(&p.process_id),
         })
     }
 
-    pub async fn terminate_process(&self, p: ProcessIdParams) -> Result<ProcessAck, GatewayError> {
-        let outcome = self
-            .runner
-            .run(ops::Terminate { id: p.process_id.clone() })
-            .await
-            .map_err(GatewayError::from)?;
+    /// SIGTERM to the whole tree, SIGKILL to what is left after `grace_ms` (the process's
+    /// `kill_grace_ms`, which also caps it).
+    pub async fn terminate_process(
+        &self,
+        p: TerminateProcessParams,
+    ) -> Result<ProcessAck, GatewayError> {
+        let asked = p.grace_ms.map(Duration::from_millis);
+        let job = ops::Terminate { id: p.process_id.clone(), grace: asked };
+        let outcome = self.runner.run(job).await.map_err(GatewayError::from)?;
+        let grace = match outcome {
+            Terminate::Sent { grace } => Some(grace),
+            Terminate::AlreadyExited => None,
+        };
         Ok(ProcessAck {
             ok: true,
-            already_exited: outcome == Terminate::AlreadyExited,
+            already_exited: grace.is_none(),
             rows: None,
             cols: None,
+            grace_ms: grace.map(|g| u64::try_from(g.as_millis()).unwrap_or(u64::MAX)),
+            grace_clamped: grace.zip(asked).is_some_and(|(grace, asked)| asked > grace),
             coordination: self.process_hint(&p.process_id),
         })
     }
 
-    /// Kills every live command's whole tree (stdio EOF, SIGTERM, SIGINT).
+    /// Ends every live command's whole tree, each with its grace (stdio EOF, SIGTERM,
+    /// SIGINT).
     pub async fn shutdown(&self) {
         // An applied patch's terminal record is written before the runner goes.
         self.recorded().await;

@@ -45,6 +45,7 @@ fn main() {
             env: vec![("PATH".into(), path.clone())],
             tty: false,
             timeout: Duration::from_secs(60),
+            kill_grace: Duration::from_secs(2),
             sandbox: None,
         };
         let mut out = std::io::stdout();

@@ -47,6 +47,7 @@ async fn run(reaper: &str, mode: &str, argv: &[String]) -> i32 {
         env: vec![("PATH".into(), path)],
         tty: false,
         timeout: Duration::from_secs(3600),
+        kill_grace: Duration::from_secs(2),
         sandbox: None,
     };
     let mut out = std::io::stdout();

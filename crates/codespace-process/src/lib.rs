@@ -7,9 +7,12 @@
 //! the same binary (`reaper/helper.rs`), so a command costs one exec, its own; without it
 //! each shim is exec'd directly. The shim is a child
 //! subreaper with a parent-death signal: it owns the command's whole tree (daemonized,
-//! double-forked and `setsid` escapees included, since orphans are reparented to it), and
-//! kills all of it with SIGKILL on request, at the time limit, when the command's main
-//! process exits, and when the server dies, even by SIGKILL. The shim protocol (arguments,
+//! double-forked and `setsid` escapees included, since orphans are reparented to it). When
+//! the supervisor ends a command (on request, at the time limit, at shutdown) the shim
+//! sends SIGTERM to all of the tree, and the supervisor has it send SIGKILL to whatever is
+//! left once the command's grace ([`SpawnRequest::kill_grace`]) has passed; the shim kills
+//! the rest with SIGKILL at once when the command's main process exits, and when the
+//! server dies, even by SIGKILL. The shim protocol (arguments,
 //! descriptors, reports) is documented in `shim_messages.rs`.
 //!
 //! The [`Supervisor`] (tokio) holds the handles: one combined output per process (stdout
@@ -47,6 +50,7 @@
 //!   (starting it, plain or sandboxed; an unconfined command's program is found with
 //!   [`codespace_sandbox::PathSearch`] in its working directory), `signals`, `fds` and
 //!   `reap`.
+//! - `shim`: a started shim as the supervisor holds it, and the signals it sends it.
 //! - `shim_messages`: what the shim is told (its arguments) and what it reports.
 //! - `tree`: descendants through `/proc`.
 //! - `output`: a process's output, the ring plus its spill file.
@@ -58,6 +62,7 @@ mod error;
 mod output;
 mod reaper;
 mod ring;
+mod shim;
 mod shim_messages;
 mod spawn;
 mod spill;
@@ -72,7 +77,8 @@ pub use reaper::reaper_main;
 pub use spawn::DEFAULT_PATH;
 pub use supervisor::{
     Clock, DEFAULT_COMPLETED_TTL, DEFAULT_MAX_COMPLETED, DEFAULT_MAX_LIVE, DEFAULT_RING_BYTES,
-    DEFAULT_SPILL_BYTES, REAPER_ARG, Supervisor, SupervisorConfig, TTY_COLS, TTY_ROWS,
+    DEFAULT_SPILL_BYTES, REAPER_ARG, SHUTDOWN_GRACE, SHUTDOWN_LIMIT, Supervisor, SupervisorConfig,
+    TTY_COLS, TTY_ROWS,
 };
 pub use types::{
     ExitWatch, ProcStatus, ReadChunk, SpawnRequest, Spawned, Terminate, WaitFor, signal_name,

@@ -18,12 +18,12 @@ use std::time::Duration;
 use rustix::net::sockopt::Timeout;
 use rustix::pipe::PipeFlags;
 use rustix::process::Signal;
-use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 use tokio::process::Child;
 use tokio::sync::oneshot;
 
 use crate::reaper::{HELPER_ARG, REPORT_FD};
+use crate::shim::{Shim, ShimGuard, watch};
 use crate::shim_messages::{HelperArgs, HelperReply, HelperRequest, ShimArgs};
 use codespace_sandbox::{envelope, fdpass};
 
@@ -72,77 +72,6 @@ impl Spawner {
                 Err(io::Error::other("the spawner thread is gone"))
             }
         }
-    }
-}
-
-/// A started shim: a child of the supervisor (started directly), or a child of the spawn
-/// helper, known by its pidfd.
-pub(crate) enum Shim {
-    Child(Child),
-    Pidfd { fd: AsyncFd<OwnedFd>, exited: bool },
-}
-
-/// A shim that is sent SIGTERM (so it kills its tree) if dropped before it exited.
-pub(crate) struct ShimGuard {
-    pub(crate) shim: Shim,
-}
-
-impl ShimGuard {
-    /// SIGTERM to the shim: "kill your tree, then exit". A no-op once it has exited (a
-    /// reaped child has no pid, and a pidfd never names another process).
-    pub(crate) fn request_kill(&self) {
-        self.signal(Signal::TERM);
-    }
-
-    /// SIGKILL to the shim itself.
-    pub(crate) fn start_kill(&mut self) {
-        match &mut self.shim {
-            Shim::Child(child) => {
-                let _ = child.start_kill();
-            }
-            Shim::Pidfd { .. } => self.signal(Signal::KILL),
-        }
-    }
-
-    fn signal(&self, signal: Signal) {
-        match &self.shim {
-            Shim::Child(child) => {
-                if let Some(pid) = child.id().and_then(|p| rustix::process::Pid::from_raw(p as i32))
-                {
-                    let _ = rustix::process::kill_process(pid, signal);
-                }
-            }
-            Shim::Pidfd { fd, exited } => {
-                if !*exited {
-                    let _ = rustix::process::pidfd_send_signal(fd.get_ref(), signal);
-                }
-            }
-        }
-    }
-
-    /// Waits until the shim has exited.
-    pub(crate) async fn wait(&mut self) {
-        match &mut self.shim {
-            Shim::Child(child) => {
-                let _ = child.wait().await;
-            }
-            Shim::Pidfd { fd, exited } => {
-                if !*exited {
-                    // A pidfd turns readable once its process has exited; a failure to
-                    // watch it is taken as the end too, rather than waiting forever.
-                    let _ = fd.readable().await;
-                    *exited = true;
-                }
-            }
-        }
-    }
-}
-
-impl Drop for ShimGuard {
-    fn drop(&mut self) {
-        // tokio reaps a dropped child in the background, the helper its own; the SIGTERM
-        // makes it exit.
-        self.request_kill();
     }
 }
 
@@ -227,15 +156,6 @@ pub(crate) async fn start_shim(
         Parts::Pipes { stdin, output } => CommandIo::Pipes { stdin, output },
     };
     Ok(RunningShim { shim, reports, io })
-}
-
-/// Registers a pidfd with the runtime, to learn when its process exits.
-#[expect(unsafe_code, reason = "tokio's registration of a raw descriptor is unsafe")]
-fn watch(pidfd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
-    // SAFETY: the `OwnedFd` is moved in, so the descriptor stays open and the same for the
-    // `AsyncFd`'s whole life.
-    unsafe { AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE) }
-        .map_err(|e| e.into_parts().1)
 }
 
 /// The command's ends the supervisor keeps, until the shim has started.

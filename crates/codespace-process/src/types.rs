@@ -27,9 +27,16 @@ pub struct SpawnRequest {
     pub env: Vec<(String, String)>,
     /// Run on a fresh pseudo-terminal of 24 rows by 80 columns instead of pipes.
     pub tty: bool,
-    /// Wall-clock limit; at expiry the whole tree is killed and the termination is
-    /// [`Termination::Timeout`]. Must be non-zero.
+    /// Wall-clock limit; at expiry the whole tree is ended (SIGTERM, then SIGKILL after
+    /// `kill_grace`) and the termination is [`Termination::Timeout`]. Must be non-zero.
     pub timeout: Duration,
+    /// How long a kill the supervisor starts (the time limit, [`Supervisor::terminate`],
+    /// [`Supervisor::shutdown`]) waits between SIGTERM to the whole tree and SIGKILL to
+    /// what is left; also the most a terminate may ask for. Zero: SIGKILL at once.
+    ///
+    /// [`Supervisor::terminate`]: crate::Supervisor::terminate
+    /// [`Supervisor::shutdown`]: crate::Supervisor::shutdown
+    pub kill_grace: Duration,
     /// Run under this Linux sandbox (namespaces, a private root, Landlock, seccomp, no
     /// capabilities), built by [`codespace_sandbox::launch`]. If it cannot be entered the
     /// command does not run: [`ProcError::SpawnFailed`](crate::ProcError::SpawnFailed).
@@ -95,18 +102,21 @@ pub(crate) fn signal_info(number: i32) -> SignalInfo {
 }
 
 /// A status report. Invariants: `Running` has no `termination`, `exit_code`, `signal` or
-/// `exited_at_ms`; `Exited` always has a `termination` and `exited_at_ms`; `exit_code` is
-/// present only with [`Termination::Exited`], `signal` only with
-/// [`Termination::Signaled`].
+/// `exited_at_ms`; `Exited` always has a `termination` and `exited_at_ms`. `exit_code` and
+/// `signal` say how the main process ended (never both): with [`Termination::Exited`] and
+/// [`Termination::Signaled`] on its own; with [`Termination::Terminated`] and
+/// [`Termination::Timeout`] after the supervisor's SIGTERM (`signal` SIGTERM when that
+/// killed it, SIGKILL when the grace ran out, or the `exit_code` its handler chose), and
+/// neither when the status was lost.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProcStatus {
     /// Running or exited.
     pub state: ProcessState,
     /// How it ended (exited only).
     pub termination: Option<Termination>,
-    /// The exit code (termination `Exited` only).
+    /// The exit code, when the main process exited.
     pub exit_code: Option<i32>,
-    /// The killing signal (termination `Signaled` only; PTY processes too).
+    /// The signal that killed the main process (PTY processes too).
     pub signal: Option<SignalInfo>,
     /// Bytes produced so far.
     pub output_total: u64,
@@ -137,9 +147,13 @@ pub enum WaitFor {
 /// The outcome of [`Supervisor::terminate`](crate::Supervisor::terminate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Terminate {
-    /// The kill request was sent; the process reads as exited (`terminated`) once its
-    /// whole tree is gone, normally within milliseconds.
-    Sent,
+    /// SIGTERM went to the whole tree, and SIGKILL follows after `grace` for whatever is
+    /// left (at once when `grace` is zero); the process reads as exited (`terminated`)
+    /// once its whole tree is gone.
+    Sent {
+        /// The grace that applies: the one asked for, cut to the process's own.
+        grace: Duration,
+    },
     /// The process had already exited: nothing was done.
     AlreadyExited,
 }

@@ -70,10 +70,11 @@ pub struct ExecCommandResult {
     /// Only when exited: `exited`, `signaled`, `timeout`, `terminated` or `unknown`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub termination: Option<Termination>,
-    /// Only when `termination` is `exited`.
+    /// When it exited with a code (as in `process_status`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
-    /// Only when `termination` is `signaled`.
+    /// When a signal killed it (as in `process_status`: `SIGTERM` or `SIGKILL` with
+    /// `terminated` and `timeout`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<SignalInfo>,
     /// Only with `wait_ms`: the output from its start, as `read_process` would read it at
@@ -132,6 +133,13 @@ pub struct ProcessAck {
     /// `process_resize`: the terminal's columns now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cols: Option<u16>,
+    /// `terminate_process`: the milliseconds between SIGTERM and SIGKILL that apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grace_ms: Option<u64>,
+    /// `terminate_process`: the requested `grace_ms` was above the workspace's
+    /// `kill_grace_ms` and was cut to it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub grace_clamped: bool,
     /// Set when the process's workspace has exactly one open work: whether the person
     /// queued instructions for it (see `work_open`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -187,9 +195,14 @@ pub struct ReadProcessResult {
 
 /// Arguments of `terminate_process`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-pub struct ProcessIdParams {
+pub struct TerminateProcessParams {
     /// `proc-<uuid>` from `exec_command`.
     pub process_id: String,
+    /// Milliseconds between SIGTERM to the whole tree and SIGKILL to what is left (absent:
+    /// the workspace's `kill_grace_ms`; 0: SIGKILL at once). Cut to `kill_grace_ms`, never
+    /// above; the result says what applies.
+    #[serde(default)]
+    pub grace_ms: Option<u64>,
 }
 
 /// Arguments of `process_status`.
@@ -213,10 +226,12 @@ pub struct ProcessStatusResult {
     /// Only when exited: `exited`, `signaled`, `timeout`, `terminated` or `unknown`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub termination: Option<Termination>,
-    /// Only when `termination` is `exited`.
+    /// The exit code, when the command exited: `termination` `exited`, or `terminated` or
+    /// `timeout` when it exited after the server's SIGTERM (a TERM handler's code).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
-    /// Only when `termination` is `signaled`.
+    /// The signal that killed the command: `termination` `signaled`, or `terminated` or
+    /// `timeout` with `SIGTERM` (it died of it) or `SIGKILL` (the grace ran out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<SignalInfo>,
     /// Total output bytes produced.

@@ -21,7 +21,8 @@ pub struct ProcessCapabilities {
     pub incremental_read: bool,
     /// `read_process` and `process_status` take `wait_ms` instead of polling.
     pub wait: bool,
-    /// `terminate_process` kills a process and its whole subtree.
+    /// `terminate_process` ends a process and its whole subtree (SIGTERM, then SIGKILL
+    /// after the grace).
     pub terminate: bool,
     /// stdout and stderr arrive in one stream.
     pub output_combined: bool,
@@ -85,6 +86,10 @@ pub struct ProcessLimits {
     pub timeout_secs: u64,
     /// The largest `timeout_secs` a command may ask for; larger requests are cut to it.
     pub max_timeout_secs: u64,
+    /// Milliseconds between SIGTERM to a command's whole tree and SIGKILL to what is left,
+    /// when `terminate_process`, the time limit or the server's shutdown ends it (shutdown
+    /// gives at most 5000); the largest `grace_ms` `terminate_process` may ask for.
+    pub kill_grace_ms: u64,
     /// Commands that may run at once, server-wide.
     pub max_live_processes: u64,
     /// Output kept in memory per process: the newest bytes.

@@ -46,8 +46,8 @@ macro_rules! for_each_tool {
             "A process's state (running/exited), termination (exited, signaled, timeout, terminated), exit_code or signal, its time limit, output totals and timestamps. wait_ms (up to 55000) waits for the exit instead of polling.";
             process_resize, PROCESS_RESIZE, $crate::ProcessResizeParams => $crate::ProcessAck, Adjust, plain, "Resize process terminal",
             "Resize a running PTY process's terminal (rows, cols >= 1).";
-            terminate_process, TERMINATE_PROCESS, $crate::ProcessIdParams => $crate::ProcessAck, Stop, plain, "Terminate process",
-            "Kill a process and its whole subtree; on an exited process a no-op that says so (already_exited).";
+            terminate_process, TERMINATE_PROCESS, $crate::TerminateProcessParams => $crate::ProcessAck, Stop, plain, "Terminate process",
+            "End a process and its whole subtree: SIGTERM (so TERM traps and cleanup run), then SIGKILL to whatever is left after grace_ms (default and most: the workspace's kill_grace_ms; 0 kills at once). process_status then says terminated, with the signal that ended it or the exit code its handler chose. On an exited process a no-op that says so (already_exited).";
             work_open, WORK_OPEN, $crate::WorkOpenParams => $crate::WorkOpenResult, Coordinate, plain, "Open work",
             "Start a logical job in a workspace and get its work_id: the person's instructions for it queue up while you work (they write them at /inbox). Pass work_id to read, find, apply_patch and exec_command: their results then carry a coordination hint (claimable_now, queue_revision) telling you the person said something. Instructions the person left for the next work attach to this one.";
             steer_status, STEER_STATUS, $crate::WorkIdParams => $crate::SteerStatusResult, Read, plain, "Instruction queue status",

@@ -192,12 +192,13 @@ ops! {
         -> Result<(), RunnerError>, wait(w) = w.limit;
     run Resize { id: String, rows: u16, cols: u16 }
         -> Result<(), RunnerError>, wait(_) = NOW;
-    /// Kills the command's whole tree.
-    run Terminate { id: String }
+    /// Ends the command's whole tree: SIGTERM, then SIGKILL after `grace` (the process's
+    /// own when `None`, and never more).
+    run Terminate { id: String, grace: Option<Duration> }
         -> Result<codespace_process::Terminate, RunnerError>, wait(_) = NOW;
-    /// Kills every live command's whole tree (the gateway is shutting down).
+    /// Ends every live command's whole tree (the gateway is shutting down).
     run Shutdown {}
-        -> Result<(), RunnerError>, wait(_) = Duration::from_secs(10);
+        -> Result<(), RunnerError>, wait(_) = codespace_process::SHUTDOWN_LIMIT;
 }
 
 /// What the worker opened: each workspace's canonical root, and its process limits.

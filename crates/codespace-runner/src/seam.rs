@@ -20,6 +20,8 @@ pub struct SpawnJob {
     pub env: Vec<(String, String)>,
     pub tty: bool,
     pub timeout: Duration,
+    /// SIGTERM to SIGKILL when the command is ended; the most a terminate may ask for.
+    pub kill_grace: Duration,
     pub sandbox: Option<SandboxPolicy>,
 }
 
@@ -138,8 +140,8 @@ impl Runner {
         }
     }
 
-    /// Kills every live command's whole tree (a worker also does it by itself when its
-    /// gateway goes).
+    /// Ends every live command's whole tree, each with its grace (a worker also does it by
+    /// itself when its gateway goes).
     pub async fn shutdown(&self) {
         let _ = self.run(ops::Shutdown {}).await;
     }

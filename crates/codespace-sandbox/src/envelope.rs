@@ -12,8 +12,10 @@ use std::fmt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// The version of every message's layout. Raise it whenever any message changes.
-pub const VERSION: u32 = 1;
+/// The version of every message's layout. Raise it whenever any message changes, or what
+/// the shim understands of the supervisor's signals (2: SIGUSR1 asks it to send SIGTERM to
+/// its tree).
+pub const VERSION: u32 = 2;
 
 /// The largest frame [`frame`] makes and a reader should accept.
 pub const MAX_FRAME: u32 = 1 << 20;

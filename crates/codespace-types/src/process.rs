@@ -22,9 +22,11 @@ words! {
         Exited = "exited",
         /// A signal it did not get from the server killed it; see `signal`.
         Signaled = "signaled",
-        /// Killed by the server at the time limit.
+        /// Ended by the server at the time limit (SIGTERM, then SIGKILL after the grace);
+        /// `signal` or `exit_code` says how it ended.
         Timeout = "timeout",
-        /// Killed by the server on request (`terminate_process`, shutdown).
+        /// Ended by the server on request (`terminate_process`, shutdown), as at the time
+        /// limit.
         Terminated = "terminated",
         // The reaper shim vanished without reporting the command's status.
         /// Its status was lost.

@@ -36,6 +36,7 @@ impl Gateway {
         ProcessLimits {
             timeout_secs: timeouts.default_secs,
             max_timeout_secs: timeouts.max_secs,
+            kill_grace_ms: ws.kill_grace_ms,
             max_live_processes: facts.max_live,
             output_ring_bytes: facts.ring_bytes,
             output_retained_bytes: facts.retained_bytes,

@@ -27,9 +27,9 @@ impl Gateway {
         self.work_hint(&workspace_id, None).ok().flatten()
     }
 
-    /// Kills the whole tree of every live process of a workspace and waits (a few seconds
-    /// at most) until each is gone; returns how many were running (an exited one is
-    /// skipped).
+    /// Ends the whole tree of every live process of a workspace (SIGTERM, then SIGKILL
+    /// after its grace) and waits (a few seconds at most) until each is gone; returns how
+    /// many were running (an exited one is skipped).
     pub(crate) async fn kill_workspace(&self, workspace_id: &str) -> u32 {
         let ids: Vec<String> = lock_owners(&self.owners)
             .iter()
@@ -39,7 +39,9 @@ impl Gateway {
         let runner = &self.runner;
         let mut killed = 0u32;
         for id in &ids {
-            if let Ok(Terminate::Sent) = runner.run(ops::Terminate { id: id.clone() }).await {
+            if let Ok(Terminate::Sent { .. }) =
+                runner.run(ops::Terminate { id: id.clone(), grace: None }).await
+            {
                 killed += 1;
             }
         }

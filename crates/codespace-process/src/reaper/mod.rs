@@ -24,8 +24,10 @@
 //!    shim reports `failed` with the step and reason (sent back on a private close-on-exec
 //!    pipe), so nothing runs unsandboxed.
 //!    Then it points its own fds 0-2 at `/dev/null`, holding no end of the command's stdio.
-//! 5. Waits. A kill request (SIGTERM from the supervisor or the parent-death signal, SIGHUP
-//!    when the terminal's master closes, SIGINT, SIGQUIT) sends SIGKILL to every descendant.
+//! 5. Waits. A term request (SIGUSR1 from the supervisor, when it ends the command with a
+//!    grace) sends SIGTERM (and SIGCONT) to every descendant, once. A kill request (SIGTERM
+//!    from the supervisor once the grace is over, or the parent-death signal, SIGHUP when
+//!    the terminal's master closes, SIGINT, SIGQUIT) sends SIGKILL to every descendant.
 //! 6. Once the command's main process is reaped it reports the status, then kills and
 //!    reaps descendants until none is left (bounded at 10 s), and exits.
 
@@ -141,27 +143,31 @@ fn prepare(args: &ShimArgs) -> Result<(SignalSet, Option<File>), i32> {
     Ok((set, report))
 }
 
-/// Waits for the command's main process; returns its status and whether a kill request
-/// arrived before it was reaped.
+/// Waits for the command's main process; returns its status and whether a kill or term
+/// request arrived before it was reaped.
 fn wait_main(set: &SignalSet, main: u32) -> (WaitStatus, bool) {
     let mut requested = false;
+    let mut termed = false;
     loop {
-        match signals::wait(set, None) {
-            Wake::Child => {
-                if let Some(status) = reap::reap(Some(main)) {
-                    return (status, requested);
-                }
-            }
+        let wake = signals::wait(set, None);
+        // If the command already finished on its own, its status is the truth; otherwise
+        // signal the tree and wait for the main process's SIGCHLD.
+        if let Some(status) = reap::reap(Some(main)) {
+            return (status, requested);
+        }
+        match wake {
+            Wake::Child | Wake::Nothing => {}
             Wake::KillRequest => {
-                // If the command already finished on its own, its status is the truth;
-                // otherwise kill the tree and wait for the main process's SIGCHLD.
-                if let Some(status) = reap::reap(Some(main)) {
-                    return (status, requested);
-                }
                 requested = true;
                 reap::kill_descendants();
             }
-            Wake::Nothing => {}
+            // Once: a handler (a shell's TERM trap) runs once, not at every request.
+            Wake::TermRequest if !termed => {
+                requested = true;
+                termed = true;
+                reap::term_descendants();
+            }
+            Wake::TermRequest => requested = true,
         }
     }
 }

@@ -39,16 +39,31 @@ fn reap_all(main: Option<u32>) -> (Option<WaitStatus>, bool) {
 }
 
 /// One pass: SIGKILL to every descendant found now. Returns how many were found.
+pub(super) fn kill_descendants() -> usize {
+    signal_descendants(&[Signal::KILL])
+}
+
+/// SIGTERM to every descendant found now, each followed by SIGCONT so that a stopped one
+/// wakes to handle it. The command's init in a sandbox (PID 1 of its namespace, with no
+/// handler) and the launcher's monitor (which ignores it) are left as they are by it; the
+/// processes of the command are not.
+pub(super) fn term_descendants() {
+    signal_descendants(&[Signal::TERM, Signal::CONT]);
+}
+
+/// Sends `signals` to every descendant found now, in turn; returns how many were found.
 ///
 /// Direct children cannot be recycled before the shim reaps them, and orphans are
 /// reparented to the shim, so nearly every pid signalled is one the shim holds. A deeper
 /// descendant reaped by its own parent between the listing and the kill is the one window
 /// left; its pid would have to be reused within microseconds.
-pub(super) fn kill_descendants() -> usize {
+fn signal_descendants(signals: &[Signal]) -> usize {
     let pids = tree::descendants(std::process::id());
     for pid in &pids {
         if let Some(pid) = i32::try_from(*pid).ok().and_then(Pid::from_raw) {
-            let _ = rustix::process::kill_process(pid, Signal::KILL);
+            for signal in signals {
+                let _ = rustix::process::kill_process(pid, *signal);
+            }
         }
     }
     pids.len()

@@ -25,6 +25,8 @@ pub(super) struct Proc {
     pub(super) progress: watch::Sender<()>,
     /// The time limit this process runs under.
     pub(super) timeout: Duration,
+    /// SIGTERM to SIGKILL when the supervisor ends the tree; the most a terminate asks.
+    pub(super) kill_grace: Duration,
     state: Mutex<State>,
 }
 
@@ -32,6 +34,8 @@ pub(super) struct State {
     pub(super) output: Output,
     pub(super) pump_done: bool,
     pub(super) intent: Option<Intent>,
+    /// When whatever is left of the tree gets SIGKILL: the soonest any kill request asked.
+    pub(super) kill_at: Option<tokio::time::Instant>,
     pub(super) exit: Option<ExitInfo>,
     pub(super) stdin: Stdin,
     /// A duplicate of the PTY master, for resize and the VEOF character; dropped at exit.
@@ -104,6 +108,7 @@ impl Proc {
     pub(super) fn start(
         tty: bool,
         timeout: Duration,
+        kill_grace: Duration,
         output: Output,
         control: Option<OwnedFd>,
     ) -> (Arc<Proc>, StdinQueue, watch::Receiver<bool>) {
@@ -117,10 +122,12 @@ impl Proc {
             exit_tx,
             progress: watch::Sender::new(()),
             timeout,
+            kill_grace,
             state: Mutex::new(State {
                 output,
                 pump_done: false,
                 intent: None,
+                kill_at: None,
                 exit: None,
                 stdin: Stdin::Open { tx, backlog: Arc::clone(&backlog), at_line_start: true },
                 control,
@@ -134,18 +141,26 @@ impl Proc {
         lock(&self.state)
     }
 
-    /// Records the intent (the first one wins) and wakes the supervision task. False when
-    /// the process had already exited.
-    pub(super) fn request_kill(&self, intent: Intent) -> bool {
+    /// Records the intent (the first one wins) and that the tree gets SIGKILL `grace` from
+    /// now (a later request may bring that closer, never push it back), and wakes the
+    /// supervision task. False when the process had already exited.
+    pub(super) fn request_kill(&self, intent: Intent, grace: Duration) -> bool {
+        let at = tokio::time::Instant::now() + grace;
         {
             let mut st = self.state();
             if st.exit.is_some() {
                 return false;
             }
             st.intent.get_or_insert(intent);
+            st.kill_at = Some(st.kill_at.map_or(at, |earlier| earlier.min(at)));
         }
         self.kill.notify_one();
         true
+    }
+
+    /// When the tree gets SIGKILL, once a kill was requested.
+    pub(super) fn kill_at(&self) -> Option<tokio::time::Instant> {
+        self.state().kill_at
     }
 
     /// Records how the process ended (once; later calls do nothing) and fires its exit
@@ -155,23 +170,7 @@ impl Proc {
         if st.exit.is_some() {
             return;
         }
-        let intent = st.intent;
-        let (termination, exit_code, signal) = match report {
-            Some(ShimReport::Exited { code, .. }) => (Termination::Exited, Some(code), None),
-            // Our SIGKILL is what killed it: report why we sent it.
-            Some(ShimReport::Signaled { signal, requested: true })
-                if signal == libc::SIGKILL && intent.is_some() =>
-            {
-                (intent.map_or(Termination::Unknown, Intent::termination), None, None)
-            }
-            Some(ShimReport::Signaled { signal, .. }) => {
-                (Termination::Signaled, None, Some(signal_info(signal)))
-            }
-            // No final status (the shim vanished): only our own intent can explain the end.
-            Some(ShimReport::Started { .. } | ShimReport::Failed { .. }) | None => {
-                (intent.map_or(Termination::Unknown, Intent::termination), None, None)
-            }
-        };
+        let (termination, exit_code, signal) = ending(report, st.intent);
         st.exit = Some(ExitInfo {
             termination,
             exit_code,
@@ -188,6 +187,31 @@ impl Proc {
         drop(st);
         self.exit_tx.send_replace(true);
         self.progress.send_replace(());
+    }
+}
+
+/// How a process ended, from the shim's last report and the supervisor's own kill intent.
+fn ending(
+    report: Option<ShimReport>,
+    intent: Option<Intent>,
+) -> (Termination, Option<i32>, Option<SignalInfo>) {
+    match (report, intent) {
+        // It ended after the shim had our request: report why we sent it, and how it ended
+        // (SIGTERM, SIGKILL once the grace ran out, or the exit code its handler chose).
+        (Some(ShimReport::Exited { code, requested: true }), Some(intent)) => {
+            (intent.termination(), Some(code), None)
+        }
+        (Some(ShimReport::Signaled { signal, requested: true }), Some(intent)) => {
+            (intent.termination(), None, Some(signal_info(signal)))
+        }
+        (Some(ShimReport::Exited { code, .. }), _) => (Termination::Exited, Some(code), None),
+        (Some(ShimReport::Signaled { signal, .. }), _) => {
+            (Termination::Signaled, None, Some(signal_info(signal)))
+        }
+        // No final status (the shim vanished): only our own intent can explain the end.
+        (Some(ShimReport::Started { .. } | ShimReport::Failed { .. }) | None, intent) => {
+            (intent.map_or(Termination::Unknown, Intent::termination), None, None)
+        }
     }
 }
 

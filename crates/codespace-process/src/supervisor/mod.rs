@@ -32,8 +32,12 @@ use crate::spill::{self, SpillDir};
 use crate::types::{ExitWatch, ProcStatus, ReadChunk, Terminate};
 use codespace_types::{ProcessState, Termination};
 
-/// How long [`Supervisor::shutdown`] waits for the trees to go.
-const SHUTDOWN_BOUND: Duration = Duration::from_secs(8);
+/// The longest grace [`Supervisor::shutdown`] gives a command between SIGTERM and SIGKILL,
+/// whatever its own, so that a server asked to stop does stop.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// How long [`Supervisor::shutdown`] waits for the trees to go in all: the grace, then the
+/// time SIGKILL and the reapers take.
+pub const SHUTDOWN_LIMIT: Duration = Duration::from_secs(13);
 /// Input queued for a process but not yet written, at most.
 const MAX_STDIN_BACKLOG: usize = 4 * 1024 * 1024;
 
@@ -211,19 +215,25 @@ impl Supervisor {
             .map_err(|e| ProcError::Io(format!("resize: {e}")))
     }
 
-    /// Kills the process's whole tree. The termination is then `terminated`, unless the
-    /// command had already ended on its own by the time the kill arrived.
-    pub fn terminate(&self, id: &str) -> Result<Terminate, ProcError> {
+    /// Ends the process's whole tree: SIGTERM to every process of it now, SIGKILL to
+    /// whatever is left `grace` later (the process's own grace when `None`, and never more:
+    /// a longer one is cut to it; zero kills at once). The termination is then
+    /// `terminated`, unless the command had already ended on its own by the time the
+    /// request arrived. A second request may shorten the grace, never lengthen it.
+    pub fn terminate(&self, id: &str, grace: Option<Duration>) -> Result<Terminate, ProcError> {
         let proc = self.get(id)?;
-        Ok(if proc.request_kill(Intent::Terminated) {
-            Terminate::Sent
+        let grace = grace.map_or(proc.kill_grace, |g| g.min(proc.kill_grace));
+        Ok(if proc.request_kill(Intent::Terminated, grace) {
+            Terminate::Sent { grace }
         } else {
             Terminate::AlreadyExited
         })
     }
 
-    /// Kills every live tree and waits for them to go (at most about 8 s), then refuses
-    /// further spawns. For stdio EOF, SIGTERM and SIGINT of the server.
+    /// Ends every live tree at once, each with its own grace cut to [`SHUTDOWN_GRACE`]
+    /// (SIGTERM to all now, SIGKILL to what is left after it), waits for them to go (at
+    /// most [`SHUTDOWN_LIMIT`] in all), and refuses further spawns from the start. For
+    /// stdio EOF, SIGTERM and SIGINT of the server.
     pub async fn shutdown(&self) {
         let live: Vec<Arc<Proc>> = {
             let mut table = lock(&self.table);
@@ -231,9 +241,9 @@ impl Supervisor {
             table.running().cloned().collect()
         };
         for proc in &live {
-            proc.request_kill(Intent::Terminated);
+            proc.request_kill(Intent::Terminated, proc.kill_grace.min(SHUTDOWN_GRACE));
         }
-        let deadline = tokio::time::Instant::now() + SHUTDOWN_BOUND;
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_LIMIT;
         for proc in &live {
             let watch = ExitWatch(proc.exit_tx.subscribe());
             let _ = tokio::time::timeout_at(deadline, watch.wait()).await;

@@ -14,8 +14,9 @@ use super::config::{TTY_COLS, TTY_ROWS};
 use super::handle::{Finalizer, Proc};
 use super::tasks::{next_report, start_io, stop_shim, supervise};
 use crate::error::ProcError;
+use crate::shim::ShimGuard;
 use crate::shim_messages::ShimReport;
-use crate::spawn::{self, CommandIo, RunningShim, ShimGuard, ShimSpec};
+use crate::spawn::{self, CommandIo, RunningShim, ShimSpec};
 use crate::types::{ExitWatch, SpawnRequest, Spawned};
 
 /// How long the shim may take to report that the command started.
@@ -76,7 +77,8 @@ impl Supervisor {
             CommandIo::Pty { control, .. } => control.take(),
             CommandIo::Pipes { .. } => None,
         };
-        let (proc, stdin, exit_rx) = Proc::start(req.tty, req.timeout, self.new_output(), control);
+        let (proc, stdin, exit_rx) =
+            Proc::start(req.tty, req.timeout, req.kill_grace, self.new_output(), control);
         let id = id.unwrap_or_else(|| format!("proc-{}", uuid::Uuid::new_v4()));
         if !self.commit(reservation, &id, &proc) {
             stop_shim(&mut shim).await;

@@ -3,8 +3,10 @@
 //!   into the ring until end of file (EIO on a PTY master is end of file);
 //! - the **stdin writer** writes queued input in order, then flushes;
 //! - the **supervision** task waits for the shim, fires the time limit and kill requests
-//!   (SIGTERM to the shim, SIGKILL to the shim if it has not exited 5 s later), reads the
-//!   shim's final report, and records the outcome.
+//!   (SIGUSR1 to the shim, which sends SIGTERM to the tree, when the kill leaves a grace;
+//!   SIGTERM to the shim, which sends SIGKILL to the tree, once the grace is over; SIGKILL
+//!   to the shim if it has not exited 5 s after that), reads the shim's final report, and
+//!   records the outcome.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,10 +19,12 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::handle::{Finalizer, Intent, Proc, Stdin, StdinMsg, StdinQueue};
+use crate::shim::ShimGuard;
 use crate::shim_messages::ShimReport;
-use crate::spawn::{CommandIo, ShimGuard};
+use crate::spawn::CommandIo;
 
-/// SIGTERM to the shim, then SIGKILL to the shim if it is still there after this.
+/// SIGTERM to the shim (kill the tree), then SIGKILL to the shim if it is still there
+/// after this.
 const KILL_ESCALATION: Duration = Duration::from_secs(5);
 /// After the shim is reaped, how long the output pump may take to drain.
 const PUMP_GRACE: Duration = Duration::from_secs(2);
@@ -155,12 +159,25 @@ pub(super) async fn supervise(
     proc.finalize(report, &finalizer.clock);
 }
 
+/// Where a kill the supervisor started stands.
+#[derive(Default)]
+struct Kill {
+    /// The shim was asked to send SIGTERM to the tree.
+    termed: bool,
+    /// When the tree gets SIGKILL.
+    at: Option<tokio::time::Instant>,
+    /// The shim was asked to send SIGKILL to the tree.
+    killed: bool,
+    /// When the shim itself gets SIGKILL, should it still be there.
+    escalate_at: Option<tokio::time::Instant>,
+    shim_killed: bool,
+}
+
 /// Waits for the shim to be reaped, firing the time limit and kill requests meanwhile.
 async fn wait_shim(mut shim: ShimGuard, proc: &Proc, timeout: Duration) {
     let deadline = tokio::time::Instant::now().checked_add(timeout);
     let mut timed_out = false;
-    let mut escalate_at: Option<tokio::time::Instant> = None;
-    let mut shim_killed = false;
+    let mut kill = Kill::default();
     loop {
         // The handlers below run only after `wait()` returned Pending, i.e. while the
         // shim is not yet reaped, so its pid still names it.
@@ -168,14 +185,23 @@ async fn wait_shim(mut shim: ShimGuard, proc: &Proc, timeout: Duration) {
             () = shim.wait() => break,
             () = sleep_until(deadline), if !timed_out => {
                 timed_out = true;
-                proc.request_kill(Intent::Timeout);
+                proc.request_kill(Intent::Timeout, proc.kill_grace);
             }
             () = proc.kill.notified() => {
-                shim.request_kill();
-                escalate_at.get_or_insert(tokio::time::Instant::now() + KILL_ESCALATION);
+                // The soonest SIGKILL asked for so far; SIGTERM first if it leaves a grace.
+                kill.at = proc.kill_at();
+                if !kill.termed && kill.at.is_some_and(|at| at > tokio::time::Instant::now()) {
+                    kill.termed = true;
+                    shim.request_term();
+                }
             }
-            () = sleep_until(escalate_at), if escalate_at.is_some() && !shim_killed => {
-                shim_killed = true;
+            () = sleep_until(kill.at), if kill.at.is_some() && !kill.killed => {
+                kill.killed = true;
+                shim.request_kill();
+                kill.escalate_at = Some(tokio::time::Instant::now() + KILL_ESCALATION);
+            }
+            () = sleep_until(kill.escalate_at), if kill.escalate_at.is_some() && !kill.shim_killed => {
+                kill.shim_killed = true;
                 shim.start_kill();
             }
         }

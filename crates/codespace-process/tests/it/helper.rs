@@ -57,7 +57,7 @@ async fn shims_are_forked_by_the_helper_and_a_dead_helper_is_replaced() {
     let (second, m2, _, helper2) = sleeper(&sup).await;
     assert_ne!(helper2, helper);
     assert_ne!(helper2, std::process::id());
-    assert_eq!(sup.terminate(&second.id).unwrap(), Terminate::Sent);
+    assert_eq!(sup.terminate(&second.id, None).unwrap(), Terminate::Sent { grace: Duration::ZERO });
     assert_gone(&[&m2], Duration::from_secs(5)).await;
 }
 
@@ -73,10 +73,13 @@ async fn without_the_helper_each_shim_is_execd_and_owns_its_tree() {
     let script = format!("setsid sh -c 'sleep {esc}' & sleep {fg}");
     let tree = sup.spawn(req(&["sh", "-c", &script])).await.unwrap();
     wait_started(&[&esc, &fg]).await;
-    assert_eq!(sup.terminate(&tree.id).unwrap(), Terminate::Sent);
+    assert_eq!(sup.terminate(&tree.id, None).unwrap(), Terminate::Sent { grace: Duration::ZERO });
     assert_gone(&[&esc, &fg], Duration::from_secs(5)).await;
     assert_eq!(wait_exit(&sup, &tree).await.termination, Some(Termination::Terminated));
-    assert_eq!(sup.terminate(&spawned.id).unwrap(), Terminate::Sent);
+    assert_eq!(
+        sup.terminate(&spawned.id, None).unwrap(),
+        Terminate::Sent { grace: Duration::ZERO }
+    );
     assert_gone(&[&m], Duration::from_secs(5)).await;
 }
 

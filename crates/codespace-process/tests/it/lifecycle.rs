@@ -16,6 +16,10 @@ use codespace_types::{ProcessState, SignalInfo, Termination};
 
 use crate::support::*;
 
+fn sigkill() -> SignalInfo {
+    SignalInfo { number: 9, name: Some("SIGKILL".to_owned()) }
+}
+
 /// The catalogue's bound: nothing of the tree is left 2 s after the kill.
 const GONE_WITHIN: Duration = Duration::from_secs(2);
 
@@ -30,7 +34,7 @@ async fn r1_timeout_with_a_grandchild_holding_the_pipe_kills_everything_promptly
     let status = wait_exit(&sup, &spawned).await;
     let took = start.elapsed();
     assert_eq!(status.termination, Some(Termination::Timeout));
-    assert_eq!((status.exit_code, status.signal), (None, None));
+    assert_eq!((status.exit_code, status.signal), (None, Some(sigkill())));
     assert!(status.eof, "the pipe is closed once the tree is gone");
     assert!(took < Duration::from_secs(3), "returned after {took:?}, limit 1 s + grace");
     let gone = assert_gone(&[&bg, &fg], GONE_WITHIN).await;
@@ -43,11 +47,14 @@ async fn terminate_tree(script: String, markers: &[&str]) -> Duration {
     let spawned = sup.spawn(req(&["sh", "-c", &script])).await.unwrap();
     wait_started(markers).await;
     let start = Instant::now();
-    assert_eq!(sup.terminate(&spawned.id).unwrap(), Terminate::Sent);
+    assert_eq!(
+        sup.terminate(&spawned.id, None).unwrap(),
+        Terminate::Sent { grace: Duration::ZERO }
+    );
     let gone = assert_gone(markers, GONE_WITHIN).await;
     let status = wait_exit(&sup, &spawned).await;
     assert_eq!(status.termination, Some(Termination::Terminated));
-    assert_eq!((status.exit_code, status.signal), (None, None));
+    assert_eq!((status.exit_code, status.signal), (None, Some(sigkill())));
     let total = start.elapsed();
     assert!(total < GONE_WITHIN + Duration::from_secs(1), "{total:?}");
     gone
@@ -122,10 +129,10 @@ async fn terminate_on_an_exited_process_is_a_no_op_that_says_so() {
     let sup = supervisor();
     let spawned = sup.spawn(req(&["true"])).await.unwrap();
     wait_exit(&sup, &spawned).await;
-    assert_eq!(sup.terminate(&spawned.id).unwrap(), Terminate::AlreadyExited);
+    assert_eq!(sup.terminate(&spawned.id, None).unwrap(), Terminate::AlreadyExited);
     let status = sup.status(&spawned.id).unwrap();
     assert_eq!((status.termination, status.exit_code), (Some(Termination::Exited), Some(0)));
-    assert_eq!(sup.terminate("proc-unknown"), Err(ProcError::NotFound));
+    assert_eq!(sup.terminate("proc-unknown", None), Err(ProcError::NotFound));
 }
 
 #[tokio::test]
@@ -193,7 +200,7 @@ async fn over_the_limit_no_child_is_created() {
     // Even a bad request over the limit is refused before anything else is looked at.
     assert_eq!(sup.spawn(req(&["no-such-binary"])).await.unwrap_err(), ProcError::LimitReached);
 
-    sup.terminate(&first.id).unwrap();
+    sup.terminate(&first.id, None).unwrap();
     wait_exit(&sup, &first).await;
     assert_eq!(sup.live(), 1);
     let third = sup.spawn(req(&["sleep", &c])).await.unwrap();
@@ -240,6 +247,6 @@ async fn completed_handles_are_evicted_by_age_but_running_ones_never() {
     assert_eq!(sup.write_stdin(&done.id, b"x", false), Err(ProcError::NotFound));
     *offset.lock().unwrap() += Duration::from_secs(3600);
     assert_eq!(sup.status(&running.id).unwrap().state, ProcessState::Running);
-    sup.terminate(&running.id).unwrap();
+    sup.terminate(&running.id, None).unwrap();
     wait_exit(&sup, &running).await;
 }

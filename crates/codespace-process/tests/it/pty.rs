@@ -105,7 +105,7 @@ async fn r2_terminate_kills_a_pty_tree() {
     let script = format!("setsid sleep {esc} & sleep {fg}");
     let spawned = sup.spawn(tty_req(&["sh", "-c", &script])).await.unwrap();
     wait_started(&[&esc, &fg]).await;
-    sup.terminate(&spawned.id).unwrap();
+    sup.terminate(&spawned.id, None).unwrap();
     assert_gone(&[&esc, &fg], std::time::Duration::from_secs(2)).await;
     let status = wait_exit(&sup, &spawned).await;
     assert_eq!(status.termination, Some(Termination::Terminated));

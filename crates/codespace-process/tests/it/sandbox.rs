@@ -104,7 +104,10 @@ async fn a_sandboxed_fork_bomb_is_killable() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (status, out) = run(&sup, req(&["echo", "still-serving"])).await;
     assert_eq!((status.exit_code, lossy(&out).trim()), (Some(0), "still-serving"));
-    assert_eq!(sup.terminate(&spawned.id).unwrap(), Terminate::Sent);
+    assert_eq!(
+        sup.terminate(&spawned.id, None).unwrap(),
+        Terminate::Sent { grace: Duration::ZERO }
+    );
     assert_eq!(wait_exit(&sup, &spawned).await.termination, Some(Termination::Terminated));
     assert_gone(&[&m], Duration::from_secs(5)).await;
 }
@@ -181,7 +184,10 @@ async fn sandboxed_trees_are_killed_and_signals_reported() {
     let script = format!("setsid sh -c 'sleep {esc}' & sleep {fg}");
     let spawned = sup.spawn(policy(&["sh", "-c", &script])).await.unwrap();
     wait_started(&[&esc, &fg]).await;
-    assert_eq!(sup.terminate(&spawned.id).unwrap(), Terminate::Sent);
+    assert_eq!(
+        sup.terminate(&spawned.id, None).unwrap(),
+        Terminate::Sent { grace: Duration::ZERO }
+    );
     assert_gone(&[&esc, &fg], Duration::from_secs(5)).await;
     assert_eq!(wait_exit(&sup, &spawned).await.termination, Some(Termination::Terminated));
 

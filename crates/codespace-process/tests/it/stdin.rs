@@ -63,7 +63,7 @@ async fn writing_to_a_command_that_closed_its_stdin_is_an_io_error() {
     })
     .await;
     assert!(failed.is_some());
-    sup.terminate(&spawned.id).unwrap();
+    sup.terminate(&spawned.id, None).unwrap();
     let status = wait_exit(&sup, &spawned).await;
     assert_eq!(status.termination, Some(Termination::Terminated));
 }

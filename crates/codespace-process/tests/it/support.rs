@@ -43,6 +43,8 @@ pub(crate) fn req(argv: &[&str]) -> SpawnRequest {
         env: base_env(),
         tty: false,
         timeout: Duration::from_secs(60),
+        // SIGKILL at once, as the tree tests expect; the grace has its own tests.
+        kill_grace: Duration::ZERO,
         sandbox: None,
     }
 }

@@ -31,6 +31,7 @@ impl LocalRunner {
             env: job.env,
             tty: job.tty,
             timeout: job.timeout,
+            kill_grace: job.kill_grace,
             sandbox: job.sandbox,
         };
         Ok(self.supervisor.spawn_as(id, req).await?)
@@ -69,12 +70,12 @@ impl Run<ops::Resize> for LocalRunner {
 
 impl Run<ops::Terminate> for LocalRunner {
     async fn run(&self, job: ops::Terminate) -> Result<Terminate, RunnerError> {
-        Ok(self.supervisor.terminate(&job.id)?)
+        Ok(self.supervisor.terminate(&job.id, job.grace)?)
     }
 }
 
 impl Run<ops::Shutdown> for LocalRunner {
-    /// Kills every live command's whole tree.
+    /// Ends every live command's whole tree, each with its grace.
     async fn run(&self, _: ops::Shutdown) -> Result<(), RunnerError> {
         self.supervisor.shutdown().await;
         Ok(())

@@ -8,7 +8,11 @@
 //!   the root (the slowest namespace to create), and passes it over a socket. It then waits
 //!   and finally exits exactly as the command did: with its exit code, or by raising its
 //!   fatal signal. It holds none of the command's stdio and ignores the terminal's
-//!   signals, so only the command reacts to them.
+//!   signals (SIGTERM among them), so only the command reacts to them: when the shim
+//!   ends a command with a grace, its SIGTERM reaches every process of the tree from
+//!   outside the namespace, the monitor and the init (PID 1, which has no handler and so
+//!   is not stopped by it) stay, and a command that dies of it is mirrored as dying of
+//!   SIGTERM; SIGKILL after the grace ends the monitor and the init too.
 //! - The *init* is PID 1 of the new PID namespace, dies with the monitor
 //!   (`PR_SET_PDEATHSIG(SIGKILL)`), and builds the command's root: a tmpfs holding read-only
 //!   binds of the system directories, a read-only `/sys`, a fresh `/proc`, a minimal `/dev`,

@@ -268,11 +268,12 @@ async fn workspace_info_shows_the_process_limits_and_serialization() {
     for (key, value) in [
         ("timeout_secs", json!(45)),
         ("max_timeout_secs", json!(45)),
+        ("kill_grace_ms", json!(2000)),
         ("max_live_processes", json!(3)),
         ("output_ring_bytes", json!(262_144)),
         ("output_retained_bytes", json!(64 * 1024 * 1024)),
         ("read_max_bytes", json!(262_144)),
-        ("wait_max_ms", json!(30_000)),
+        ("wait_max_ms", json!(55_000)),
         ("max_pids", json!(1024)),
     ] {
         assert_eq!(limits[key], value, "{key}: {limits}");

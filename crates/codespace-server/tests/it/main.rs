@@ -27,6 +27,7 @@ mod exec_wait;
 mod files;
 mod files_bounds;
 mod files_search;
+mod grace;
 mod handler;
 mod http;
 mod inbox;
