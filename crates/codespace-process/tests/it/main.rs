@@ -8,6 +8,7 @@
 
 mod basics;
 mod flood;
+mod grace;
 mod helper;
 mod lifecycle;
 mod namespaces;
