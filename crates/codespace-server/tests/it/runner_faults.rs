@@ -184,14 +184,15 @@ async fn a_lost_spawn_answer_says_dispatch_unknown() {
     let (mut worker, socket) = external_worker(&env, Some("spawn"));
     let (client, _) =
         env.stdio_with(&[("CODESPACE_RUNNER_SOCKET", socket.to_str().unwrap())]).await;
-    let r = call(&client, "exec_command", json!({"workspace_id": "w", "command": ["sleep", "30"]}))
+    let r = call(&client, "exec_command", json!({"workspace_id": "w", "command": ["sleep", "30.271"]}))
         .await
         .unwrap();
     assert_eq!(r["dispatch_status"], "unknown", "{r}");
     assert!(r["process_id"].as_str().unwrap().starts_with("proc-"), "{r}");
     // The worker saw its gateway go and killed what it started.
     assert!(worker.wait().unwrap().success());
-    assert!(alive("sleep 30").is_empty(), "{:?}", alive("sleep 30"));
+    // A marker no other test runs, so a concurrent test's sleep is not mistaken for ours.
+    assert!(alive("sleep 30.271").is_empty(), "{:?}", alive("sleep 30.271"));
 }
 
 /// A granted hold over three files whose resume lost its answer (the worker runs with
