@@ -184,9 +184,10 @@ async fn a_lost_spawn_answer_says_dispatch_unknown() {
     let (mut worker, socket) = external_worker(&env, Some("spawn"));
     let (client, _) =
         env.stdio_with(&[("CODESPACE_RUNNER_SOCKET", socket.to_str().unwrap())]).await;
-    let r = call(&client, "exec_command", json!({"workspace_id": "w", "command": ["sleep", "30.271"]}))
-        .await
-        .unwrap();
+    let r =
+        call(&client, "exec_command", json!({"workspace_id": "w", "command": ["sleep", "30.271"]}))
+            .await
+            .unwrap();
     assert_eq!(r["dispatch_status"], "unknown", "{r}");
     assert!(r["process_id"].as_str().unwrap().starts_with("proc-"), "{r}");
     // The worker saw its gateway go and killed what it started.
