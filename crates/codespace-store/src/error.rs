@@ -74,6 +74,17 @@ pub enum StoreError {
         /// The id given.
         operation_id: String,
     },
+    /// A revert's plan could not claim the operation it reverts: another revert holds it
+    /// (`by`), or it is not `applied`.
+    #[error("{}", already_reverted(operation_id, *status, by.as_deref()))]
+    AlreadyReverted {
+        /// The operation to revert.
+        operation_id: String,
+        /// Its status.
+        status: OpStatus,
+        /// The revert that holds it.
+        by: Option<String>,
+    },
     /// `finish_draft` or `recover` on a row that already has a terminal status;
     /// the stored result is left untouched.
     #[error("operation {operation_id} is already finished as {status}")]
@@ -132,5 +143,12 @@ pub(crate) fn is_busy(error: &rusqlite::Error) -> bool {
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
         if is_busy(&error) { StoreError::Busy(error) } else { StoreError::Sqlite(error) }
+    }
+}
+
+fn already_reverted(operation_id: &str, status: OpStatus, by: Option<&str>) -> String {
+    match by {
+        Some(by) => format!("operation {operation_id} is already reverted by {by}"),
+        None => format!("operation {operation_id} is {status}, not applied: nothing to revert"),
     }
 }

@@ -55,7 +55,8 @@ pub use codespace_types::{
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use model::{
-    Cas, Event, HoldFilter, HoldRecord, NewHold, OpStatus, OperationRecord, PlannedFile,
+    Cas, Event, HoldFilter, HoldRecord, NewHold, OpStatus, OperationRecord, PlannedFile, Retention,
+    UndoKept,
 };
 pub use store::{BUSY_TIMEOUT, ChangeStamp, Draft, Drafted, IntentRow, Store, WorkRow, Works};
 pub use undo::UndoLog;

@@ -39,6 +39,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0004_undo_content.sql"),
     },
     Migration { version: 5, name: "0005_works", sql: include_str!("../migrations/0005_works.sql") },
+    Migration {
+        version: 6,
+        name: "0006_revert",
+        sql: include_str!("../migrations/0006_revert.sql"),
+    },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).

@@ -169,6 +169,40 @@ pub struct OperationRecord {
     pub finished_at: Option<i64>,
     /// History, oldest first.
     pub events: Vec<Event>,
+    /// The operation this one reverts; `None` for a patch.
+    pub reverts: Option<String>,
+    /// The revert that claimed this operation: it is running, or it applied (a revert that
+    /// ends without applying releases it).
+    pub reverted_by: Option<String>,
+    /// What the undo record keeps now.
+    pub undo: UndoKept,
+}
+
+/// An operation's undo record: the old content kept for a rollback, a revert or a restore,
+/// in the ledger and in the undo directory beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UndoKept {
+    /// Bytes of old content kept.
+    pub bytes: u64,
+    /// Unix seconds when the retention bound dropped the record; `None` while kept (or
+    /// when it never had one).
+    pub pruned_at: Option<i64>,
+}
+
+/// The operator's bound on undo records: the oldest finished operations' records are
+/// dropped first, until none is older than `max_age_secs` and all of them together hold at
+/// most `max_bytes`. Records of unfinished operations are never dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub max_age_secs: u64,
+    pub max_bytes: u64,
+}
+
+impl Default for Retention {
+    /// 7 days and 256 MiB.
+    fn default() -> Self {
+        Retention { max_age_secs: 7 * 24 * 3600, max_bytes: 256 * 1024 * 1024 }
+    }
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@
 //! - `plans`: writing a plan's files and reading them back.
 //! - `events`: appending and reading an operation's history.
 //! - `queries`: `get`, `get_by_key`, `unfinished`: whole records.
+//! - `retention`: the undo records' bound: oldest first, by age and total bytes.
 //! - `undo_rows`: the old content the plan's transaction stored, read back or written out.
 //! - `works`: works and intents, read and changed in one transaction by the gateway
 //!   (`works/statements.rs`: the SQL; `works/columns.rs`: stored columns into rows).
@@ -34,6 +35,7 @@ mod open;
 mod operations;
 mod plans;
 mod queries;
+mod retention;
 mod sql;
 mod stamp;
 mod undo_rows;
@@ -50,6 +52,7 @@ pub use stamp::ChangeStamp;
 pub use works::{IntentRow, WorkRow, Works};
 
 use crate::error::{StoreError, is_storage_failure};
+use crate::model::Retention;
 use crate::undo::UndoLog;
 
 /// The durable ledger of patch operations.
@@ -67,6 +70,8 @@ pub struct Store {
     inner: Mutex<Inner>,
     path: Option<PathBuf>,
     undo: UndoLog,
+    /// The bound [`Store::prune_undo`] keeps undo records within.
+    retention: Retention,
 }
 
 struct Inner {
@@ -90,7 +95,17 @@ impl Store {
         undo: UndoLog,
     ) -> Store {
         let inner = Mutex::new(Inner { conn, degraded: None });
-        Store { inner, reader: reader.map(Mutex::new), path, undo }
+        Store { inner, reader: reader.map(Mutex::new), path, undo, retention: Retention::default() }
+    }
+
+    /// Sets the bound undo records are kept within (the default: [`Retention::default`]).
+    pub fn set_retention(&mut self, retention: Retention) {
+        self.retention = retention;
+    }
+
+    /// The bound undo records are kept within.
+    pub fn retention(&self) -> Retention {
+        self.retention
     }
 
     /// The undo log that belongs to this ledger.

@@ -146,6 +146,33 @@ impl UndoLog {
         Ok(())
     }
 
+    /// Bytes the log keeps for `operation_id` (0 when it keeps nothing, or the id is not
+    /// one the log could hold).
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "lists the ledger's own undo directory, never a workspace path"
+    )]
+    pub fn bytes(&self, operation_id: &str) -> Result<u64, StoreError> {
+        if !is_operation_id(operation_id) {
+            return Ok(0);
+        }
+        let op_dir = self.dir.join(operation_id);
+        let entries = match fs::read_dir(&op_dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(source) => return Err(undo_error(&op_dir, "list", source)),
+        };
+        let mut total = 0u64;
+        for entry in entries {
+            let entry = entry.map_err(|source| undo_error(&op_dir, "list", source))?;
+            let meta = entry.metadata().map_err(|source| undo_error(&op_dir, "inspect", source))?;
+            if meta.is_file() {
+                total = total.saturating_add(meta.len());
+            }
+        }
+        Ok(total)
+    }
+
     /// The operations that have a directory in the log, in name order.
     #[expect(
         clippy::disallowed_methods,

@@ -39,6 +39,8 @@ pub struct Draft {
     pub fingerprint: String,
     /// Unix seconds at minting.
     pub created_at: i64,
+    /// The operation this draft reverts (the caller sets it); `None` for a patch.
+    pub reverts: Option<String>,
 }
 
 impl Store {
@@ -73,6 +75,7 @@ impl Store {
             operation_key: operation_key.map(str::to_owned),
             fingerprint: fingerprint.to_owned(),
             created_at: now,
+            reverts: None,
         }))
     }
 
@@ -80,7 +83,9 @@ impl Store {
     /// `planned` events, the planned files, and the old content of every planned file that
     /// had one (`undo`: plan ordinal and bytes). The key is checked again inside it: a
     /// request with the same key that reached the ledger first is returned instead
-    /// (nothing written). Durable when it returns `None`.
+    /// (nothing written). A revert's plan claims the operation it reverts in the same
+    /// transaction ([`StoreError::AlreadyReverted`] when another revert holds it, or that
+    /// operation is no longer `applied`). Durable when it returns `None`.
     pub fn plan_draft(
         &self,
         draft: &Draft,
@@ -97,6 +102,9 @@ impl Store {
                 return Ok(Some(known));
             }
             insert_row(conn, draft, OpStatus::Applying, None)?;
+            if let Some(target) = &draft.reverts {
+                claim(conn, target, &draft.operation_id)?;
+            }
             insert_event(
                 conn,
                 &draft.operation_id,
@@ -192,6 +200,31 @@ fn known(
     }))
 }
 
+/// Marks `target` as reverted by `by`, when it is `applied` and no other revert holds it.
+fn claim(conn: &Connection, target: &str, by: &str) -> Result<(), StoreError> {
+    let claimed = conn
+        .prepare_cached(
+            "UPDATE operations SET reverted_by = ?2 \
+             WHERE operation_id = ?1 AND reverted_by IS NULL AND status = 'applied'",
+        )?
+        .execute(params![target, by])?;
+    if claimed == 1 {
+        return Ok(());
+    }
+    let found: Option<(String, Option<String>)> = conn
+        .prepare_cached("SELECT status, reverted_by FROM operations WHERE operation_id = ?1")?
+        .query_row(params![target], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    Err(match found {
+        None => StoreError::UnknownOperation { operation_id: target.to_owned() },
+        Some((status, by)) => StoreError::AlreadyReverted {
+            operation_id: target.to_owned(),
+            status: sql::status(target, &status)?,
+            by,
+        },
+    })
+}
+
 fn insert_row(
     conn: &Connection,
     draft: &Draft,
@@ -200,7 +233,8 @@ fn insert_row(
 ) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT INTO operations (operation_id, operation_key, workspace_id, fingerprint, \
-         status, result_json, created_at, finished_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+         status, result_json, created_at, finished_at, reverts) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?
     .execute(params![
         draft.operation_id,
@@ -211,6 +245,7 @@ fn insert_row(
         finished.map(|(json, _)| json),
         draft.created_at,
         finished.map(|(_, at)| at),
+        draft.reverts,
     ])?;
     Ok(())
 }

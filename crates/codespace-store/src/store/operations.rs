@@ -2,7 +2,7 @@
 //! shares with it), an operator's `restored` note, and the stored status a mutation checks
 //! first.
 
-use codespace_types::EventName;
+use codespace_types::{EventName, PatchStatus};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Store;
@@ -86,10 +86,47 @@ pub(super) fn close_row(
     )?
     .execute(params![operation_id, sql::status_text(status), result_json, now])?;
     insert_event(conn, operation_id, now, event, Some(status), reason)?;
-    // Terminal: the old content kept for a rollback is no longer needed (what a result
-    // preserves was written out to the undo directory first).
-    conn.prepare_cached("DELETE FROM operation_undo WHERE operation_id = ?1")?
-        .execute(params![operation_id])?;
+    // Terminal. An applied operation keeps its old content as its undo record (for a
+    // revert, until the retention bound drops it); for any other outcome it is no longer
+    // needed (what a result preserves was written out to the undo directory first).
+    if status != OpStatus::Finished(PatchStatus::Applied) {
+        conn.prepare_cached("DELETE FROM operation_undo WHERE operation_id = ?1")?
+            .execute(params![operation_id])?;
+    }
+    settle_revert(conn, operation_id, status)
+}
+
+/// When `operation_id` is a revert: once applied, the operation it reverted no longer needs
+/// its undo record (the revert keeps its own); ended without applying, it releases its
+/// claim so the operation can be reverted again. An `unknown` revert keeps its claim.
+fn settle_revert(
+    conn: &Connection,
+    operation_id: &str,
+    status: OpStatus,
+) -> Result<(), StoreError> {
+    let target: Option<String> = conn
+        .prepare_cached("SELECT reverts FROM operations WHERE operation_id = ?1")?
+        .query_row(params![operation_id], |row| row.get(0))?;
+    let Some(target) = target else { return Ok(()) };
+    match status {
+        OpStatus::Finished(PatchStatus::Applied) => {
+            conn.prepare_cached("DELETE FROM operation_undo WHERE operation_id = ?1")?
+                .execute(params![target])?;
+        }
+        OpStatus::Finished(PatchStatus::Unknown) | OpStatus::Pending | OpStatus::Applying => {}
+        OpStatus::Finished(
+            PatchStatus::Checked
+            | PatchStatus::Rejected
+            | PatchStatus::FailedRolledBack
+            | PatchStatus::FailedPartial,
+        ) => {
+            conn.prepare_cached(
+                "UPDATE operations SET reverted_by = NULL \
+                 WHERE operation_id = ?1 AND reverted_by = ?2",
+            )?
+            .execute(params![target, operation_id])?;
+        }
+    }
     Ok(())
 }
 

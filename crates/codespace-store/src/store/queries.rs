@@ -9,15 +9,18 @@ use super::events::load_events;
 use super::plans::load_plan;
 use super::sql;
 use crate::error::StoreError;
-use crate::model::OperationRecord;
+use crate::model::{OperationRecord, UndoKept};
 
 const SELECT_OPERATION: &str = "SELECT operation_id, operation_key, workspace_id, fingerprint, \
-     status, result_json, created_at, finished_at FROM operations";
+     status, result_json, created_at, finished_at, reverts, reverted_by, undo_pruned_at, \
+     (SELECT coalesce(sum(length(content)), 0) FROM operation_undo u \
+      WHERE u.operation_id = operations.operation_id) FROM operations";
 
 impl Store {
     /// The operation with this id, or `Ok(None)` when there is none.
     pub fn get(&self, operation_id: &str) -> Result<Option<OperationRecord>, StoreError> {
-        self.read(|conn| load_by_id(conn, operation_id))
+        let record = self.read(|conn| load_by_id(conn, operation_id))?;
+        record.map(|r| self.with_kept(r)).transpose()
     }
 
     /// The operation with this key in this workspace, or `Ok(None)` when there is none.
@@ -26,7 +29,8 @@ impl Store {
         workspace_id: &str,
         operation_key: &str,
     ) -> Result<Option<OperationRecord>, StoreError> {
-        self.read(|conn| load_by_key(conn, workspace_id, operation_key))
+        let record = self.read(|conn| load_by_key(conn, workspace_id, operation_key))?;
+        record.map(|r| self.with_kept(r)).transpose()
     }
 
     /// The operations with this key, in any workspace, at most `limit` of them: how a
@@ -48,7 +52,10 @@ impl Store {
                 records.push(complete(conn, raw?)?);
             }
             Ok(records)
-        })
+        })?
+        .into_iter()
+        .map(|r| self.with_kept(r))
+        .collect()
     }
 
     /// The newest `limit` operations, newest first (by `created_at`, then by insertion
@@ -64,7 +71,16 @@ impl Store {
                 records.push(complete(conn, raw?)?);
             }
             Ok(records)
-        })
+        })?
+        .into_iter()
+        .map(|r| self.with_kept(r))
+        .collect()
+    }
+
+    /// Adds what the undo directory keeps for the record to what the ledger keeps.
+    fn with_kept(&self, mut record: OperationRecord) -> Result<OperationRecord, StoreError> {
+        record.undo.bytes += self.undo().bytes(&record.operation_id)?;
+        Ok(record)
     }
 
     /// Every `Pending` or `Applying` operation, oldest first (by `created_at`, then by
@@ -94,6 +110,10 @@ struct RawOperation {
     result_json: Option<String>,
     created_at: i64,
     finished_at: Option<i64>,
+    reverts: Option<String>,
+    reverted_by: Option<String>,
+    undo_pruned_at: Option<i64>,
+    undo_bytes: i64,
 }
 
 impl RawOperation {
@@ -107,6 +127,10 @@ impl RawOperation {
             result_json: row.get(5)?,
             created_at: row.get(6)?,
             finished_at: row.get(7)?,
+            reverts: row.get(8)?,
+            reverted_by: row.get(9)?,
+            undo_pruned_at: row.get(10)?,
+            undo_bytes: row.get(11)?,
         })
     }
 }
@@ -159,5 +183,11 @@ fn complete(conn: &Connection, raw: RawOperation) -> Result<OperationRecord, Sto
         created_at: raw.created_at,
         finished_at: raw.finished_at,
         events,
+        reverts: raw.reverts,
+        reverted_by: raw.reverted_by,
+        undo: UndoKept {
+            bytes: u64::try_from(raw.undo_bytes).unwrap_or(0),
+            pruned_at: raw.undo_pruned_at,
+        },
     })
 }

@@ -233,7 +233,11 @@ fn check(store: &Store, round: u64, id: &str, ack: &Acked) {
     if ack.finished {
         assert_eq!(record.status, OpStatus::Finished(PatchStatus::Applied), "round {round}: {id}");
         assert_eq!(record.result_json, Some(format!("{{\"n\":{}}}", ack.seq)));
-        assert_eq!(store.undo_content(id, 1).unwrap(), None, "dropped at the finish");
+        // An applied operation keeps its old content as its undo record (for a revert).
+        for (ordinal, bytes) in old_content(ack.seq) {
+            let kept = store.undo_content(id, ordinal).unwrap();
+            assert_eq!(kept, Some(bytes), "round {round}: {id}: the undo record");
+        }
     }
     if ack.refused {
         assert_eq!(record.status, OpStatus::Finished(PatchStatus::Rejected), "round {round}: {id}");

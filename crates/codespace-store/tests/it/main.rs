@@ -14,5 +14,6 @@ mod drafts;
 mod hygiene;
 mod ledger;
 mod reopen;
+mod revert;
 mod support;
 mod timing;
