@@ -14,8 +14,9 @@ pub use files::{FindOutcome, find, find_in};
 pub use glob::PathGlob;
 pub use ignores::walk;
 pub use patch::{
-    ApplyOutcome, Found, InterruptedFile, LookupError, MAX_PATCH_FILE_BYTES, PatchFs, PlanFailure,
-    PlannedWrite, Undone, apply, prepare, put_back, roll_back, survey,
+    ApplyOutcome, Changed, Found, InterruptedFile, LookupError, MAX_PATCH_FILE_BYTES, PatchFs,
+    PlanFailure, PlannedWrite, RevertFile, RevertPlan, Undone, apply, prepare, prepare_revert,
+    put_back, roll_back, survey,
 };
 pub use search::{GrepOutcome, GrepRequest, LineMatch, grep, grep_in};
 

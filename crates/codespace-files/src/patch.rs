@@ -1,6 +1,7 @@
 //! The patch transaction: plan a V4A patch against the disk, then write it all-or-nothing
 //! (snapshot in memory, temp + fsync + rename per file, verify every hash, restore on any
-//! failure); `recover` rolls a tree a crash left half-written back to its old content.
+//! failure); `recover` rolls a tree a crash left half-written back to its old content;
+//! `revert` plans the writes that put an applied operation's files back.
 
 use std::io::Read;
 
@@ -287,8 +288,10 @@ fn verify(fs: &dyn PatchFs, p: &WorkspacePath, want: &Version) -> Result<(), FsE
 }
 
 mod recover;
+mod revert;
 
 pub use recover::{Found, InterruptedFile, Undone, put_back, roll_back, survey};
+pub use revert::{Changed, RevertFile, RevertPlan, prepare_revert};
 
 #[cfg(test)]
 #[expect(

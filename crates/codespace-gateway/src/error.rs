@@ -19,6 +19,12 @@ use codespace_types::Version;
 
 use crate::lease::LeaseError;
 
+mod nested;
+mod revert;
+
+use nested::{ledger_code, process_code};
+pub(crate) use revert::RevertRefusal;
+
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
     /// Arguments that do not decode into the tool's parameters (SEP-1303: the model's to fix).
@@ -59,6 +65,8 @@ pub enum GatewayError {
     KeyConflict { operation_id: String },
     #[error("{0}")]
     OperationNotFound(String),
+    #[error(transparent)]
+    Revert(RevertRefusal),
     #[error(
         "operation_key {key:?} is used in more than one workspace: give its workspace_id (or the operation_id)"
     )]
@@ -138,6 +146,7 @@ impl GatewayError {
             path: self.path().map(str::to_owned),
             operation_id: self.operation_id().map(str::to_owned),
             approval_id: self.approval_id().map(str::to_owned),
+            conflicts: self.conflicts(),
         }
     }
 
@@ -161,6 +170,7 @@ impl GatewayError {
             | GatewayError::VersionConflict { .. }
             | GatewayError::KeyConflict { .. }
             | GatewayError::OperationNotFound(..)
+            | GatewayError::Revert(..)
             | GatewayError::WorkspaceIdRequired { .. }
             | GatewayError::Lease(..)
             | GatewayError::Ledger(..)
@@ -204,6 +214,7 @@ impl GatewayError {
             GatewayError::VersionConflict { .. } => ErrorCode::VersionConflict,
             GatewayError::KeyConflict { .. } => ErrorCode::OperationKeyConflict,
             GatewayError::OperationNotFound(..) => ErrorCode::OperationNotFound,
+            GatewayError::Revert(r) => r.code(),
             GatewayError::WorkspaceIdRequired { .. } => ErrorCode::WorkspaceIdRequired,
             GatewayError::Lease(LeaseError::QueueFull) => ErrorCode::ResourceQueueFull,
             GatewayError::Lease(LeaseError::Busy(..)) => ErrorCode::WorkspaceBusy,
@@ -235,6 +246,7 @@ impl GatewayError {
             GatewayError::VersionConflict { path, .. }
             | GatewayError::BadExpectedVersion { path, .. } => Some(path),
             GatewayError::Recorded(body) => body.path.as_deref(),
+            GatewayError::Revert(r) => r.path(),
             GatewayError::InvalidArguments { .. }
             | GatewayError::WorkspaceNotFound { .. }
             | GatewayError::Denied(..)
@@ -284,6 +296,7 @@ impl GatewayError {
             GatewayError::KeyConflict { operation_id }
             | GatewayError::LedgerAfterRun { operation_id, .. } => Some(operation_id),
             GatewayError::HoldAmbiguous { operation_id, .. } => operation_id.as_deref(),
+            GatewayError::Revert(r) => Some(r.operation_id()),
             GatewayError::Recorded(body) => body.operation_id.as_deref(),
             GatewayError::InvalidArguments { .. }
             | GatewayError::WorkspaceNotFound { .. }
@@ -324,6 +337,7 @@ pub(crate) fn fs_body(e: &FsError) -> ErrorBody {
         path: fs_path(e).map(str::to_owned),
         operation_id: None,
         approval_id: None,
+        conflicts: vec![],
     }
 }
 
@@ -407,39 +421,6 @@ fn plan_path(e: &PlanError<LookupError>) -> Option<&str> {
         | PlanError::PathConflict { .. }
         | PlanError::ContextNotFound { .. }
         | PlanError::LinesNotFound { .. } => e.path(),
-    }
-}
-
-/// Every ledger failure, the undo log beside it included, is `LEDGER_ERROR`; the message
-/// says which.
-fn ledger_code(e: &StoreError) -> ErrorCode {
-    match e {
-        StoreError::Open { .. }
-        | StoreError::OpenDatabase { .. }
-        | StoreError::Refused { .. }
-        | StoreError::Busy(..)
-        | StoreError::Degraded { .. }
-        | StoreError::Sqlite(..)
-        | StoreError::CorruptRow { .. }
-        | StoreError::UnknownOperation { .. }
-        | StoreError::AlreadyFinished { .. }
-        | StoreError::Undo { .. }
-        | StoreError::InvalidInput { .. } => ErrorCode::LedgerError,
-    }
-}
-
-/// A supervisor refusal.
-fn process_code(e: &ProcError) -> ErrorCode {
-    match e {
-        ProcError::NotFound => ErrorCode::ProcessNotFound,
-        ProcError::SpawnFailed(..) => ErrorCode::ProcessSpawnFailed,
-        ProcError::LimitReached => ErrorCode::WorkspaceBusy,
-        ProcError::StdinClosed => ErrorCode::StdinClosed,
-        ProcError::NotRunning => ErrorCode::ProcessNotRunning,
-        ProcError::NotTty => ErrorCode::ProcessNotTty,
-        ProcError::Invalid(..) => ErrorCode::InvalidCommand,
-        ProcError::Io(..) => ErrorCode::ProcessIoFailed,
-        ProcError::TimedOut { .. } => ErrorCode::Timeout,
     }
 }
 

@@ -6,10 +6,13 @@
 //!   preserved, and what is discarded once the operation is terminal and verified.
 //! - `recover`: start-up rollback of operations a crash left unfinished.
 //! - `operations`: the operator's view: list, show, and restore preserved content.
+//! - `revert`: `operation_revert`: an applied operation's files put back from its undo
+//!   record, planned as a transaction like any patch.
 //! - `transaction`: everything after the lease, and a runner answer lost on its socket.
 
 mod operations;
 mod recover;
+mod revert;
 mod transaction;
 mod undo;
 
@@ -19,7 +22,7 @@ use codespace_files::PlannedWrite;
 use codespace_policy::Action;
 use codespace_protocol::{
     ApplyPatchParams, ApplyPatchResult, ErrorBody, EventName, FileChange, OperationEvent,
-    OperationKind, OperationStatusParams, OperationStatusResult, PatchStatus,
+    OperationKind, OperationStatusParams, OperationStatusResult, PatchStatus, UndoRecord,
 };
 use codespace_store::{OpStatus, OperationRecord, PlannedFile};
 use codespace_types::Approvals;
@@ -28,7 +31,7 @@ use sha2::{Digest, Sha256};
 
 use crate::holds::{Held, Resume};
 use crate::{Gateway, GatewayError, now};
-use transaction::Transacted;
+use transaction::{Request, Transacted};
 
 pub use operations::{PutBack, RestoreOutcome, list_operations, show_operation};
 
@@ -113,7 +116,7 @@ impl Gateway {
         if reg.ws.approvals == Approvals::Confirm && !p.check_only.unwrap_or(false) {
             return Err(self.require_hold(Held::Patch(p)).await);
         }
-        self.apply_now(p, None).await
+        self.apply_now(p.into(), None).await
     }
 
     /// The patch path after policy and holds: a finished key's replay, the lease, then the
@@ -121,16 +124,16 @@ impl Gateway {
     /// operation begins under the ledger id the hold reserved.
     pub(crate) async fn apply_now(
         &self,
-        p: ApplyPatchParams,
+        p: Request,
         resume: Option<Resume>,
     ) -> Result<ApplyPatchResult, GatewayError> {
         // A preview reads and plans and writes nothing, so it never takes the lease: it
         // answers while a command runs. Its ledger row (and a key's replay) is the
         // transaction's, as for any patch.
-        if p.check_only.unwrap_or(false) {
+        if p.check_only {
             return self.check_now(p, resume).await;
         }
-        let lease = match self.leases.try_acquire(&p.workspace_id) {
+        let lease = match self.leases.try_acquire(&p.ws) {
             // Free: the transaction's own ledger check answers a replay, in one hand-off.
             Some(lease) => lease,
             None => {
@@ -139,7 +142,7 @@ impl Gateway {
                     return done;
                 }
                 // Reads never wait on this; only mutations queue here, in arrival order.
-                self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?
+                self.leases.acquire(&p.ws).await.map_err(GatewayError::Lease)?
             }
         };
         let reserved = self.reserve(resume).await?;
@@ -172,7 +175,7 @@ impl Gateway {
     /// write and no undo log to guard.
     async fn check_now(
         &self,
-        p: ApplyPatchParams,
+        p: Request,
         resume: Option<Resume>,
     ) -> Result<ApplyPatchResult, GatewayError> {
         let reserved = self.reserve(resume).await?;
@@ -194,7 +197,7 @@ impl Gateway {
     }
 
     /// The transaction on the blocking pool.
-    async fn transact(&self, p: ApplyPatchParams, reserved: Option<String>) -> Transacted {
+    async fn transact(&self, p: Request, reserved: Option<String>) -> Transacted {
         let runner = Arc::clone(&self.runner);
         self.ledger
             .run(move |store| Ok(transaction::transaction(&runner, store, p, reserved)))
@@ -211,10 +214,10 @@ impl Gateway {
     /// The recorded answer to a retry of a finished operation with this key, if any.
     async fn finished_replay(
         &self,
-        p: &ApplyPatchParams,
+        p: &Request,
     ) -> Result<Option<Result<ApplyPatchResult, GatewayError>>, GatewayError> {
-        let Some(key) = p.operation_key.clone() else { return Ok(None) };
-        let (ws, fp) = (p.workspace_id.clone(), fingerprint(p));
+        let Some(key) = p.key.clone() else { return Ok(None) };
+        let (ws, fp) = (p.ws.clone(), p.fingerprint.clone());
         let done = self
             .ledger
             .run(move |st| Ok(st.get_by_key(&ws, &key)?.filter(|r| r.finished_at.is_some())))
@@ -278,7 +281,11 @@ fn status_of(rec: OperationRecord) -> OperationStatusResult {
         operation_id: rec.operation_id,
         status: wire_status(rec.status),
         replayed: false,
-        kind: OperationKind::Patch,
+        kind: if rec.reverts.is_some() { OperationKind::Revert } else { OperationKind::Patch },
+        reverts: rec.reverts,
+        reverted_by: rec.reverted_by,
+        undo: (rec.undo.bytes > 0 || rec.undo.pruned_at.is_some())
+            .then_some(UndoRecord { kept_bytes: rec.undo.bytes, pruned_at: rec.undo.pruned_at }),
         workspace_id: rec.workspace_id,
         operation_key: rec.operation_key,
         created_at: rec.created_at,
@@ -322,6 +329,7 @@ pub(crate) fn replay(rec: OperationRecord) -> Result<ApplyPatchResult, GatewayEr
             work_id: None,
             preserved: vec![],
             coordination: None,
+            reverts: rec.reverts,
         }),
     }
 }

@@ -117,8 +117,8 @@ error_codes! {
         next: "Pick another destination, or delete it in a separate step first.",
     }
     VersionConflict = "VERSION_CONFLICT" {
-        meaning: "A file's current version differs from expected_versions; nothing was written.",
-        next: "Read the file again and produce a new patch; never force the old one.",
+        meaning: "A file's current version differs from expected_versions, or (operation_revert) from what the operation left; nothing was written. conflicts lists every such file.",
+        next: "Read the file again and produce a new patch; never force the old one. For a revert, undo the later changes first, or write the old content with a patch of your own.",
     }
     OperationKeyConflict = "OPERATION_KEY_CONFLICT" {
         meaning: "The operation_key was already used in this workspace for a different request.",
@@ -127,6 +127,18 @@ error_codes! {
     OperationNotFound = "OPERATION_NOT_FOUND" {
         meaning: "No operation with that id (or key in that workspace), or not exactly one of id and key was given.",
         next: "Check the id, or the key and workspace_id.",
+    }
+    OperationNotRevertible = "OPERATION_NOT_REVERTIBLE" {
+        meaning: "operation_revert named an operation that did not apply (a check_only preview, a refusal, a rollback, a partial failure, an unknown or unfinished outcome); nothing was written.",
+        next: "Check operation_status: only an applied operation can be reverted. A failed_partial one's preserved content is put back by the operator (codespace operations restore); an unfinished one is settled first.",
+    }
+    OperationAlreadyReverted = "OPERATION_ALREADY_REVERTED" {
+        meaning: "The operation was already reverted, or a revert of it is running (operation_id names that revert); nothing was written.",
+        next: "Look up the named revert with operation_status. To bring the change back, revert that revert.",
+    }
+    UndoPruned = "UNDO_PRUNED" {
+        meaning: "The operation's undo record is gone: the operator's retention bound (age, total size) dropped it, or the operation was recorded before undo records were kept; nothing was written.",
+        next: "Do not retry: write the old content back with a patch of your own (operation_status lists the versions before and after).",
     }
     WorkspaceIdRequired = "WORKSPACE_ID_REQUIRED" {
         meaning: "An operation_key given without workspace_id is used in more than one workspace.",
@@ -240,6 +252,21 @@ pub struct ErrorBody {
     /// The confirmation hold the refusal is about (`APPROVAL_*` codes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
+    /// `VERSION_CONFLICT` of a revert: every file that no longer holds what the operation
+    /// left.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<Conflict>,
+}
+
+/// A file whose version is not the one a call needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Conflict {
+    /// The workspace-relative path.
+    pub path: String,
+    /// The version the call needs.
+    pub expected: crate::Version,
+    /// The version on the disk now.
+    pub actual: crate::Version,
 }
 
 impl ErrorBody {
@@ -250,6 +277,7 @@ impl ErrorBody {
             path: None,
             operation_id: None,
             approval_id: None,
+            conflicts: Vec::new(),
         }
     }
 

@@ -24,7 +24,7 @@ pub use codespace_types::{
     NetworkPolicy, ObservedChange, ParseVersionError, PatchStatus, ProcessState, Profile,
     RootStatus, SandboxSetting, SignalInfo, Termination, Version, WatchState,
 };
-pub use error::{ErrorBody, ErrorCode};
+pub use error::{Conflict, ErrorBody, ErrorCode};
 pub use files::*;
 pub use info::*;
 pub use limits::*;

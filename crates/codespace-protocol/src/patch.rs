@@ -1,4 +1,4 @@
-//! Parameters and results of `apply_patch` and `operation_status`.
+//! Parameters and results of `apply_patch`, `operation_revert` and `operation_status`.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -141,6 +141,26 @@ pub struct ApplyPatchResult {
     /// open work): whether the person queued instructions since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coordination: Option<Coordination>,
+    /// `operation_revert`: the operation this one reverts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverts: Option<String>,
+}
+
+/// Arguments of `operation_revert`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct OperationRevertParams {
+    /// Registered workspace id: the workspace the operation ran in.
+    pub workspace_id: String,
+    /// `op-<uuid>` of the applied operation to revert.
+    #[schemars(length(min = 1))]
+    pub operation_id: String,
+    /// Idempotency key for this revert, scoped to the workspace: a retry with the same key
+    /// and the same request returns the recorded result instead of reverting again.
+    #[serde(default)]
+    pub operation_key: Option<String>,
+    /// Check and plan only; write nothing (status `checked`).
+    #[serde(default)]
+    pub check_only: Option<bool>,
 }
 
 /// Arguments of `operation_status`: an `operation_id`, or an `operation_key` with its
@@ -174,11 +194,24 @@ pub struct OperationEvent {
     pub reason: Option<String>,
 }
 
-/// What an operation did; only patches are recorded today.
+/// What an operation did: `patch` (`apply_patch`) or `revert` (`operation_revert`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OperationKind {
     Patch,
+    Revert,
+}
+
+/// What an operation's undo record keeps: the old content a revert puts back (an applied
+/// operation) or the content a failed one preserves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UndoRecord {
+    /// Bytes of old content kept.
+    pub kept_bytes: u64,
+    /// Unix seconds when the retention bound dropped the record (a revert then answers
+    /// `UNDO_PRUNED`); absent while it is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pruned_at: Option<i64>,
 }
 
 /// Result of `operation_status`.
@@ -190,8 +223,17 @@ pub struct OperationStatusResult {
     pub status: PatchStatus,
     /// Always false here.
     pub replayed: bool,
-    /// Always `patch`.
+    /// `patch` or `revert`.
     pub kind: OperationKind,
+    /// A revert: the operation it reverts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverts: Option<String>,
+    /// The revert that reverted this operation (or is reverting it now).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverted_by: Option<String>,
+    /// What the operation's undo record keeps; absent when it never kept anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<UndoRecord>,
     /// The workspace the operation ran in.
     pub workspace_id: String,
     /// The client's idempotency key, when it gave one.

@@ -15,7 +15,8 @@
 ///   only), `Mutate` (changes files or processes; a retry may act twice), `Adjust` (changes
 ///   a process or a queue entry, destroys nothing), `Stop` (ends something; again changes
 ///   nothing more), `Coordinate` (a retry acts twice: a second work, a second claim),
-///   `Decide` (records a decision about a hold), `Resume` (runs a held action once);
+///   `Decide` (records a decision about a hold), `Resume` (runs a held action once), `Undo`
+///   (puts an operation's files back once; a repeat is refused);
 /// - `drive` says what the call hears from its client while it runs: `plain` (nothing),
 ///   `walk` (a cancellation stops the walk; a progress token gets its counts), `held` (a
 ///   hold may be put to the person through elicitation), `wait` (a cancellation ends a
@@ -70,6 +71,8 @@ macro_rules! for_each_tool {
             "Versions (sha256 of the whole file, or absent) of up to 1000 workspace-relative paths in one call; a refused path gets its own error.";
             changes, CHANGES, $crate::ChangesParams => $crate::ChangesResult, Read, plain, "What changed",
             "The paths that changed in the workspace since a cursor (from any cause: commands, patches, other programs), one entry per path (created, modified or removed), at most 1000 (truncated says more changed). Call without since to take a cursor, do the work (run a command, say), then call with since. resync_required: true means the list cannot be trusted to be complete (the server restarted, events were lost): re-read what matters. The paths are hints of what to re-read, not permissions.";
+            operation_revert, OPERATION_REVERT, $crate::OperationRevertParams => $crate::ApplyPatchResult, Undo, plain, "Revert operation",
+            "Put every file an applied operation changed back to its content before it (updates undone, added files removed, deleted files re-created byte for byte with their mode, moves moved back), from the server's undo record, all-or-nothing as apply_patch writes. Runs only while every file still holds what the operation left (VERSION_CONFLICT lists each file that changed since; nothing is written). The revert is an operation of its own (operation_status shows what it reverts; the reverted one shows reverted_by); a second revert is OPERATION_ALREADY_REVERTED; a record the retention bound dropped is UNDO_PRUNED. operation_key and check_only work as for apply_patch.";
         }
     };
 }

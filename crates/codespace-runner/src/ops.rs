@@ -10,7 +10,9 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use codespace_files::{ApplyOutcome, Found, GrepOutcome, InterruptedFile, PlannedWrite, Undone};
+use codespace_files::{
+    ApplyOutcome, Found, GrepOutcome, InterruptedFile, PlannedWrite, RevertFile, RevertPlan, Undone,
+};
 use codespace_fs::{Cancel, FsError, Progress, Window, WorkspacePath};
 use codespace_process::{ProcStatus, ReadChunk, WaitFor};
 use codespace_types::Version;
@@ -160,6 +162,10 @@ ops! {
     /// Checks every expected version against the disk, then plans the patch. Writes nothing.
     blocking Prepare { ws: String, patch: String, expected: Vec<(WorkspacePath, Version)> }
         -> Result<Vec<PlannedWrite>, PrepareError>, wait(_) = NOW;
+    /// Checks every file of an operation to revert against what it left, then plans the
+    /// writes back. Writes nothing.
+    blocking PrepareRevert { ws: String, files: Vec<RevertFile> }
+        -> Result<RevertPlan, RunnerError>, wait(_) = NOW;
     /// Writes a plan: every file or none (rolled back), or says which it could not restore.
     blocking Apply { ws: String, writes: Vec<PlannedWrite> }
         -> Result<ApplyOutcome, RunnerError>, wait(_) = NOW;

@@ -104,7 +104,8 @@ pub(crate) struct ApprovalIdArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum OperationsCommand {
-    /// List the newest operations, newest first (id, status, workspace, key, preserved files).
+    /// List the newest operations, newest first (id, status, workspace, key, preserved
+    /// files, and what each undo record keeps: bytes and age, or when it was pruned).
     List(ListArgs),
     /// Print one operation as JSON: status, plan, events, and any preserved content.
     Show(ShowArgs),
@@ -112,6 +113,24 @@ pub(crate) enum OperationsCommand {
     /// the path is free. Exit status 0: everything is in place (again, or already); 3: a path
     /// is occupied by other content or cannot be written, and nothing was overwritten.
     Restore(RestoreArgs),
+    /// Revert an applied operation, as the operation_revert tool does (the same checks, the
+    /// same all-or-nothing write, recorded in the ledger). Run it while no server writes to
+    /// the workspace. Exit status 0: reverted (or checked); 3: refused, with its code and
+    /// nothing written.
+    Revert(RevertArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RevertArgs {
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+    #[command(flatten)]
+    pub(crate) ledger: LedgerArgs,
+    /// The operation id (`op-...`).
+    pub(crate) operation_id: String,
+    /// Check and plan the revert; write nothing.
+    #[arg(long)]
+    pub(crate) check_only: bool,
 }
 
 #[derive(Debug, Args)]
@@ -190,6 +209,25 @@ pub(crate) struct ServeArgs {
     /// Operation ledger (SQLite) path, or `:memory:`. Default: in the state directory.
     #[arg(long, env = "CODESPACE_OPERATIONS_DB", value_name = "PATH")]
     pub(crate) operations_db: Option<String>,
+    /// How long a finished operation's undo record (what operation_revert and `operations
+    /// restore` put back) is kept, in seconds; older records are dropped, oldest first.
+    #[arg(
+        long,
+        env = "CODESPACE_UNDO_MAX_AGE_SECS",
+        value_name = "SECS",
+        default_value_t = 604_800,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub(crate) undo_max_age_secs: u64,
+    /// The most bytes all kept undo records may hold together; the oldest are dropped
+    /// first (0 keeps none once an operation has finished).
+    #[arg(
+        long,
+        env = "CODESPACE_UNDO_MAX_BYTES",
+        value_name = "BYTES",
+        default_value_t = 268_435_456
+    )]
+    pub(crate) undo_max_bytes: u64,
     /// How long a held call waits for a person's answer when the client supports
     /// elicitation; then the hold stays pending and the call returns APPROVAL_REQUIRED.
     #[arg(

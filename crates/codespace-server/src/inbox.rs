@@ -61,6 +61,9 @@ fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::VersionConflict
         | ErrorCode::OperationKeyConflict
         | ErrorCode::OperationNotFound
+        | ErrorCode::OperationNotRevertible
+        | ErrorCode::OperationAlreadyReverted
+        | ErrorCode::UndoPruned
         | ErrorCode::WorkspaceIdRequired
         | ErrorCode::InvalidCommand
         | ErrorCode::ProcessSpawnFailed

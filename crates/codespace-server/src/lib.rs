@@ -167,11 +167,15 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
         worker.keep_state();
     }
     exec.masked = masked_paths(&args, &state_dir, &ledger);
-    let store = match &ledger {
+    let mut store = match &ledger {
         config::LedgerPath::Memory => Store::open_in_memory(),
         config::LedgerPath::File(path) => Store::open(path),
     }
     .map_err(|e| UsageError(format!("--operations-db: {e}")))?;
+    store.set_retention(codespace_store::Retention {
+        max_age_secs: args.undo_max_age_secs,
+        max_bytes: args.undo_max_bytes,
+    });
     let gateway = Gateway::with_workspaces(
         workspaces,
         GatewayConfig {

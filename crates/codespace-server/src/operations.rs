@@ -1,6 +1,7 @@
-//! `codespace operations list|show|restore`: the operator's view of the ledger `serve`
-//! uses (same `--operations-db` and state directory), and putting content the undo log
-//! preserved back in place. Reports go to stdout; nothing here serves MCP.
+//! `codespace operations list|show|restore|revert`: the operator's view of the ledger
+//! `serve` uses (same `--operations-db` and state directory), putting content the undo log
+//! preserved back in place, and reverting an applied operation. Reports go to stdout;
+//! nothing here serves MCP.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use codespace_protocol::Preserved;
 use codespace_store::Store;
 
 use crate::Failure;
-use crate::cli::{LedgerArgs, OperationsCommand, RestoreArgs};
+use crate::cli::{LedgerArgs, OperationsCommand, RegistryArgs, RestoreArgs, RevertArgs};
 use crate::config::{self, LedgerPath, UsageError};
 
 pub(crate) fn run(command: OperationsCommand) -> Result<(), Failure> {
@@ -22,13 +23,14 @@ pub(crate) fn run(command: OperationsCommand) -> Result<(), Failure> {
             for op in ops {
                 let status = serde_json::to_value(op.status).map_err(|e| runtime(e.to_string()))?;
                 out.push_str(&format!(
-                    "{}\t{}\t{}\t{}\t{}{}\n",
+                    "{}\t{}\t{}\t{}\t{}{}{}\n",
                     op.operation_id,
                     status.as_str().unwrap_or("?"),
                     op.workspace_id,
                     op.created_at,
                     op.operation_key.as_deref().unwrap_or("-"),
                     preserved_note(op.preserved.len()),
+                    undo_note(&op),
                 ));
             }
             print(&out)
@@ -41,6 +43,50 @@ pub(crate) fn run(command: OperationsCommand) -> Result<(), Failure> {
             print(&format!("{text}\n"))
         }
         OperationsCommand::Restore(args) => restore(args),
+        OperationsCommand::Revert(args) => revert(args),
+    }
+}
+
+/// What the operation's undo record keeps: bytes and age, or when it was pruned.
+fn undo_note(op: &codespace_protocol::OperationStatusResult) -> String {
+    let Some(undo) = &op.undo else { return String::new() };
+    if let Some(at) = undo.pruned_at {
+        return format!("\tundo: pruned at {at}");
+    }
+    let finished = op.finished_at.unwrap_or(op.created_at);
+    let age = (now() - finished).max(0);
+    format!("\tundo: {} bytes, {age} s old", undo.kept_bytes)
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// `operations revert`: the tool's revert, run by the operator.
+fn revert(args: RevertArgs) -> Result<(), Failure> {
+    let gateway = operator_gateway(&args.registry, &args.ledger)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| runtime(format!("tokio runtime: {e}")))?;
+    let outcome = rt.block_on(gateway.operator_revert(&args.operation_id, args.check_only));
+    rt.block_on(gateway.shutdown());
+    match outcome {
+        Ok(result) => {
+            let text = serde_json::to_string_pretty(&result).map_err(|e| runtime(e.to_string()))?;
+            print(&format!("{text}\n"))
+        }
+        Err(e) => {
+            let body = e.to_body();
+            Err(Failure::Refused(format!(
+                "{}: {}: {}",
+                args.operation_id,
+                body.code.as_str(),
+                body.message
+            )))
+        }
     }
 }
 
@@ -48,35 +94,8 @@ fn preserved_note(n: usize) -> String {
     if n == 0 { String::new() } else { format!("\tpreserved: {n} file(s)") }
 }
 
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the registry's roots are compared by their real location"
-)]
 fn restore(args: RestoreArgs) -> Result<(), Failure> {
-    let (registry, _source) = config::load_registry(&args.registry)?;
-    let roots: Vec<std::path::PathBuf> = registry
-        .workspaces()
-        .map(|w| std::fs::canonicalize(&w.root).unwrap_or_else(|_| w.root.clone()))
-        .collect();
-    let store = open(&args.ledger, &roots)?;
-    let process_vars = crate::process_env::ProcessEnv::from_env()?;
-    // This process runs no command; the supervisor is only part of the runner.
-    let (supervisor, exec) = config::processes(&process_vars, vec![], None)?;
-    let start = |e: codespace_gateway::StartError| Failure::Usage(UsageError(e.to_string()));
-    let workspaces = Workspaces::open(&registry).map_err(start)?;
-    let runner = workspaces
-        .local_runner(|roots| codespace_runner::LocalRunner::open(roots, supervisor, false))
-        .map_err(start)?;
-    let gateway = Gateway::with_workspaces(
-        workspaces,
-        GatewayConfig {
-            host: HostFacts { sandbox_missing: vec![] },
-            server_version: env!("CARGO_PKG_VERSION").to_owned(),
-            store: Arc::new(store),
-            runner: Arc::new(runner),
-            exec,
-        },
-    );
+    let gateway = operator_gateway(&args.registry, &args.ledger)?;
     let outcome = gateway
         .restore_operation(&args.operation_id)
         .map_err(|e| Failure::Usage(UsageError(e.to_string())))?;
@@ -107,6 +126,39 @@ fn restore(args: RestoreArgs) -> Result<(), Failure> {
             refused.join(", ")
         )))
     }
+}
+
+/// A gateway over the registry and the ledger a server uses, with a runner in this process
+/// that starts no watcher and runs no command.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the registry's roots are compared by their real location"
+)]
+fn operator_gateway(registry: &RegistryArgs, ledger: &LedgerArgs) -> Result<Gateway, Failure> {
+    let (registry, _source) = config::load_registry(registry)?;
+    let roots: Vec<std::path::PathBuf> = registry
+        .workspaces()
+        .map(|w| std::fs::canonicalize(&w.root).unwrap_or_else(|_| w.root.clone()))
+        .collect();
+    let store = open(ledger, &roots)?;
+    let process_vars = crate::process_env::ProcessEnv::from_env()?;
+    // This process runs no command; the supervisor is only part of the runner.
+    let (supervisor, exec) = config::processes(&process_vars, vec![], None)?;
+    let start = |e: codespace_gateway::StartError| Failure::Usage(UsageError(e.to_string()));
+    let workspaces = Workspaces::open(&registry).map_err(start)?;
+    let runner = workspaces
+        .local_runner(|roots| codespace_runner::LocalRunner::open(roots, supervisor, false))
+        .map_err(start)?;
+    Ok(Gateway::with_workspaces(
+        workspaces,
+        GatewayConfig {
+            host: HostFacts { sandbox_missing: vec![] },
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            store: Arc::new(store),
+            runner: Arc::new(runner),
+            exec,
+        },
+    ))
 }
 
 /// One line per preserved path, and the paths that were refused.

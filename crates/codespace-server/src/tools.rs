@@ -27,6 +27,8 @@ enum Effect {
     Decide,
     /// Runs a held action once; a repeat returns the stored result.
     Resume,
+    /// Puts an operation's files back once; a repeat is refused and changes nothing more.
+    Undo,
 }
 
 fn spec<P: JsonSchema + 'static, R: JsonSchema + 'static>(
@@ -38,7 +40,7 @@ fn spec<P: JsonSchema + 'static, R: JsonSchema + 'static>(
     let mut annotations = ToolAnnotations::with_title(title);
     annotations.read_only_hint = Some(matches!(effect, Effect::Read));
     annotations.destructive_hint =
-        Some(matches!(effect, Effect::Mutate | Effect::Stop | Effect::Resume));
+        Some(matches!(effect, Effect::Mutate | Effect::Stop | Effect::Resume | Effect::Undo));
     // Only reads are idempotent: apply_patch is only with an operation_key, and a retried
     // exec_command or write_stdin starts a second process or writes twice.
     annotations.idempotent_hint = Some(!matches!(effect, Effect::Mutate | Effect::Coordinate));

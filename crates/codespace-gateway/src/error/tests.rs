@@ -17,8 +17,9 @@ mod nested;
 
 use nested::{fs_rows, io_error, plan_rows, proc_rows, store_rows};
 
-use super::GatewayError;
+use super::{GatewayError, RevertRefusal};
 use crate::lease::LeaseError;
+use codespace_files::Changed;
 
 /// Every gateway error, through every nested error, with its code.
 fn table() -> Vec<(GatewayError, ErrorCode)> {
@@ -197,6 +198,7 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
     );
     rows.extend(proc_rows().into_iter().map(|(e, code)| (GatewayError::Process(e), code)));
     // A supervisor refusal that came through the runner keeps its own variant and code.
+    rows.extend(revert_rows());
     rows.extend(
         proc_rows()
             .into_iter()
@@ -214,6 +216,53 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
         rows.push((e, ErrorCode::LedgerError));
     }
     rows
+}
+
+/// Why a revert wrote nothing: its own refusals, and a lost race for the claim.
+fn revert_rows() -> Vec<(GatewayError, ErrorCode)> {
+    let op = || "op-1".to_owned();
+    let changed =
+        Changed { path: "a".to_owned(), expected: Version::Absent, actual: Version::Absent };
+    vec![
+        (
+            GatewayError::Revert(RevertRefusal::NotApplied {
+                operation_id: op(),
+                status: PatchStatus::Rejected,
+            }),
+            ErrorCode::OperationNotRevertible,
+        ),
+        (
+            GatewayError::Revert(RevertRefusal::AlreadyReverted { operation_id: op(), by: op() }),
+            ErrorCode::OperationAlreadyReverted,
+        ),
+        (
+            GatewayError::Revert(RevertRefusal::Pruned { operation_id: op(), at: Some(1) }),
+            ErrorCode::UndoPruned,
+        ),
+        (
+            GatewayError::Revert(RevertRefusal::Changed {
+                operation_id: op(),
+                files: vec![changed],
+            }),
+            ErrorCode::VersionConflict,
+        ),
+        (
+            GatewayError::from(StoreError::AlreadyReverted {
+                operation_id: op(),
+                status: codespace_store::OpStatus::Finished(PatchStatus::Applied),
+                by: Some(op()),
+            }),
+            ErrorCode::OperationAlreadyReverted,
+        ),
+        (
+            GatewayError::from(StoreError::AlreadyReverted {
+                operation_id: op(),
+                status: codespace_store::OpStatus::Finished(PatchStatus::Rejected),
+                by: None,
+            }),
+            ErrorCode::OperationNotRevertible,
+        ),
+    ]
 }
 
 /// The name of a gateway error's variant. Exhaustive on purpose: a new variant stops this
@@ -236,6 +285,7 @@ fn variant(e: &GatewayError) -> &'static str {
         GatewayError::VersionConflict { .. } => "VersionConflict",
         GatewayError::KeyConflict { .. } => "KeyConflict",
         GatewayError::OperationNotFound(..) => "OperationNotFound",
+        GatewayError::Revert(..) => "Revert",
         GatewayError::WorkspaceIdRequired { .. } => "WorkspaceIdRequired",
         GatewayError::Lease(..) => "Lease",
         GatewayError::Ledger(..) => "Ledger",
@@ -266,9 +316,10 @@ fn every_internal_error_has_its_wire_code() {
     let mut seen: Vec<&str> = table.iter().map(|(e, _)| variant(e)).collect();
     seen.sort_unstable();
     seen.dedup();
-    assert_eq!(seen.len(), 31, "every GatewayError variant has a row: {seen:?}");
-    // 40 direct rows, then 8 fs, 11 + 8 plan, 2 x 9 process and 2 x 11 ledger rows.
-    assert_eq!(table.len(), 40 + 8 + 19 + 18 + 22);
+    assert_eq!(seen.len(), 32, "every GatewayError variant has a row: {seen:?}");
+    // 40 direct rows, 6 of a revert, then 8 fs, 11 + 8 plan, 2 x 9 process and 2 x 11
+    // ledger rows.
+    assert_eq!(table.len(), 40 + 6 + 8 + 19 + 18 + 22);
     assert!(
         table
             .iter()

@@ -135,7 +135,7 @@ async fn execute(
         Held::Patch(p) => match gw.authorized(&p.workspace_id, Action::Write) {
             Ok(_) => {
                 let resume = Resume { approval_id: id.clone(), reserved };
-                gw.apply_now(p, Some(resume)).await.map(|r| OperationResumeResult {
+                gw.apply_now(p.into(), Some(resume)).await.map(|r| OperationResumeResult {
                     approval_id: id.clone(),
                     state: ApprovalState::Consumed,
                     apply_patch: Some(r),

@@ -51,6 +51,7 @@ impl Gateway {
                 work_id: None,
                 preserved: verdict.preserved,
                 coordination: None,
+                reverts: rec.reverts.clone(),
             };
             let json = serde_json::to_string(&Recorded::Result(result.clone()))
                 .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
@@ -65,7 +66,7 @@ impl Gateway {
     }
 
     /// Entries of operations that ended (a crash between `finish` and the discard) and
-    /// that no result names as preserved.
+    /// that no result names as preserved; then what the retention bound no longer allows.
     fn sweep_undo(&self) -> Result<(), GatewayError> {
         let store = self.ledger.off_the_executor();
         for op in store.undo().operations()? {
@@ -81,6 +82,7 @@ impl Gateway {
             };
             undo::settle(store, &op, &preserved);
         }
+        undo::prune(store);
         Ok(())
     }
 }

@@ -3,17 +3,66 @@
 //! the terminal record in one commit (for an applied patch, after the reply: see
 //! [`Finish`]); and what a runner answer lost on its socket makes of it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use codespace_files::ApplyOutcome;
+use codespace_files::{ApplyOutcome, PlannedWrite};
 use codespace_protocol::{ApplyPatchParams, ApplyPatchResult, ExpectedVersion, PatchStatus};
 use codespace_runner::ops;
 use codespace_runner::{PrepareError, Runner, RunnerError, Transport, WorkspacePath};
 use codespace_store::{Draft, Drafted, OpStatus, PlannedFile, Store};
 use codespace_types::Version;
 
-use super::{Recorded, changes_of, fingerprint, replay, undo};
+use super::{Recorded, changes_of, fingerprint, replay, revert, undo};
 use crate::{GatewayError, now};
+
+/// What a transaction plans: a patch against the disk, or a revert of an applied operation
+/// from its undo record. Everything after the plan is the same for both.
+#[derive(Debug, Clone)]
+pub(crate) struct Request {
+    pub(crate) ws: String,
+    pub(crate) key: Option<String>,
+    pub(crate) fingerprint: String,
+    pub(crate) check_only: bool,
+    pub(crate) work_id: Option<String>,
+    pub(crate) source: Source,
+}
+
+/// Where a transaction's plan comes from.
+#[derive(Debug, Clone)]
+pub(crate) enum Source {
+    Patch {
+        patch: String,
+        expected: BTreeMap<String, ExpectedVersion>,
+    },
+    /// The operation to revert.
+    Revert {
+        target: String,
+    },
+}
+
+impl From<ApplyPatchParams> for Request {
+    fn from(p: ApplyPatchParams) -> Request {
+        Request {
+            fingerprint: fingerprint(&p),
+            ws: p.workspace_id,
+            key: p.operation_key,
+            check_only: p.check_only.unwrap_or(false),
+            work_id: p.work_id,
+            source: Source::Patch { patch: p.patch, expected: p.expected_versions },
+        }
+    }
+}
+
+impl Request {
+    /// The operation a revert reverts.
+    fn reverts(&self) -> Option<&str> {
+        match &self.source {
+            Source::Patch { .. } => None,
+            Source::Revert { target } => Some(target),
+        }
+    }
+}
 
 /// How a transaction ended, for the caller holding the lease.
 pub(super) struct Transacted {
@@ -52,7 +101,7 @@ impl Finish {
 pub(super) fn transaction(
     runner: &Runner,
     store: &Arc<Store>,
-    p: ApplyPatchParams,
+    p: Request,
     reserved: Option<String>,
 ) -> Transacted {
     let done = |result| Transacted { result, settled: true, finish: None };
@@ -86,17 +135,16 @@ enum Undecided {
 fn decide(
     runner: &Runner,
     store: &Arc<Store>,
-    p: ApplyPatchParams,
+    p: Request,
     reserved: Option<String>,
 ) -> Result<Decided, Undecided> {
-    let fp = fingerprint(&p);
-    let key = p.operation_key.as_deref();
-    let drafted = match store.draft(reserved.as_deref(), &p.workspace_id, key, &fp, now()) {
+    let key = p.key.as_deref();
+    let drafted = match store.draft(reserved.as_deref(), &p.ws, key, &p.fingerprint, now()) {
         Ok(drafted) => drafted,
         Err(e) => return Ok(Decided::Now(Err(e.into()))),
     };
     let draft = match drafted {
-        Drafted::Fresh(draft) => draft,
+        Drafted::Fresh(draft) => Draft { reverts: p.reverts().map(str::to_owned), ..draft },
         Drafted::Replayed(rec) => return Ok(Decided::Now(replay(rec))),
         Drafted::KeyConflict(rec) => {
             return Ok(Decided::Now(Err(GatewayError::KeyConflict {
@@ -161,6 +209,9 @@ fn record(
         Recorded::Error(_) => &[],
     };
     undo::settle(store, &op, preserved);
+    if matches!(status, PatchStatus::Applied | PatchStatus::FailedPartial | PatchStatus::Unknown) {
+        undo::prune(store);
+    }
     match recorded {
         Recorded::Result(r) => Ok(r),
         Recorded::Error(body) => Err(GatewayError::Recorded(Box::new(body))),
@@ -189,12 +240,21 @@ enum Ran {
     Uncertain(ApplyPatchResult, bool),
 }
 
-fn run(runner: &Runner, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> Ran {
-    let ws = p.workspace_id.as_str();
-    let writes = match expected(p).and_then(|expected| {
-        let prepare = ops::Prepare { ws: ws.to_owned(), patch: p.patch.clone(), expected };
-        runner.run_blocking(prepare).map_err(GatewayError::from)
-    }) {
+/// The plan's writes: the patch planned against the disk, or the revert's.
+fn prepare(runner: &Runner, store: &Store, p: &Request) -> Result<Vec<PlannedWrite>, GatewayError> {
+    match &p.source {
+        Source::Patch { patch, expected: versions } => {
+            let expected = expected(versions)?;
+            let prepare = ops::Prepare { ws: p.ws.clone(), patch: patch.clone(), expected };
+            runner.run_blocking(prepare).map_err(GatewayError::from)
+        }
+        Source::Revert { target } => revert::prepare(runner, store, &p.ws, target),
+    }
+}
+
+fn run(runner: &Runner, store: &Store, draft: &Draft, p: &Request) -> Ran {
+    let ws = p.ws.as_str();
+    let writes = match prepare(runner, store, p) {
         Ok(writes) => writes,
         // Nothing is durable and nothing was written: a retry under this key runs afresh.
         Err(e @ GatewayError::Runner(RunnerError::Transport(_))) => return Ran::Unrecorded(e),
@@ -213,8 +273,9 @@ fn run(runner: &Runner, store: &Store, draft: &Draft, p: &ApplyPatchParams) -> R
         work_id: p.work_id.clone(),
         preserved: vec![],
         coordination: None,
+        reverts: p.reverts().map(str::to_owned),
     };
-    if p.check_only.unwrap_or(false) {
+    if p.check_only {
         return Ran::Done(Ok(result));
     }
     let plan: Vec<PlannedFile> = result
@@ -280,8 +341,10 @@ fn lost_write(mut result: ApplyPatchResult, t: &Transport) -> Ran {
 }
 
 /// The versions the caller said it read, each path and version checked.
-fn expected(p: &ApplyPatchParams) -> Result<Vec<(WorkspacePath, Version)>, GatewayError> {
-    p.expected_versions
+fn expected(
+    versions: &BTreeMap<String, ExpectedVersion>,
+) -> Result<Vec<(WorkspacePath, Version)>, GatewayError> {
+    versions
         .iter()
         .map(|(path, expected)| {
             let wp = WorkspacePath::parse(path)?;

@@ -90,3 +90,16 @@ fn ordinal_of(store: &Store, op: &str, p: &Preserved) -> Option<usize> {
     (store.undo().entry_path(op, ordinal).ok()?.display().to_string() == p.undo_path)
         .then_some(ordinal)
 }
+
+/// Drops the undo records the ledger's retention bound no longer allows (oldest first). A
+/// failure only leaves more kept than the bound: logged, never fatal.
+pub(super) fn prune(store: &Store) {
+    match store.prune_undo(crate::now()) {
+        Ok(pruned) => {
+            for (op, bytes) in pruned {
+                tracing::debug!(operation_id = %op, bytes, "undo record pruned by the retention bound");
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "undo records could not be pruned"),
+    }
+}

@@ -15,7 +15,7 @@ use codespace_fs::{FsError, Root, Version, WorkspacePath};
 use super::LocalRunner;
 use crate::ops::{self, RunBlocking};
 use crate::{PrepareError, RunnerError};
-use codespace_files::{ApplyOutcome, Found, PatchFs, PlannedWrite, Undone};
+use codespace_files::{ApplyOutcome, Found, PatchFs, PlannedWrite, RevertPlan, Undone};
 
 /// A callback run between a patch's last write and its verification.
 pub type Hook = Arc<dyn Fn() + Send + Sync>;
@@ -56,6 +56,18 @@ impl RunBlocking<ops::Prepare> for LocalRunner {
             }
         }
         Ok(codespace_files::prepare(&root, &patch)?)
+    }
+}
+
+impl RunBlocking<ops::PrepareRevert> for LocalRunner {
+    /// Checks every file against what the reverted operation left, then plans the writes
+    /// back. Writes nothing.
+    fn run_blocking(
+        &self,
+        ops::PrepareRevert { ws, files }: ops::PrepareRevert,
+    ) -> Result<RevertPlan, RunnerError> {
+        let (root, _) = self.started(&ws)?;
+        Ok(codespace_files::prepare_revert(&root, &files)?)
     }
 }
 

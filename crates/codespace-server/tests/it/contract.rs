@@ -29,6 +29,7 @@ const LIVE_TOOLS: &[&str] = &[
     "grep",
     "version",
     "changes",
+    "operation_revert",
 ];
 
 #[tokio::test]

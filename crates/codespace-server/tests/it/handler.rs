@@ -129,6 +129,7 @@ async fn tool_metadata_is_honest_and_schemas_are_plain() {
                 | "apply_patch"
                 | "terminate_process"
                 | "operation_resume"
+                | "operation_revert"
         );
         assert_eq!(a["destructiveHint"], destructive, "{name}");
         let mut all = Vec::new();

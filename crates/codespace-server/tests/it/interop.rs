@@ -176,6 +176,6 @@ fn inspector_strict_lint_reports_no_warning() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "inspector: {stdout}\n{stderr}");
     let list: serde_json::Value = serde_json::from_str(&stdout).expect("tools/list JSON");
-    assert_eq!(list["tools"].as_array().map(Vec::len), Some(22), "{stdout}");
+    assert_eq!(list["tools"].as_array().map(Vec::len), Some(23), "{stdout}");
     assert!(!stderr.contains("Warning") && !stderr.contains("Error"), "strict lint: {stderr}");
 }
