@@ -63,12 +63,13 @@ pub fn prepare(root: &Root, patch: &str) -> Result<Vec<PlannedWrite>, PlanFailur
     let plan = codespace_patch::plan(&parsed, |path| lookup(root, path))?;
     let mut writes = Vec::with_capacity(plan.changes.len());
     for change in plan.changes {
-        // The planner normalised the path and the lookup accepted it, so it parses.
+        // A path beneath a directory the patch creates was never looked up: its length is
+        // checked here, and a refusal names the operation that wrote it.
         let path = WorkspacePath::parse(&change.path).map_err(LookupError::from).map_err(|e| {
             PlanFailure::Plan(PlanError::Lookup {
-                op: codespace_patch::Operation::Update,
+                op: change.op,
                 path: change.path.clone(),
-                line: 0,
+                line: change.line,
                 source: e,
             })
         })?;

@@ -8,8 +8,7 @@
 // Clippy holds the mapping to that: a wildcard arm over an enum fails the build here.
 #![deny(clippy::wildcard_enum_match_arm, clippy::match_wildcard_for_single_variants)]
 
-use codespace_files::{FilesError, LookupError, PlanFailure};
-use codespace_patch::PlanError;
+use codespace_files::{FilesError, PlanFailure};
 use codespace_policy::Denial;
 use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool, PatchStatus};
 use codespace_runner::ProcError;
@@ -18,6 +17,9 @@ use codespace_store::{IntentState, StoreError, WorkState};
 use codespace_types::Version;
 
 use crate::lease::LeaseError;
+use refusal::{plan_code, plan_path};
+
+mod refusal;
 
 mod nested;
 mod revert;
@@ -140,14 +142,13 @@ impl GatewayError {
         if let GatewayError::Recorded(body) = self {
             return (**body).clone();
         }
-        ErrorBody {
-            code: self.code(),
-            message: self.to_string(),
-            path: self.path().map(str::to_owned),
-            operation_id: self.operation_id().map(str::to_owned),
-            approval_id: self.approval_id().map(str::to_owned),
-            conflicts: self.conflicts(),
-        }
+        let mut body = ErrorBody::new(self.code(), self.to_string());
+        body.path = self.path().map(str::to_owned);
+        body.operation_id = self.operation_id().map(str::to_owned);
+        body.approval_id = self.approval_id().map(str::to_owned);
+        body.conflicts = self.conflicts();
+        refusal::describe(self, &mut body);
+        body
     }
 
     /// The hold a refusal is about.
@@ -331,14 +332,9 @@ impl GatewayError {
 
 /// The wire form of a filesystem refusal on its own (a path of `version`).
 pub(crate) fn fs_body(e: &FsError) -> ErrorBody {
-    ErrorBody {
-        code: fs_code(e),
-        message: e.to_string(),
-        path: fs_path(e).map(str::to_owned),
-        operation_id: None,
-        approval_id: None,
-        conflicts: vec![],
-    }
+    let mut body = ErrorBody::new(fs_code(e), e.to_string());
+    body.path = fs_path(e).map(str::to_owned);
+    body
 }
 
 fn fs_path(e: &FsError) -> Option<&str> {
@@ -379,48 +375,6 @@ fn fs_code(e: &FsError) -> ErrorCode {
         FsError::NotFound { .. } => ErrorCode::FileNotFound,
         FsError::NotDirectory { .. } => ErrorCode::PathNotDirectory,
         FsError::RootUnavailable { .. } | FsError::Io { .. } => ErrorCode::FileOperationFailed,
-    }
-}
-
-fn plan_code(e: &PlanError<LookupError>) -> ErrorCode {
-    match e {
-        PlanError::NoOperations
-        | PlanError::NotUtf8 { .. }
-        | PlanError::ContextNotFound { .. }
-        | PlanError::LinesNotFound { .. } => ErrorCode::InvalidPatch,
-        PlanError::InvalidPath { .. } => ErrorCode::PathEscape,
-        PlanError::AddFileExists { .. } => ErrorCode::AddFileExists,
-        PlanError::MoveDestinationExists { .. } => ErrorCode::MoveDestinationExists,
-        PlanError::FileNotFound { .. } => ErrorCode::FileNotFound,
-        PlanError::NotAFile { .. } => ErrorCode::SpecialFileRejected,
-        PlanError::PathConflict { .. } => ErrorCode::PathNotDirectory,
-        PlanError::Lookup { source, .. } => lookup_code(source),
-    }
-}
-
-/// A lookup of the patch planner failed: the filesystem's own refusal, or a file above the
-/// patch size cap.
-fn lookup_code(e: &LookupError) -> ErrorCode {
-    match e {
-        LookupError::Fs(fs) => fs_code(fs),
-        LookupError::TooLarge { .. } => ErrorCode::OutputLimit,
-    }
-}
-
-fn plan_path(e: &PlanError<LookupError>) -> Option<&str> {
-    match e {
-        PlanError::Lookup { source: LookupError::Fs(fs), .. } => fs_path(fs),
-        PlanError::Lookup { source: LookupError::TooLarge { .. }, .. }
-        | PlanError::NoOperations
-        | PlanError::InvalidPath { .. }
-        | PlanError::AddFileExists { .. }
-        | PlanError::MoveDestinationExists { .. }
-        | PlanError::FileNotFound { .. }
-        | PlanError::NotAFile { .. }
-        | PlanError::NotUtf8 { .. }
-        | PlanError::PathConflict { .. }
-        | PlanError::ContextNotFound { .. }
-        | PlanError::LinesNotFound { .. } => e.path(),
     }
 }
 

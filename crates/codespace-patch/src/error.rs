@@ -5,6 +5,10 @@
 
 use std::fmt;
 
+use codespace_types::LineDifference;
+
+use crate::diagnose::Nearest;
+
 /// A stable, machine-readable class of error, for mapping to wire codes in one place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
@@ -60,9 +64,22 @@ impl fmt::Display for ErrorKind {
 /// The patch text could not be parsed. Always [`ErrorKind::InvalidPatch`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum PatchError {
-    /// The envelope is wrong (Codex `InvalidPatchError`); no single line is at fault.
+    /// The text is blank (Codex reports its last-line message).
+    #[error(
+        "invalid patch: The last line of the patch must be '*** End Patch': the patch text is \
+         empty; send '*** Begin Patch', the operations, then '*** End Patch'"
+    )]
+    Empty,
+    /// No line of the text is `*** Begin Patch` (Codex reports its first-line message).
+    #[error(
+        "invalid patch: The first line of the patch must be '*** Begin Patch': no line of this \
+         text is '*** Begin Patch', so it is not a V4A patch"
+    )]
+    NotV4a { line: usize },
+    /// The envelope is wrong (Codex `InvalidPatchError`): `line` is the first or last line
+    /// its message is about, or the line after `*** End Patch` that is not blank.
     #[error("invalid patch: {message}")]
-    InvalidPatch { message: String },
+    InvalidPatch { message: String, line: usize },
     /// A line is wrong (Codex `InvalidHunkError`). `file` and `chunk` (1-based within the
     /// file's Update) say where the line sits, when it sits inside an operation.
     #[error("invalid hunk at line {line}{}, {message}", location(.file, .chunk))]
@@ -87,8 +104,33 @@ impl PatchError {
     /// The patch line at fault, when one is.
     pub fn line(&self) -> Option<usize> {
         match self {
-            Self::InvalidPatch { .. } => None,
-            Self::InvalidHunk { line, .. } | Self::UnifiedDiff { line, .. } => Some(*line),
+            Self::Empty => None,
+            Self::NotV4a { line }
+            | Self::InvalidPatch { line, .. }
+            | Self::InvalidHunk { line, .. }
+            | Self::UnifiedDiff { line, .. } => Some(*line),
+        }
+    }
+
+    /// The file the faulty line belongs to, when it sits inside an operation.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Self::InvalidHunk { file, .. } => file.as_deref(),
+            Self::Empty
+            | Self::NotV4a { .. }
+            | Self::InvalidPatch { .. }
+            | Self::UnifiedDiff { .. } => None,
+        }
+    }
+
+    /// The 1-based chunk of the file's Update the faulty line belongs to, when it does.
+    pub fn chunk(&self) -> Option<usize> {
+        match self {
+            Self::InvalidHunk { chunk, .. } => *chunk,
+            Self::Empty
+            | Self::NotV4a { .. }
+            | Self::InvalidPatch { .. }
+            | Self::UnifiedDiff { .. } => None,
         }
     }
 }
@@ -128,19 +170,23 @@ impl fmt::Display for Operation {
 /// operation's header, or of the chunk for `chunk` errors.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum PlanError<E> {
+    /// `line`: the `*** End Patch` line.
     #[error(
         "invalid patch: No files were modified: the patch has no '*** Add File:', \
          '*** Delete File:' or '*** Update File:' operation"
     )]
-    NoOperations,
+    NoOperations { line: usize },
     #[error("{op} '{path}' (patch line {line}): invalid path: {reason}")]
     InvalidPath { op: Operation, path: String, line: usize, reason: std::borrow::Cow<'static, str> },
+    /// `identical`: the existing file already holds exactly the content to add.
     #[error(
         "Add File '{path}' (patch line {line}): {} already exists at this path; Add File never \
-         overwrites: read the file and use '*** Update File:' instead",
-        what(*.directory)
+         overwrites: {}",
+        what(*.directory),
+        if *.identical { "it already holds exactly this content, so the patch was already applied" }
+        else { "read the file and use '*** Update File:' instead" }
     )]
-    AddFileExists { path: String, line: usize, directory: bool },
+    AddFileExists { path: String, line: usize, directory: bool, identical: bool },
     #[error(
         "Move to '{path}' (Update File '{from}', patch line {line}): {} already exists at the \
          destination; a move never overwrites",
@@ -161,13 +207,21 @@ pub enum PlanError<E> {
     )]
     PathConflict { op: Operation, path: String, ancestor: String, line: usize },
     #[error(
-        "Failed to find context '{context}' in {path} (chunk {chunk}, patch line {line}){}",
-        context_hint(.context)
+        "Failed to find context '{context}' in {path} (chunk {chunk}, patch line {line}){}{}",
+        context_hint(.context),
+        nearest_hint(.nearest.as_deref())
     )]
-    ContextNotFound { path: String, chunk: usize, line: usize, context: String },
+    ContextNotFound {
+        path: String,
+        chunk: usize,
+        line: usize,
+        context: String,
+        nearest: Option<Box<Nearest>>,
+    },
     #[error(
-        "Failed to find expected lines in {path} (chunk {chunk}, patch line {line}{}):\n{}",
+        "Failed to find expected lines in {path} (chunk {chunk}, patch line {line}{}){}:\n{}",
         eof_hint(*.end_of_file),
+        nearest_hint(.nearest.as_deref()),
         .expected.join("\n")
     )]
     LinesNotFound {
@@ -177,7 +231,16 @@ pub enum PlanError<E> {
         /// The chunk's context and `-` lines, as written in the patch.
         expected: Vec<String>,
         end_of_file: bool,
+        nearest: Option<Box<Nearest>>,
     },
+    /// The chunk's lines are not in the file, but its new lines (context and `+`) are, where
+    /// the old ones would be.
+    #[error(
+        "Update File '{path}' (chunk {chunk}, patch line {line}): this chunk's change is already \
+         in the file: its context and '+' lines stand where its '-' lines would be, so the \
+         patch (or this part of it) was already applied"
+    )]
+    AlreadyApplied { path: String, chunk: usize, line: usize },
     #[error("{op} '{path}' (patch line {line}): {source}")]
     Lookup {
         op: Operation,
@@ -192,7 +255,7 @@ impl<E> PlanError<E> {
     /// The stable kind of this error.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Self::NoOperations => ErrorKind::InvalidPatch,
+            Self::NoOperations { .. } => ErrorKind::InvalidPatch,
             Self::InvalidPath { .. } => ErrorKind::InvalidPath,
             Self::AddFileExists { .. } => ErrorKind::AddFileExists,
             Self::MoveDestinationExists { .. } => ErrorKind::MoveDestinationExists,
@@ -200,7 +263,9 @@ impl<E> PlanError<E> {
             Self::NotAFile { .. } => ErrorKind::NotAFile,
             Self::NotUtf8 { .. } => ErrorKind::NotUtf8,
             Self::PathConflict { .. } => ErrorKind::PathConflict,
-            Self::ContextNotFound { .. } | Self::LinesNotFound { .. } => ErrorKind::ContextMismatch,
+            Self::ContextNotFound { .. }
+            | Self::LinesNotFound { .. }
+            | Self::AlreadyApplied { .. } => ErrorKind::ContextMismatch,
             Self::Lookup { .. } => ErrorKind::Lookup,
         }
     }
@@ -208,7 +273,7 @@ impl<E> PlanError<E> {
     /// The path the error is about, if any.
     pub fn path(&self) -> Option<&str> {
         match self {
-            Self::NoOperations => None,
+            Self::NoOperations { .. } => None,
             Self::InvalidPath { path, .. }
             | Self::AddFileExists { path, .. }
             | Self::MoveDestinationExists { path, .. }
@@ -218,7 +283,66 @@ impl<E> PlanError<E> {
             | Self::PathConflict { path, .. }
             | Self::ContextNotFound { path, .. }
             | Self::LinesNotFound { path, .. }
+            | Self::AlreadyApplied { path, .. }
             | Self::Lookup { path, .. } => Some(path),
+        }
+    }
+
+    /// The 1-based patch line at fault: the line of the nearest candidate's expected line
+    /// when there is one, else the chunk's or the operation's line.
+    pub fn patch_line(&self) -> usize {
+        match self {
+            Self::ContextNotFound { nearest: Some(n), .. }
+            | Self::LinesNotFound { nearest: Some(n), .. } => n.patch_line,
+            Self::NoOperations { line }
+            | Self::InvalidPath { line, .. }
+            | Self::AddFileExists { line, .. }
+            | Self::MoveDestinationExists { line, .. }
+            | Self::FileNotFound { line, .. }
+            | Self::NotAFile { line, .. }
+            | Self::NotUtf8 { line, .. }
+            | Self::PathConflict { line, .. }
+            | Self::ContextNotFound { line, .. }
+            | Self::LinesNotFound { line, .. }
+            | Self::AlreadyApplied { line, .. }
+            | Self::Lookup { line, .. } => *line,
+        }
+    }
+
+    /// The 1-based chunk of the file's Update the error is about, when it is about one.
+    pub fn chunk(&self) -> Option<usize> {
+        match self {
+            Self::ContextNotFound { chunk, .. }
+            | Self::LinesNotFound { chunk, .. }
+            | Self::AlreadyApplied { chunk, .. } => Some(*chunk),
+            Self::NoOperations { .. }
+            | Self::InvalidPath { .. }
+            | Self::AddFileExists { .. }
+            | Self::MoveDestinationExists { .. }
+            | Self::FileNotFound { .. }
+            | Self::NotAFile { .. }
+            | Self::NotUtf8 { .. }
+            | Self::PathConflict { .. }
+            | Self::Lookup { .. } => None,
+        }
+    }
+
+    /// The file line nearest to what a chunk expected, for a chunk that did not match.
+    pub fn nearest(&self) -> Option<&Nearest> {
+        match self {
+            Self::ContextNotFound { nearest, .. } | Self::LinesNotFound { nearest, .. } => {
+                nearest.as_deref()
+            }
+            Self::NoOperations { .. }
+            | Self::InvalidPath { .. }
+            | Self::AddFileExists { .. }
+            | Self::MoveDestinationExists { .. }
+            | Self::FileNotFound { .. }
+            | Self::NotAFile { .. }
+            | Self::NotUtf8 { .. }
+            | Self::PathConflict { .. }
+            | Self::AlreadyApplied { .. }
+            | Self::Lookup { .. } => None,
         }
     }
 }
@@ -241,5 +365,33 @@ fn context_hint(context: &str) -> &'static str {
          alone, or '@@ <an exact line of the file above the change>'"
     } else {
         ""
+    }
+}
+
+fn nearest_hint(nearest: Option<&Nearest>) -> String {
+    let Some(n) = nearest else { return String::new() };
+    let (line, text, p) = (n.line, &n.text, n.patch_line);
+    match (n.differs, &n.token) {
+        (LineDifference::Position, _) => format!(
+            "; these lines are at line {line} of the file, where this chunk may not match: \
+             above an earlier chunk's lines, or not the last lines of the file though the chunk \
+             ends with '*** End of File'"
+        ),
+        (LineDifference::Token, Some(t)) => format!(
+            "; nearest: line {line} of the file ('{text}') differs from patch line {p} in one \
+             token: '{}' in the patch, '{}' in the file",
+            t.expected, t.found
+        ),
+        (LineDifference::Whitespace, _) => format!(
+            "; nearest: line {line} of the file ('{text}') differs from patch line {p} only in \
+             whitespace inside the line"
+        ),
+        (LineDifference::Indentation, _) => format!(
+            "; nearest: line {line} of the file ('{text}') differs from patch line {p} only in \
+             indentation and whitespace"
+        ),
+        (LineDifference::Token | LineDifference::Text, _) => {
+            format!("; nearest: line {line} of the file ('{text}') is similar to patch line {p}")
+        }
     }
 }

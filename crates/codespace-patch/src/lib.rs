@@ -25,6 +25,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod diagnose;
 mod error;
 mod model;
 mod parse;
@@ -33,6 +34,7 @@ mod plan;
 mod seek;
 mod update;
 
+pub use diagnose::{Nearest, TokenChange};
 pub use error::{ErrorKind, Operation, PatchError, PlanError};
 pub use model::{ChunkLine, Hunk, Patch, UpdateChunk};
 pub use parse::parse;

@@ -4,6 +4,8 @@
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Patch {
     pub hunks: Vec<Hunk>,
+    /// Patch line of `*** End Patch` (where a patch with no operation wanted one).
+    pub end_line: usize,
 }
 
 /// One file operation of a patch.
@@ -48,6 +50,9 @@ pub struct UpdateChunk {
     pub end_of_file: bool,
     /// Patch line where the chunk starts (its `@@` line, or its first line without one).
     pub line: usize,
+    /// Patch line of the chunk's first line (the one after its `@@`, if it has one); the
+    /// chunk's lines follow it one per patch line.
+    pub body_line: usize,
 }
 
 /// One line of an update chunk, without its one-character prefix.

@@ -24,16 +24,19 @@ pub(super) const LAST_LINE_MSG: &str = "The last line of the patch must be '*** 
 /// A patch with no operation parses; [`crate::plan`] refuses it.
 pub fn parse(patch: &str) -> Result<Patch, PatchError> {
     let trimmed = patch.trim();
+    if trimmed.is_empty() {
+        return Err(PatchError::Empty);
+    }
     // Lines removed by the leading trim, so numbers refer to the text the agent wrote.
     let leading = &patch[..patch.len() - patch.trim_start().len()];
     let mut first_line_no = leading.matches('\n').count() + 1;
 
     let mut lines: Vec<&str> = trimmed.lines().collect();
-    if let Err(err) = check_boundaries(&lines) {
+    if let Err(err) = check_boundaries(&lines, first_line_no) {
         if is_heredoc(&lines) {
             lines = lines[1..lines.len() - 1].to_vec();
             first_line_no += 1;
-            check_boundaries(&lines)
+            check_boundaries(&lines, first_line_no)
                 .map_err(|e| refine_boundary_error(e, &lines, first_line_no))?;
         } else {
             return Err(refine_boundary_error(err, &lines, first_line_no));
@@ -42,6 +45,7 @@ pub fn parse(patch: &str) -> Result<Patch, PatchError> {
 
     let mut parser = Parser::new();
     let last = lines.len() - 1; // check_boundaries guarantees at least two lines
+    let end_line = first_line_no + last;
     for (i, raw) in lines.iter().enumerate().skip(1) {
         let line_no = first_line_no + i;
         if i == last {
@@ -53,17 +57,19 @@ pub fn parse(patch: &str) -> Result<Patch, PatchError> {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         parser.line(line, line_no)?;
     }
-    Ok(Patch { hunks: parser.hunks })
+    Ok(Patch { hunks: parser.hunks, end_line })
 }
 
-fn check_boundaries(lines: &[&str]) -> Result<(), PatchError> {
+/// `first_line_no` is the patch line of `lines[0]`.
+fn check_boundaries(lines: &[&str], first_line_no: usize) -> Result<(), PatchError> {
     let first = lines.first().map(|l| l.trim());
     let last = lines.last().map(|l| l.trim());
     if first.is_some_and(|f| f != BEGIN_PATCH) {
-        return Err(invalid_patch(FIRST_LINE_MSG));
+        return Err(invalid_patch(FIRST_LINE_MSG, first_line_no));
     }
     if lines.len() < 2 || last != Some(END_PATCH) {
-        return Err(invalid_patch(LAST_LINE_MSG));
+        let last_no = first_line_no + lines.len().saturating_sub(1);
+        return Err(invalid_patch(LAST_LINE_MSG, last_no));
     }
     Ok(())
 }
@@ -75,7 +81,8 @@ fn is_heredoc(lines: &[&str]) -> bool {
         && lines.last().is_some_and(|l| l.ends_with("EOF"))
 }
 
-/// Turns a boundary error into a "this is a unified diff" error when the text is one.
+/// Turns a boundary error into a "this is a unified diff" error when the text is one, and a
+/// missing first line into "not V4A" when no line is `*** Begin Patch`.
 fn refine_boundary_error(err: PatchError, lines: &[&str], first_line_no: usize) -> PatchError {
     let found = lines.iter().enumerate().find(|(i, l)| {
         l.starts_with("diff --git ")
@@ -86,7 +93,14 @@ fn refine_boundary_error(err: PatchError, lines: &[&str], first_line_no: usize) 
         Some((i, l)) => {
             PatchError::UnifiedDiff { line: first_line_no + i, text: l.trim_end().to_string() }
         }
-        None => err,
+        None => match err {
+            PatchError::InvalidPatch { message, line }
+                if message == FIRST_LINE_MSG && !lines.iter().any(|l| l.trim() == BEGIN_PATCH) =>
+            {
+                PatchError::NotV4a { line }
+            }
+            err => err,
+        },
     }
 }
 
@@ -113,8 +127,8 @@ pub(crate) fn is_unified_hunk_header(line: &str) -> bool {
     .is_some()
 }
 
-pub(super) fn invalid_patch(message: &str) -> PatchError {
-    PatchError::InvalidPatch { message: message.to_string() }
+pub(super) fn invalid_patch(message: &str, line: usize) -> PatchError {
+    PatchError::InvalidPatch { message: message.to_string(), line }
 }
 
 #[cfg(test)]

@@ -36,6 +36,11 @@ pub struct PlannedChange {
     pub after: Option<Vec<u8>>,
     /// For [`ChangeKind::Move`]: the source, which has its own [`ChangeKind::Delete`] entry.
     pub move_from: Option<String>,
+    /// The last operation of the patch that touched the path (for a move destination,
+    /// [`Operation::MoveTo`]), and the patch line of its header: what a later refusal of
+    /// this change names.
+    pub op: Operation,
+    pub line: usize,
 }
 
 /// Simulates `patch` in order over the tree `lookup` describes and returns the net changes.
@@ -57,7 +62,7 @@ pub fn plan<E>(
     lookup: impl FnMut(&str) -> Result<Entry, E>,
 ) -> Result<Plan, PlanError<E>> {
     if patch.hunks.is_empty() {
-        return Err(PlanError::NoOperations);
+        return Err(PlanError::NoOperations { line: patch.end_line });
     }
     let mut overlay = Overlay { lookup, slots: HashMap::new(), order: Vec::new() };
     for hunk in &patch.hunks {
@@ -75,6 +80,8 @@ struct Slot {
     /// The original source of the content, when the file was last written by a move.
     moved_from: Option<String>,
     touched: bool,
+    /// The last operation that touched the path, and its patch line.
+    by: (Operation, usize),
 }
 
 struct Overlay<F> {
@@ -101,7 +108,7 @@ where
         match hunk {
             Hunk::Add { path, contents, line } => {
                 let p = norm(Operation::Add, path, *line)?;
-                self.create(Operation::Add, &p, *line, None)?;
+                self.create(Operation::Add, &p, *line, Err(contents.as_bytes()))?;
                 self.write(&p, contents.as_bytes().to_vec(), None);
             }
             Hunk::Delete { path, line } => {
@@ -128,7 +135,7 @@ where
                         }
                     }
                     Some(d) => {
-                        self.create(Operation::MoveTo, &d, *line, Some(&p))?;
+                        self.create(Operation::MoveTo, &d, *line, Ok(&p))?;
                         let mut origin = Some(p.clone());
                         if let Some(s) = self.slots.get_mut(&p) {
                             s.current = Entry::Absent;
@@ -161,18 +168,25 @@ where
         let text = std::str::from_utf8(bytes)
             .map_err(|_| PlanError::NotUtf8 { path: path.to_string(), line })?;
         apply_chunks(text, chunks).map(String::into_bytes).map_err(|failure| match failure {
-            ChunkFailure::Context { chunk } => PlanError::ContextNotFound {
+            ChunkFailure::Context { chunk, nearest } => PlanError::ContextNotFound {
                 path: path.to_string(),
                 chunk: chunk + 1,
                 line: chunks[chunk].line,
                 context: chunks[chunk].context.clone().unwrap_or_default(),
+                nearest,
             },
-            ChunkFailure::Lines { chunk } => PlanError::LinesNotFound {
+            ChunkFailure::Lines { chunk, nearest } => PlanError::LinesNotFound {
                 path: path.to_string(),
                 chunk: chunk + 1,
                 line: chunks[chunk].line,
                 expected: chunks[chunk].old_lines().into_iter().map(str::to_string).collect(),
                 end_of_file: chunks[chunk].end_of_file,
+                nearest,
+            },
+            ChunkFailure::Applied { chunk } => PlanError::AlreadyApplied {
+                path: path.to_string(),
+                chunk: chunk + 1,
+                line: chunks[chunk].line,
             },
         })
     }
@@ -212,17 +226,25 @@ where
         let ever_file = matches!(base, Entry::File(_));
         self.slots.insert(
             path.to_string(),
-            Slot { current: base.clone(), base, ever_file, moved_from: None, touched: false },
+            Slot {
+                current: base.clone(),
+                base,
+                ever_file,
+                moved_from: None,
+                touched: false,
+                by: (op, line),
+            },
         );
         Ok(())
     }
 
-    fn touch(&mut self, path: &str) {
-        if let Some(s) = self.slots.get_mut(path)
-            && !s.touched
-        {
-            s.touched = true;
-            self.order.push(path.to_string());
+    fn touch(&mut self, path: &str, op: Operation, line: usize) {
+        if let Some(s) = self.slots.get_mut(path) {
+            s.by = (op, line);
+            if !s.touched {
+                s.touched = true;
+                self.order.push(path.to_string());
+            }
         }
     }
 
@@ -246,18 +268,19 @@ where
             }
             self.ensure(op, path, line, absent_above)?;
         }
-        self.touch(path);
+        self.touch(path, op, line);
         Ok(())
     }
 
-    /// Checks that a file may be created at `path` (Add, or the destination of a move from
-    /// `from`), and records its missing ancestors as directories the write will create.
+    /// Checks that a file may be created at `path` (the destination of a move from `Ok`
+    /// source, or an Add of `Err` content), and records its missing ancestors as directories
+    /// the write will create.
     fn create(
         &mut self,
         op: Operation,
         path: &str,
         line: usize,
-        from: Option<&str>,
+        from: Result<&str, &[u8]>,
     ) -> Result<(), PlanError<E>> {
         let mut absent_above = false;
         for anc in ancestors(path) {
@@ -270,17 +293,18 @@ where
             }
         }
         self.ensure(op, path, line, absent_above)?;
-        self.touch(path);
-        let directory = match self.slots.get(path).map(|s| &s.current) {
-            Some(Entry::Absent) | None => None,
-            Some(Entry::File(_)) => Some(false),
-            Some(Entry::Directory) => Some(true),
+        self.touch(path, op, line);
+        let (directory, identical) = match (self.slots.get(path).map(|s| &s.current), from) {
+            (Some(Entry::Absent) | None, _) => (None, false),
+            (Some(Entry::File(now)), Err(content)) => (Some(false), now == content),
+            (Some(Entry::File(_)), Ok(_)) => (Some(false), false),
+            (Some(Entry::Directory), _) => (Some(true), false),
         };
         if let Some(directory) = directory {
             let path = path.to_string();
             return Err(match from {
-                None => PlanError::AddFileExists { path, line, directory },
-                Some(from) => PlanError::MoveDestinationExists {
+                Err(_) => PlanError::AddFileExists { path, line, directory, identical },
+                Ok(from) => PlanError::MoveDestinationExists {
                     path,
                     from: from.to_string(),
                     line,
@@ -323,7 +347,8 @@ where
                 (Some(_), None, _) => ChangeKind::Delete,
                 (Some(_), Some(_), None) => ChangeKind::Update,
             };
-            changes.push(PlannedChange { path, kind, before, after, move_from });
+            let (op, line) = slot.by;
+            changes.push(PlannedChange { path, kind, before, after, move_from, op, line });
         }
         Plan { changes }
     }

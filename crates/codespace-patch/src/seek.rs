@@ -18,15 +18,20 @@ pub(crate) fn seek(lines: &[&str], pattern: &[&str], start: usize, eof: bool) ->
         |a, b| a == b,
         |a, b| a.trim_end() == b.trim_end(),
         |a, b| a.trim() == b.trim(),
-        |a, b| a.trim().chars().map(normalise).eq(b.trim().chars().map(normalise)),
+        same_fuzzy,
     ];
     passes.iter().find_map(|same| {
         (from..=to).find(|&i| pattern.iter().zip(&lines[i..]).all(|(p, l)| same(p, l)))
     })
 }
 
+/// The last, most tolerant pass: equal once trimmed and with punctuation mapped.
+pub(crate) fn same_fuzzy(a: &str, b: &str) -> bool {
+    a.trim().chars().map(normalise).eq(b.trim().chars().map(normalise))
+}
+
 /// Maps typographic punctuation and exotic spaces to ASCII, as Codex's last pass does.
-fn normalise(c: char) -> char {
+pub(crate) fn normalise(c: char) -> char {
     match c {
         '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
         | '\u{2212}' => '-',

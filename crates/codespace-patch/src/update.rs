@@ -4,6 +4,7 @@
 //! the patch does not replace (context included) keep their bytes and terminator; new lines
 //! get the file's first terminator; the result always ends with a terminator unless empty.
 
+use crate::diagnose::{Nearest, already_applied, nearest_block, nearest_line};
 use crate::model::UpdateChunk;
 use crate::seek::seek;
 
@@ -56,11 +57,22 @@ fn split_lines(content: &str) -> Vec<SourceLine<'_>> {
     lines
 }
 
-/// Why a chunk could not be placed; `chunk` is its 0-based index.
+/// Why a chunk could not be placed; `chunk` is its 0-based index. The diagnostics are
+/// computed after the match failed and never change it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ChunkFailure {
-    Context { chunk: usize },
-    Lines { chunk: usize },
+    Context {
+        chunk: usize,
+        nearest: Option<Box<Nearest>>,
+    },
+    Lines {
+        chunk: usize,
+        nearest: Option<Box<Nearest>>,
+    },
+    /// The chunk's new lines already stand where its old lines would be.
+    Applied {
+        chunk: usize,
+    },
 }
 
 /// `(index, old line count, new lines)` in source-line coordinates.
@@ -82,8 +94,11 @@ fn compute_replacements<'p>(
     let mut cursor = 0;
     for (index, chunk) in chunks.iter().enumerate() {
         if let Some(ctx) = &chunk.context {
-            let found = seek(lines, &[ctx.as_str()], cursor, false);
-            cursor = found.ok_or(ChunkFailure::Context { chunk: index })? + 1;
+            let Some(found) = seek(lines, &[ctx.as_str()], cursor, false) else {
+                let nearest = nearest_line(lines, ctx, cursor, chunk.line).map(Box::new);
+                return Err(ChunkFailure::Context { chunk: index, nearest });
+            };
+            cursor = found + 1;
         }
         let old = chunk.old_lines();
         let new = chunk.new_lines();
@@ -103,7 +118,14 @@ fn compute_replacements<'p>(
             }
             found = seek(lines, pattern, cursor, chunk.end_of_file);
         }
-        let start = found.ok_or(ChunkFailure::Lines { chunk: index })?;
+        let Some(start) = found else {
+            return Err(if already_applied(lines, chunk) {
+                ChunkFailure::Applied { chunk: index }
+            } else {
+                let nearest = nearest_block(lines, chunk, cursor).map(Box::new);
+                ChunkFailure::Lines { chunk: index, nearest }
+            });
+        };
         // Keep the file's own context lines: only the runs between them are replaced.
         let (mut old_from, mut new_from) = (0, 0);
         for (old_ctx, new_ctx) in chunk.context_indices() {

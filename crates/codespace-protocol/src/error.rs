@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::{Nearest, RefusalReason};
+
 /// Declares [`ErrorCode`] from one row per code: its variant, wire spelling, meaning and the
 /// caller's next action. Everything else (`ALL`, `as_str`, `meaning`, `next_action`, serde,
 /// the schema) is generated from the rows; the README's table is checked against them.
@@ -256,6 +258,21 @@ pub struct ErrorBody {
     /// left.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<Conflict>,
+    /// Why a patch was refused, one of a closed set (the README lists each with the next
+    /// action): on every refusal the patch or its files cause, whatever the code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<RefusalReason>,
+    /// The 1-based chunk of the file's `*** Update File:` the refusal is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk: Option<u64>,
+    /// The 1-based line of the patch text at fault (the operation's header, the chunk's
+    /// line, or the chunk line `nearest` was compared with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_line: Option<u64>,
+    /// For `context_not_found`: the file line nearest to what the chunk expected, when one
+    /// is similar enough.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nearest: Option<Box<Nearest>>,
 }
 
 /// A file whose version is not the one a call needs.
@@ -278,6 +295,10 @@ impl ErrorBody {
             operation_id: None,
             approval_id: None,
             conflicts: Vec::new(),
+            reason: None,
+            chunk: None,
+            patch_line: None,
+            nearest: None,
         }
     }
 

@@ -13,6 +13,7 @@ mod limits;
 mod patch;
 mod process;
 mod process_info;
+mod refusal;
 mod tools;
 mod work;
 
@@ -21,8 +22,8 @@ pub use changes::*;
 /// The values the wire shares with the layers below, defined once in `codespace-types`.
 pub use codespace_types::{
     ApprovalState, Approvals, ChangeKind, Decision, EnvironmentKind, EventName, HeldTool,
-    NetworkPolicy, ObservedChange, ParseVersionError, PatchStatus, ProcessState, Profile,
-    RootStatus, SandboxSetting, SignalInfo, Termination, Version, WatchState,
+    LineDifference, NetworkPolicy, ObservedChange, ParseVersionError, PatchStatus, ProcessState,
+    Profile, RootStatus, SandboxSetting, SignalInfo, Termination, Version, WatchState,
 };
 pub use error::{Conflict, ErrorBody, ErrorCode};
 pub use files::*;
@@ -31,6 +32,7 @@ pub use limits::*;
 pub use patch::*;
 pub use process::*;
 pub use process_info::*;
+pub use refusal::{Nearest, RefusalReason, TokenChange};
 pub use tools::{LIVE_TOOLS, tool};
 pub use work::*;
 

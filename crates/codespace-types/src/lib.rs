@@ -5,7 +5,8 @@
 //!
 //! - the operator's settings: [`Profile`], [`Approvals`], [`EnvironmentKind`],
 //!   [`SandboxSetting`], [`NetworkPolicy`];
-//! - a patch: [`ChangeKind`], [`PatchStatus`], and its history's [`EventName`];
+//! - a patch: [`ChangeKind`], [`PatchStatus`], its history's [`EventName`], and a refusal's
+//!   [`LineDifference`];
 //! - a command: [`ProcessState`], [`Termination`] (and the [`SignalInfo`] value);
 //! - a workspace's root and its watcher: [`RootStatus`], [`WatchState`], [`ObservedChange`];
 //! - a confirmation hold (the wire's "approval"): [`ApprovalState`], [`HeldTool`],
@@ -29,6 +30,7 @@ mod event;
 mod observed;
 mod path;
 mod process;
+mod refusal;
 mod root;
 mod setting;
 mod version;
@@ -40,6 +42,7 @@ pub use event::EventName;
 pub use observed::{ObservedChange, WatchState};
 pub use path::{LexicalRefusal, normalise_relative};
 pub use process::{ProcessState, SignalInfo, Termination};
+pub use refusal::LineDifference;
 pub use root::RootStatus;
 pub use setting::{Approvals, EnvironmentKind, NetworkPolicy, Profile, SandboxSetting};
 pub use version::{ParseVersionError, Version};

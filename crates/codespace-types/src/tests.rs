@@ -57,7 +57,8 @@ fn every_word_agrees_with_itself() {
         WorkState,
         IntentState,
         Delivery,
-        IntentKind
+        IntentKind,
+        LineDifference
     );
 }
 

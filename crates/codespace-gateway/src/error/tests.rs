@@ -8,11 +8,12 @@ use codespace_files::{FilesError, LookupError, PlanFailure};
 use codespace_patch::Operation;
 use codespace_patch::{PatchError, PlanError};
 use codespace_policy::{Action, Denial};
-use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool};
+use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool, RefusalReason};
 use codespace_runner::{FsError, RunnerError, Transport};
 use codespace_store::{IntentState, StoreError, WorkState};
 use codespace_types::{EnvironmentKind, PatchStatus, Profile, Version};
 
+mod corpus;
 mod nested;
 
 use nested::{fs_rows, io_error, plan_rows, proc_rows, store_rows};
@@ -119,7 +120,13 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
         (
             GatewayError::Patch(PlanFailure::Parse(PatchError::InvalidPatch {
                 message: "no begin".to_owned(),
+                line: 1,
             })),
+            ErrorCode::InvalidPatch,
+        ),
+        (GatewayError::Patch(PlanFailure::Parse(PatchError::Empty)), ErrorCode::InvalidPatch),
+        (
+            GatewayError::Patch(PlanFailure::Parse(PatchError::NotV4a { line: 1 })),
             ErrorCode::InvalidPatch,
         ),
         (
@@ -317,9 +324,9 @@ fn every_internal_error_has_its_wire_code() {
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), 32, "every GatewayError variant has a row: {seen:?}");
-    // 40 direct rows, 6 of a revert, then 8 fs, 11 + 8 plan, 2 x 9 process and 2 x 11
+    // 42 direct rows, 6 of a revert, then 8 fs, 13 + 8 plan, 2 x 9 process and 2 x 11
     // ledger rows.
-    assert_eq!(table.len(), 40 + 6 + 8 + 19 + 18 + 22);
+    assert_eq!(table.len(), 42 + 6 + 8 + 21 + 18 + 22);
     assert!(
         table
             .iter()
@@ -327,6 +334,46 @@ fn every_internal_error_has_its_wire_code() {
             .count()
             == 0,
         "a runner's process error becomes GatewayError::Process"
+    );
+}
+
+/// Every refusal a patch or its files cause carries a reason and, when it has one, its patch
+/// line; no other refusal has a reason.
+#[test]
+fn every_patch_refusal_has_its_reason() {
+    for (error, _) in table() {
+        let body = error.to_body();
+        let patch_caused = matches!(
+            error,
+            GatewayError::Patch(..)
+                | GatewayError::VersionConflict { .. }
+                | GatewayError::BadExpectedVersion { .. }
+                | GatewayError::Revert(super::RevertRefusal::Changed { .. })
+        );
+        assert_eq!(body.reason.is_some(), patch_caused, "{error:?}");
+        if let GatewayError::Patch(PlanFailure::Plan(p)) = &error {
+            assert_eq!(body.patch_line, Some(p.patch_line() as u64), "{error:?}");
+        }
+    }
+    let reason = |e: PlanError<LookupError>| GatewayError::Patch(PlanFailure::Plan(e)).to_body();
+    let exists = |identical| PlanError::AddFileExists {
+        path: "a".to_owned(),
+        line: 2,
+        directory: false,
+        identical,
+    };
+    assert_eq!(reason(exists(false)).reason, Some(RefusalReason::FileExists));
+    assert_eq!(reason(exists(true)).reason, Some(RefusalReason::AlreadyApplied));
+    let hunk = GatewayError::Patch(PlanFailure::Parse(PatchError::InvalidHunk {
+        line: 7,
+        file: Some("x.rs".to_owned()),
+        chunk: Some(2),
+        message: "bad".to_owned(),
+    }))
+    .to_body();
+    assert_eq!(
+        (hunk.reason, hunk.patch_line, hunk.chunk, hunk.path.as_deref()),
+        (Some(RefusalReason::Malformed), Some(7), Some(2), Some("x.rs"))
     );
 }
 

@@ -147,7 +147,7 @@ impl Parser {
                 if trimmed.is_empty() {
                     Ok(())
                 } else {
-                    Err(invalid_patch(LAST_LINE_MSG))
+                    Err(invalid_patch(LAST_LINE_MSG, line_no))
                 }
             }
         }
@@ -268,6 +268,7 @@ impl Parser {
                 lines: Vec::new(),
                 end_of_file: false,
                 line: line_no,
+                body_line: line_no + 1,
             });
             return Ok(());
         }
@@ -283,6 +284,7 @@ impl Parser {
                     lines: Vec::new(),
                     end_of_file: false,
                     line: line_no,
+                    body_line: line_no,
                 });
             }
             if let Some(c) = u.chunks.last_mut() {

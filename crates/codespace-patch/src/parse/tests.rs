@@ -12,11 +12,22 @@ fn hunk_msg(patch: &str) -> (usize, String) {
 
 #[test]
 fn boundaries() {
-    assert_eq!(parse("").unwrap_err(), invalid_patch(LAST_LINE_MSG));
-    assert_eq!(parse("hello\n*** End Patch").unwrap_err(), invalid_patch(FIRST_LINE_MSG));
-    assert_eq!(parse("*** Begin Patch").unwrap_err(), invalid_patch(LAST_LINE_MSG));
-    assert_eq!(parse("*** Begin Patch\n*** End Patch\n").unwrap(), Patch::default());
-    assert_eq!(parse(" *** Begin Patch \n\t*** End Patch  ").unwrap(), Patch::default());
+    assert_eq!(parse("").unwrap_err(), PatchError::Empty);
+    assert_eq!(parse(" \n\t\n").unwrap_err(), PatchError::Empty);
+    // No `*** Begin Patch` anywhere: not V4A at all; one further down: a malformed envelope.
+    assert_eq!(parse("hello\n*** End Patch").unwrap_err(), PatchError::NotV4a { line: 1 });
+    assert_eq!(
+        parse("\nhello\n*** Begin Patch\n*** End Patch").unwrap_err(),
+        invalid_patch(FIRST_LINE_MSG, 2)
+    );
+    assert_eq!(parse("*** Begin Patch").unwrap_err(), invalid_patch(LAST_LINE_MSG, 1));
+    assert_eq!(
+        parse("*** Begin Patch\n*** Add File: a\n+x").unwrap_err(),
+        invalid_patch(LAST_LINE_MSG, 3)
+    );
+    let empty = Patch { hunks: vec![], end_line: 2 };
+    assert_eq!(parse("*** Begin Patch\n*** End Patch\n").unwrap(), empty);
+    assert_eq!(parse(" *** Begin Patch \n\t*** End Patch  ").unwrap(), empty);
 }
 
 #[test]
@@ -29,11 +40,11 @@ fn heredoc_only_literal_eof() {
     for open in ["<<END", "<<'EOF\"", "cat <<EOF"] {
         assert_eq!(
             parse(&format!("{open}\n{body}EOF\n")).unwrap_err(),
-            invalid_patch(FIRST_LINE_MSG)
+            invalid_patch(FIRST_LINE_MSG, 1)
         );
     }
     // Fewer than four lines: no heredoc leniency.
-    assert_eq!(parse("<<EOF\n*** Begin Patch\nEOF").unwrap_err(), invalid_patch(FIRST_LINE_MSG));
+    assert_eq!(parse("<<EOF\n*** Begin Patch\nEOF").unwrap_err(), invalid_patch(FIRST_LINE_MSG, 1));
 }
 
 #[test]
@@ -105,7 +116,7 @@ fn ended_patch_accepts_only_blank_lines() {
     assert!(parse("*** Begin Patch\n*** End Patch\n\n  \n*** End Patch").is_ok());
     assert_eq!(
         parse("*** Begin Patch\n*** End Patch\n*** Delete File: a\n*** End Patch").unwrap_err(),
-        invalid_patch(LAST_LINE_MSG)
+        invalid_patch(LAST_LINE_MSG, 3)
     );
 }
 

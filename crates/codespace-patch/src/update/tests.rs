@@ -15,7 +15,7 @@ fn chunk(spec: &[&str]) -> UpdateChunk {
             }
         })
         .collect();
-    UpdateChunk { context: None, lines, end_of_file: false, line: 1 }
+    UpdateChunk { context: None, lines, end_of_file: false, line: 1, body_line: 1 }
 }
 
 #[test]
@@ -53,8 +53,8 @@ fn failures_name_the_chunk() {
     let mut c = chunk(&["-zz"]);
     assert_eq!(
         apply_chunks("a\n", &[chunk(&["-a", "+b"]), c.clone()]),
-        Err(ChunkFailure::Lines { chunk: 1 })
+        Err(ChunkFailure::Lines { chunk: 1, nearest: None })
     );
     c.context = Some("nope".into());
-    assert_eq!(apply_chunks("a\n", &[c]), Err(ChunkFailure::Context { chunk: 0 }));
+    assert_eq!(apply_chunks("a\n", &[c]), Err(ChunkFailure::Context { chunk: 0, nearest: None }));
 }

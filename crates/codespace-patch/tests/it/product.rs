@@ -185,7 +185,9 @@ fn error_messages_name_file_chunk_and_line() {
     let m = plan_error(&tree, &patch).to_string();
     assert_eq!(
         m,
-        "Failed to find expected lines in src/app.py (chunk 2, patch line 8):\n    return 3"
+        "Failed to find expected lines in src/app.py (chunk 2, patch line 8); nearest: line 5 of \
+         the file ('    return 2') differs from patch line 9 in one token: '3' in the patch, '2' \
+         in the file:\n    return 3"
     );
     // A missing `@@` context line.
     let patch = wrap("*** Update File: src/app.py\n@@ def c():\n-    return 3\n");
@@ -193,8 +195,12 @@ fn error_messages_name_file_chunk_and_line() {
     assert_eq!(e.kind(), ErrorKind::ContextMismatch);
     assert_eq!(
         e.to_string(),
-        "Failed to find context 'def c():' in src/app.py (chunk 1, patch line 3)"
+        "Failed to find context 'def c():' in src/app.py (chunk 1, patch line 3); nearest: line 1 \
+         of the file ('def a():') differs from patch line 3 in one token: 'c' in the patch, 'a' in \
+         the file"
     );
+    let nearest = e.nearest().unwrap();
+    assert_eq!((nearest.line, nearest.patch_line), (1, 3));
     // Parse errors inside an Update name the file and chunk.
     let e = parse_error(&wrap("*** Update File: src/app.py\n@@\n-x\n+y\n@@ def b():\nbad\n"));
     let m = e.to_string();

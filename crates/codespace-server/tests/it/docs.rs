@@ -5,7 +5,9 @@
 use std::path::Path;
 
 use codespace_policy::Registry;
-use codespace_protocol::{ErrorCode, ExecCommandParams, ProcessStatusParams, ReadProcessParams};
+use codespace_protocol::{
+    ErrorCode, ExecCommandParams, ProcessStatusParams, ReadProcessParams, RefusalReason,
+};
 use serde_json::Value;
 
 use crate::support::Env;
@@ -30,6 +32,27 @@ fn readme_documents_every_error_code() {
     assert!(
         readme.contains(&table),
         "README's error table differs from ErrorCode's; it should read:\n{table}"
+    );
+}
+
+/// The README's table of refusal reasons is exactly the one `RefusalReason`'s rows make.
+#[test]
+fn readme_documents_every_refusal_reason() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let mut table = String::from("\n| Reason | Meaning | Next action |\n| --- | --- | --- |\n");
+    for reason in RefusalReason::ALL {
+        table.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            reason.as_str(),
+            reason.meaning(),
+            reason.next_action()
+        ));
+    }
+    table.push('\n');
+    assert!(
+        readme.contains(&table),
+        "README's table of refusal reasons differs from RefusalReason's; it should read:\n{table}"
     );
 }
 

@@ -45,6 +45,7 @@ mod process_sandbox;
 mod protocol;
 mod raw_stdio;
 mod reexports;
+mod refusals;
 mod revert;
 mod revert_crash;
 mod revert_retention;

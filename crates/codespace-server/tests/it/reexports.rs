@@ -52,6 +52,7 @@ const ALLOWED: &[(&str, &str, &[&str], &str)] = &[
             "EnvironmentKind",
             "EventName",
             "HeldTool",
+            "LineDifference",
             "NetworkPolicy",
             "ObservedChange",
             "ParseVersionError",

@@ -53,7 +53,7 @@ pub(super) fn fs_rows() -> Vec<(FsError, ErrorCode)> {
 pub(super) fn plan_rows() -> Vec<(PlanError<LookupError>, ErrorCode)> {
     let p = || "src/a.rs".to_owned();
     let mut rows = vec![
-        (PlanError::NoOperations, ErrorCode::InvalidPatch),
+        (PlanError::NoOperations { line: 2 }, ErrorCode::InvalidPatch),
         (
             PlanError::InvalidPath {
                 op: Operation::Add,
@@ -64,7 +64,11 @@ pub(super) fn plan_rows() -> Vec<(PlanError<LookupError>, ErrorCode)> {
             ErrorCode::PathEscape,
         ),
         (
-            PlanError::AddFileExists { path: p(), line: 2, directory: false },
+            PlanError::AddFileExists { path: p(), line: 2, directory: false, identical: false },
+            ErrorCode::AddFileExists,
+        ),
+        (
+            PlanError::AddFileExists { path: p(), line: 2, directory: false, identical: true },
             ErrorCode::AddFileExists,
         ),
         (
@@ -90,7 +94,13 @@ pub(super) fn plan_rows() -> Vec<(PlanError<LookupError>, ErrorCode)> {
             ErrorCode::PathNotDirectory,
         ),
         (
-            PlanError::ContextNotFound { path: p(), chunk: 1, line: 3, context: "fn".to_owned() },
+            PlanError::ContextNotFound {
+                path: p(),
+                chunk: 1,
+                line: 3,
+                context: "fn".to_owned(),
+                nearest: None,
+            },
             ErrorCode::InvalidPatch,
         ),
         (
@@ -100,9 +110,11 @@ pub(super) fn plan_rows() -> Vec<(PlanError<LookupError>, ErrorCode)> {
                 line: 3,
                 expected: vec!["x".to_owned()],
                 end_of_file: false,
+                nearest: None,
             },
             ErrorCode::InvalidPatch,
         ),
+        (PlanError::AlreadyApplied { path: p(), chunk: 1, line: 3 }, ErrorCode::InvalidPatch),
         (
             PlanError::Lookup {
                 op: Operation::Update,
