@@ -202,6 +202,9 @@ impl GatewayError {
             GatewayError::HeldArguments { tool: HeldTool::ExecCommand, .. } => {
                 ErrorCode::InvalidCommand
             }
+            GatewayError::HeldArguments { tool: HeldTool::OperationRevert, .. } => {
+                ErrorCode::InvalidArguments
+            }
             GatewayError::HoldRequired { .. } => ErrorCode::ApprovalRequired,
             GatewayError::HoldNotFound { .. } => ErrorCode::ApprovalNotFound,
             GatewayError::HoldConflict { .. } => ErrorCode::ApprovalConflict,

@@ -27,7 +27,7 @@ use codespace_policy::Action;
 use codespace_protocol::Decision;
 use codespace_protocol::{
     ApplyPatchParams, ApprovalCreateParams, ApprovalResolveParams, ApprovalResult, ErrorBody,
-    ExecCommandParams, HeldTool, OperationResumeResult,
+    ExecCommandParams, HeldTool, OperationResumeResult, OperationRevertParams,
 };
 use codespace_store::{Cas, HoldFilter, HoldRecord, NewHold, Store};
 use serde::{Deserialize, Serialize};
@@ -40,6 +40,7 @@ use crate::{Gateway, GatewayError, patch};
 pub(crate) enum Held {
     Patch(ApplyPatchParams),
     Exec(ExecCommandParams),
+    Revert(OperationRevertParams),
 }
 
 impl Held {
@@ -55,6 +56,9 @@ impl Held {
         match tool {
             HeldTool::ApplyPatch => serde_json::from_value(value).map(Held::Patch).map_err(refused),
             HeldTool::ExecCommand => serde_json::from_value(value).map(Held::Exec).map_err(refused),
+            HeldTool::OperationRevert => {
+                serde_json::from_value(value).map(Held::Revert).map_err(refused)
+            }
         }
     }
 
@@ -62,6 +66,7 @@ impl Held {
         match self {
             Held::Patch(_) => HeldTool::ApplyPatch,
             Held::Exec(_) => HeldTool::ExecCommand,
+            Held::Revert(_) => HeldTool::OperationRevert,
         }
     }
 
@@ -69,6 +74,7 @@ impl Held {
         match self {
             Held::Patch(p) => &p.workspace_id,
             Held::Exec(p) => &p.workspace_id,
+            Held::Revert(p) => &p.workspace_id,
         }
     }
 
@@ -77,6 +83,7 @@ impl Held {
     fn fingerprint(&self) -> String {
         match self {
             Held::Patch(p) => patch::fingerprint(p),
+            Held::Revert(p) => patch::revert_fingerprint(p),
             Held::Exec(p) => {
                 let canonical = serde_json::json!({
                     "workspace_id": p.workspace_id,
@@ -93,6 +100,7 @@ impl Held {
         let text = match self {
             Held::Patch(p) => serde_json::to_string(p),
             Held::Exec(p) => serde_json::to_string(p),
+            Held::Revert(p) => serde_json::to_string(p),
         };
         text.map_err(|e| GatewayError::Internal(format!("hold arguments serialization: {e}")))
     }
@@ -188,13 +196,19 @@ impl Gateway {
                 self.authorized(&p.workspace_id, Action::Exec)?;
                 self.check_command(p)?;
             }
+            Held::Revert(p) => {
+                self.authorized(&p.workspace_id, Action::Write)?;
+            }
         }
         Ok(())
     }
 
     /// Creates the hold of an admitted request, or returns its active one.
     async fn hold(&self, held: Held) -> Result<(ApprovalResult, bool), GatewayError> {
-        let summary = self.summarise(&held)?;
+        let summary = match &held {
+            Held::Revert(p) => self.revert_summary(p).await?,
+            Held::Patch(_) | Held::Exec(_) => self.summarise(&held)?,
+        };
         let (fingerprint, params_json) = (held.fingerprint(), held.to_json()?);
         let (workspace_id, tool) = (held.workspace_id().to_owned(), held.tool());
         let (hold, created) = self
@@ -226,7 +240,16 @@ impl Gateway {
                 summary::patch(&p.workspace_id, &parsed, p.check_only.unwrap_or(false))
             }
             Held::Exec(p) => summary::command(p, self.granted_timeout(p)?.secs),
+            // Summarised from its ledger record, in `hold`.
+            Held::Revert(p) => summary::revert(p, &[]),
         })
+    }
+
+    /// What a held revert puts back, from the record of the operation it reverts.
+    async fn revert_summary(&self, p: &OperationRevertParams) -> Result<String, GatewayError> {
+        let id = p.operation_id.clone();
+        let plan = self.ledger.run(move |store| Ok(store.get(&id)?)).await?.map(|r| r.plan);
+        Ok(summary::revert(p, plan.as_deref().unwrap_or_default()))
     }
 
     /// Runs a granted hold once; with `wait_ms`, first waits (until `cancelled` at most)

@@ -34,6 +34,7 @@ use crate::{Gateway, GatewayError, now};
 use transaction::{Request, Transacted};
 
 pub use operations::{PutBack, RestoreOutcome, list_operations, show_operation};
+pub(crate) use revert::fingerprint as revert_fingerprint;
 
 /// What the ledger keeps as an operation's result: the success or the refusal the caller got.
 #[derive(Debug, Clone, Serialize, Deserialize)]

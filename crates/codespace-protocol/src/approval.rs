@@ -9,7 +9,8 @@ use crate::{ApplyPatchResult, ApprovalState, Decision, ExecCommandResult, HeldTo
 /// Arguments of `approval_create`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ApprovalCreateParams {
-    /// The tool the hold stands in front of: `apply_patch` or `exec_command`.
+    /// The tool the hold stands in front of: `apply_patch`, `exec_command` or
+    /// `operation_revert`.
     pub tool: HeldTool,
     /// The same argument object the named tool takes (its workspace_id included).
     pub arguments: serde_json::Map<String, serde_json::Value>,
@@ -63,4 +64,7 @@ pub struct OperationResumeResult {
     /// The `exec_command` result, for a command hold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_command: Option<ExecCommandResult>,
+    /// The `operation_revert` result, for a revert hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_revert: Option<ApplyPatchResult>,
 }

@@ -244,7 +244,7 @@ pub struct InboxHold {
     pub approval_id: String,
     /// The workspace the held action targets.
     pub workspace_id: String,
-    /// `apply_patch` or `exec_command`.
+    /// `apply_patch`, `exec_command` or `operation_revert`.
     pub tool: HeldTool,
     /// Always `pending` in the list: waiting for a grant or a deny.
     pub state: ApprovalState,

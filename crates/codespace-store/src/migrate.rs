@@ -44,6 +44,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0006_revert",
         sql: include_str!("../migrations/0006_revert.sql"),
     },
+    Migration {
+        version: 7,
+        name: "0007_revert_holds",
+        sql: include_str!("../migrations/0007_revert_holds.sql"),
+    },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).

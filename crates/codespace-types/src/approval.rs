@@ -44,6 +44,8 @@ words! {
         ApplyPatch = "apply_patch",
         /// `exec_command`.
         ExecCommand = "exec_command",
+        /// `operation_revert`.
+        OperationRevert = "operation_revert",
     }
 }
 

@@ -5,7 +5,9 @@
 //! started again.
 
 use codespace_policy::Action;
-use codespace_protocol::{ApprovalState, OperationResumeResult, PatchStatus};
+use codespace_protocol::{
+    ApplyPatchResult, ApprovalState, HeldTool, OperationResumeResult, PatchStatus,
+};
 use codespace_runner::{ProcError, RunnerError};
 use codespace_store::{Cas, EventName, HoldRecord, OpStatus, OperationRecord};
 
@@ -80,10 +82,14 @@ async fn restated(
     answer: Result<OperationResumeResult, GatewayError>,
 ) -> Result<OperationResumeResult, GatewayError> {
     let Ok(stored) = &answer else { return answer };
-    let Some(patch) = stored.apply_patch.as_ref().filter(|p| p.status == PatchStatus::Unknown)
-    else {
-        return answer;
+    let (tool, patch) = match (&stored.apply_patch, &stored.operation_revert) {
+        (Some(r), _) => (HeldTool::ApplyPatch, r),
+        (None, Some(r)) => (HeldTool::OperationRevert, r),
+        (None, None) => return answer,
     };
+    if patch.status != PatchStatus::Unknown {
+        return answer;
+    }
     let op = patch.operation_id.clone();
     let record = match gw.ledger.run(move |store| Ok(store.get(&op)?)).await {
         Ok(Some(record)) => record,
@@ -95,10 +101,7 @@ async fn restated(
     };
     let outcome = match crate::patch::replay(record) {
         Ok(r) if r.status == PatchStatus::Unknown => return answer,
-        Ok(r) => Outcome::Success(Box::new(OperationResumeResult {
-            apply_patch: Some(r),
-            ..stored.clone()
-        })),
+        Ok(r) => Outcome::Success(Box::new(ledgered(tool, id, r))),
         Err(GatewayError::Recorded(mut body)) => {
             body.approval_id = Some(id.to_owned());
             Outcome::Failed(*body)
@@ -135,12 +138,18 @@ async fn execute(
         Held::Patch(p) => match gw.authorized(&p.workspace_id, Action::Write) {
             Ok(_) => {
                 let resume = Resume { approval_id: id.clone(), reserved };
-                gw.apply_now(p.into(), Some(resume)).await.map(|r| OperationResumeResult {
-                    approval_id: id.clone(),
-                    state: ApprovalState::Consumed,
-                    apply_patch: Some(r),
-                    exec_command: None,
-                })
+                gw.apply_now(p.into(), Some(resume))
+                    .await
+                    .map(|r| ledgered(HeldTool::ApplyPatch, &id, r))
+            }
+            Err(e) => Err(e),
+        },
+        Held::Revert(p) => match gw.authorized(&p.workspace_id, Action::Write) {
+            Ok(_) => {
+                let resume = Resume { approval_id: id.clone(), reserved };
+                gw.apply_now(p.into(), Some(resume))
+                    .await
+                    .map(|r| ledgered(HeldTool::OperationRevert, &id, r))
             }
             Err(e) => Err(e),
         },
@@ -153,6 +162,7 @@ async fn execute(
                     state: ApprovalState::Consumed,
                     apply_patch: None,
                     exec_command: Some(r),
+                    operation_revert: None,
                 }),
                 Err(e) => Err(e),
             }
@@ -180,7 +190,7 @@ async fn execute(
 async fn reconcile(gw: &Gateway, hold: HoldRecord) -> Result<OperationResumeResult, GatewayError> {
     let id = hold.approval_id.clone();
     match (hold.tool, hold.operation_id.clone()) {
-        (codespace_protocol::HeldTool::ApplyPatch, Some(op)) => {
+        (tool @ (HeldTool::ApplyPatch | HeldTool::OperationRevert), Some(op)) => {
             let key = op.clone();
             match gw.ledger.run(move |store| Ok(store.get(&key)?)).await? {
                 // Recovery proved nothing of it is on disk: it runs again, once, under a
@@ -201,19 +211,14 @@ async fn reconcile(gw: &Gateway, hold: HoldRecord) -> Result<OperationResumeResu
                 // The ledger knows what happened (startup recovery classified it).
                 Some(record) => {
                     tracing::info!(approval_id = %id, operation_id = %op, "interrupted resume reconciled from the ledger");
-                    let outcome = crate::patch::replay(record).map(|r| OperationResumeResult {
-                        approval_id: id.clone(),
-                        state: ApprovalState::Consumed,
-                        apply_patch: Some(r),
-                        exec_command: None,
-                    });
+                    let outcome = crate::patch::replay(record).map(|r| ledgered(tool, &id, r));
                     finish(gw, &id, outcome).await
                 }
                 // The ledger proves it never began: run it now, under the reserved id.
                 None => execute(gw, hold, Some(op)).await,
             }
         }
-        (codespace_protocol::HeldTool::ApplyPatch, None) => {
+        (HeldTool::ApplyPatch | HeldTool::OperationRevert, None) => {
             let e = ambiguous(
                 &id,
                 None,
@@ -221,7 +226,7 @@ async fn reconcile(gw: &Gateway, hold: HoldRecord) -> Result<OperationResumeResu
             );
             finish(gw, &id, Err(e)).await
         }
-        (codespace_protocol::HeldTool::ExecCommand, _) => {
+        (HeldTool::ExecCommand, _) => {
             let e = ambiguous(
                 &id,
                 None,
@@ -229,6 +234,18 @@ async fn reconcile(gw: &Gateway, hold: HoldRecord) -> Result<OperationResumeResu
             );
             finish(gw, &id, Err(e)).await
         }
+    }
+}
+
+/// The resume result of a held patch or revert (both operations in the ledger).
+fn ledgered(tool: HeldTool, id: &str, r: ApplyPatchResult) -> OperationResumeResult {
+    let revert = tool == HeldTool::OperationRevert;
+    OperationResumeResult {
+        approval_id: id.to_owned(),
+        state: ApprovalState::Consumed,
+        apply_patch: (!revert).then(|| r.clone()),
+        exec_command: None,
+        operation_revert: revert.then_some(r),
     }
 }
 
@@ -272,7 +289,7 @@ async fn finish(
             Outcome::Success(result) => Ok(*result),
         },
         (Ok(Cas::Stale(_) | Cas::Missing) | Err(_), Ok(result)) => {
-            let op = result.apply_patch.map(|r| r.operation_id);
+            let op = result.apply_patch.or(result.operation_revert).map(|r| r.operation_id);
             Err(ambiguous(
                 id,
                 op,

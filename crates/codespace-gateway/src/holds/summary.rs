@@ -1,8 +1,11 @@
 //! What a held action does, in words a person can decide on: a patch's files with their
-//! change kinds and line counts, a command's argv, terminal and time limit.
+//! change kinds and line counts, a command's argv, terminal and time limit, what a revert
+//! puts back.
 
 use codespace_patch::{ChunkLine, Hunk, Patch};
-use codespace_protocol::ExecCommandParams;
+use codespace_protocol::{ExecCommandParams, OperationRevertParams};
+use codespace_store::PlannedFile;
+use codespace_types::ChangeKind;
 
 /// One line per file: `update src/a.rs (+3 -1)`, `add b.txt (+10)`, `delete c.txt`,
 /// `move x -> y (+1 -1)`.
@@ -35,6 +38,31 @@ fn file_line(hunk: &Hunk) -> String {
             }
         }
     }
+}
+
+/// `revert operation op-… in workspace ws (2 file(s)):` then one line per path put back:
+/// `restore a.txt`, `remove new.txt`, `re-create gone.txt`, `move to/x -> x`.
+pub(crate) fn revert(p: &OperationRevertParams, plan: &[PlannedFile]) -> String {
+    let verb = if p.check_only.unwrap_or(false) { "preview a revert of" } else { "revert" };
+    let mut out = format!(
+        "{verb} operation {} in workspace {} ({} file(s)):",
+        p.operation_id,
+        p.workspace_id,
+        plan.len()
+    );
+    let moved_away = |path: &str| plan.iter().any(|f| f.move_from.as_deref() == Some(path));
+    for f in plan {
+        let line = match (f.kind, &f.move_from) {
+            (ChangeKind::Move, Some(from)) => format!("move {} -> {from}", f.path),
+            (ChangeKind::Delete, _) if moved_away(&f.path) => continue,
+            (ChangeKind::Delete, _) => format!("re-create {}", f.path),
+            (ChangeKind::Add | ChangeKind::Move, _) => format!("remove {}", f.path),
+            (ChangeKind::Update, _) => format!("restore {}", f.path),
+        };
+        out.push_str("\n  ");
+        out.push_str(&line);
+    }
+    out
 }
 
 /// `run ["cargo", "test"] in workspace ws (pipes, time limit 600 s)`: the argv as JSON, so

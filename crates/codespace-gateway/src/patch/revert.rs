@@ -47,10 +47,7 @@ impl Gateway {
     ) -> Result<ApplyPatchResult, GatewayError> {
         let reg = self.authorized(&p.workspace_id, Action::Write)?;
         if reg.ws.approvals == Approvals::Confirm && !p.check_only.unwrap_or(false) {
-            return Err(GatewayError::Internal(
-                "operation_revert is not available in a workspace with approvals=confirm yet"
-                    .to_owned(),
-            ));
+            return Err(self.require_hold(crate::holds::Held::Revert(p)).await);
         }
         self.apply_now(p.into(), None).await
     }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::approvals::{Holds, append};
 use crate::support::{Client, Env, call, refused};
 
 const CRLF: &[u8] = b"first\r\nsecond\r\nthird\r\n";
@@ -240,4 +241,54 @@ async fn the_operator_reverts_with_the_cli() {
     assert_eq!(again.status.code(), Some(3), "{}", text(&again.stderr));
     assert!(text(&again.stderr).contains("OPERATION_ALREADY_REVERTED"), "{}", text(&again.stderr));
     assert_before(&root);
+}
+
+#[tokio::test]
+async fn under_confirm_a_revert_is_held_until_a_person_grants_it() {
+    let h = Holds::new();
+    let client = h.client().await;
+    let grant_and_run = |id: String| {
+        let client = &client;
+        async move {
+            let granted =
+                call(client, "approval_resolve", json!({"approval_id": id, "decision": "grant"}));
+            assert_eq!(granted.await.unwrap()["state"], "granted");
+            call(client, "operation_resume", json!({"approval_id": id})).await.unwrap()
+        }
+    };
+    let held = refused(&client, "apply_patch", append("c", "added"), "APPROVAL_REQUIRED").await;
+    let ran = grant_and_run(held["approval_id"].as_str().unwrap().to_owned()).await;
+    let op = ran["apply_patch"]["operation_id"].as_str().unwrap().to_owned();
+    assert_eq!(h.file("c"), "top\nadded\n");
+
+    // The revert is held: nothing is written, and the summary says what it puts back.
+    let args = json!({"workspace_id": "c", "operation_id": op});
+    let body = refused(&client, "operation_revert", args.clone(), "APPROVAL_REQUIRED").await;
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains(&format!("revert operation {op}")), "{message}");
+    assert!(message.contains("restore a.txt"), "{message}");
+    assert_eq!(h.file("c"), "top\nadded\n");
+    // The same request reuses its hold; a preview is never held.
+    let again = refused(&client, "operation_revert", args.clone(), "APPROVAL_REQUIRED").await;
+    assert_eq!(again["approval_id"], body["approval_id"]);
+    let mut preview = args.clone();
+    preview["check_only"] = json!(true);
+    assert_eq!(call(&client, "operation_revert", preview).await.unwrap()["status"], "checked");
+
+    // Granted and resumed: the revert runs once, and a repeat answers the same result.
+    let id = body["approval_id"].as_str().unwrap().to_owned();
+    let done = grant_and_run(id.clone()).await;
+    let reverted = &done["operation_revert"];
+    assert_eq!(reverted["status"], "applied", "{done}");
+    assert_eq!(reverted["reverts"], op.as_str(), "{done}");
+    assert!(done.get("apply_patch").is_none(), "{done}");
+    assert_eq!(h.file("c"), "top\n");
+    let repeat = call(&client, "operation_resume", json!({"approval_id": id})).await.unwrap();
+    assert_eq!(repeat["operation_revert"]["operation_id"], reverted["operation_id"]);
+    assert_eq!(h.file("c"), "top\n");
+
+    // An explicit hold takes the tool's own arguments, checked as the tool decodes them.
+    let bad = json!({"tool": "operation_revert", "arguments": {"workspace_id": "c"}});
+    refused(&client, "approval_create", bad, "INVALID_ARGUMENTS").await;
+    client.cancel().await.unwrap();
 }

@@ -32,3 +32,34 @@ fn a_command_summary_shows_the_argv_exactly() {
         r#"run ["sh","-c","echo \"hi there\""] in workspace ws (terminal, time limit 30 s)"#
     );
 }
+
+#[test]
+fn a_revert_summary_says_what_goes_back_for_each_file() {
+    use codespace_types::Version;
+    let file = |path: &str, kind: ChangeKind, move_from: Option<&str>| PlannedFile {
+        path: path.to_owned(),
+        kind,
+        before_version: Version::Absent,
+        after_version: Version::Absent,
+        move_from: move_from.map(str::to_owned),
+        before_mode: None,
+    };
+    let plan = [
+        file("a.txt", ChangeKind::Update, None),
+        file("gone.txt", ChangeKind::Delete, None),
+        file("src/x.rs", ChangeKind::Delete, None),
+        file("src/y.rs", ChangeKind::Move, Some("src/x.rs")),
+        file("new.txt", ChangeKind::Add, None),
+    ];
+    let p = OperationRevertParams {
+        workspace_id: "ws".into(),
+        operation_id: "op-1".into(),
+        operation_key: None,
+        check_only: None,
+    };
+    assert_eq!(
+        revert(&p, &plan),
+        "revert operation op-1 in workspace ws (5 file(s)):\n  restore a.txt\n  re-create \
+         gone.txt\n  move src/y.rs -> src/x.rs\n  remove new.txt"
+    );
+}
