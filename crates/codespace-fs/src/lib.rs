@@ -31,6 +31,8 @@
 //!   [`Root::version`], [`Root::version_stamped`].
 //! - `walk`: [`Root::walk`], the bounded no-follow listing, and [`Root::walk_filtered`] with
 //!   its [`WalkFilter`] hook (rule files read through [`DirFiles`]).
+//! - `dir`: [`Root::open_dir`] and its [`OpenedDir`] ([`DirListing`]): a directory opened
+//!   beneath the root for the watcher, with its identity and entries.
 //! - `cancel`: [`Cancel`], the stop flag a walk (and the runner's search) polls.
 //! - `progress`: [`Progress`], the counters a walk (and the runner's search) advances.
 //! - `write`: [`Root::create_dirs`], [`Root::write_atomic`], [`Root::remove_file`].
@@ -39,6 +41,7 @@
 //! - `pinned`: [`Root::status`] (a `codespace_types::RootStatus`) and [`Root::dir_handle`], for commands.
 
 mod cancel;
+mod dir;
 mod error;
 mod marker;
 mod meta;
@@ -53,6 +56,7 @@ mod write;
 pub use cancel::Cancel;
 /// The version type is shared with every layer above; it is defined once, in `codespace-types`.
 pub use codespace_types::{ParseVersionError, Version};
+pub use dir::{DirListing, OpenedDir};
 pub use error::{FsError, PathEscapeReason};
 pub use meta::{FileKind, FileMeta};
 pub use path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, WorkspacePath};

@@ -11,9 +11,9 @@
 //!
 //! Listing cache: the complete walk (with and without ignored files), dropped by any event
 //! that can change a listing and whole on `ResyncRequired`. A walk is kept only when no such
-//! event arrived while it ran, and not within [`SETTLE`] of a directory appearing: notify
-//! adds the new directory's watch after delivering its event, and files created before that
-//! have no events of their own.
+//! event arrived while it ran, and not within [`SETTLE`] of a directory appearing: the
+//! watcher adds the new directory's watch when it reads its event, and files created before
+//! that have no events of their own.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
-//! The workspace watcher and what it makes safe: one recursive `notify` watcher per
-//! workspace root, started lazily and best effort, whose events (`{epoch, seq, kind}`,
+//! The workspace watcher and what it makes safe: one inotify watcher per workspace root (a
+//! watch on each directory beneath it), started lazily and best effort, whose events (`{epoch, seq, kind}`,
 //! workspace-relative paths) feed a bounded change journal (the `changes` tool), a version
 //! cache and a listing cache, and any subscriber.
 //!
@@ -11,11 +11,20 @@
 //! A watcher failure never fails a file operation: the answer comes from the disk.
 //!
 //! Architecture Invariant: every file the watcher touches (its cookies, the identity
-//! stats, the hashes) is reached through `codespace_fs::Root`; notify only watches.
+//! stats, the hashes, the directories it watches) is reached through `codespace_fs::Root`.
+//!
+//! Architecture Invariant: the watcher never names a path outside the root. A watch is
+//! added only on a directory opened beneath the root with no symlink followed, and counts
+//! only once the path is checked to still name that directory; a rename or removal drops
+//! the watches beneath it before any later event is read; and an event is named only when
+//! its directory is still where it was verified, or a later record says it moved since;
+//! otherwise it is a `ResyncRequired` (see `tree` and `watcher::reader`).
 //!
 //! # Layout
-//! - `event`: [`WatchEvent`], [`EventKind`] and the classification of notify's events.
-//! - `watcher`: [`WorkspaceWatch`]: start, restart, the event handler, subscribers.
+//! - `event`: [`WatchEvent`], [`EventKind`] and what one inotify record says.
+//! - `tree`: the inotify instance and the table of watched directories.
+//! - `watcher`: [`WorkspaceWatch`]: start, restart, the event thread (`reader`), the
+//!   handler, subscribers.
 //! - `answers`: the cached `version`, `listing` and `changes`, and the cookie `sync`.
 //! - `cache`: the version and listing caches and their counters ([`CacheStats`]).
 //! - `journal`: the bounded journal and the opaque [`Cursor`].
@@ -26,6 +35,7 @@ mod cache;
 mod event;
 mod journal;
 mod subscribe;
+mod tree;
 mod watcher;
 
 pub use answers::{START_WAIT, SYNC_TIMEOUT, SyncFailure};

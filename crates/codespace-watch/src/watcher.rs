@@ -1,10 +1,10 @@
-//! [`WorkspaceWatch`]: one recursive notify watcher per workspace root, started lazily and
-//! best effort, with its epoch and sequence numbers, the journal, the caches and the
-//! subscribers it feeds, and the cookie synchronisation point.
+//! [`WorkspaceWatch`]: one inotify watcher per workspace root (a watch per directory, see
+//! `tree`), started lazily and best effort, with its epoch and sequence numbers, the
+//! journal, the caches and the subscribers it feeds, and the cookie synchronisation point.
 //!
-//! Lock order: the state mutex is never held while calling into notify (creating, watching
-//! or dropping a watcher waits on notify's event thread, which calls [`handle`] and takes
-//! the mutex).
+//! Lock order: the state mutex is never held while starting a watcher (the walk that adds
+//! the watches is long) or stopping one; the event thread (`reader`) takes it once per
+//! record, in `handler`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -13,13 +13,12 @@ use std::time::{Duration, Instant};
 
 use codespace_fs::Root;
 use codespace_types::{RootStatus, WatchState};
-use notify::event::EventKindMask;
-use notify::{RecursiveMode, Watcher as _};
 
 use crate::cache::{CacheStats, Caches};
 use crate::event::EventKind;
 use crate::journal::Journal;
 use crate::subscribe;
+use crate::tree::Tree;
 
 /// How long after a failure the next use tries a new watcher.
 pub const RETRY_AFTER: Duration = Duration::from_secs(60);
@@ -52,9 +51,9 @@ pub(crate) enum Status {
 
 pub(crate) struct Inner {
     pub(crate) status: Status,
-    /// Which notify watcher is current: events of an older one are dropped.
+    /// Which watcher is current: records of an older one are dropped.
     generation: u64,
-    watcher: Option<notify::RecommendedWatcher>,
+    watcher: Option<reader::Stopper>,
     pub(crate) epoch: u64,
     pub(crate) seq: u64,
     pub(crate) journal: Journal,
@@ -66,7 +65,7 @@ pub(crate) struct Inner {
     fail_next_spawn: bool,
     /// Test hook: how long the handler waits before handling each event.
     event_delay: Duration,
-    /// Raw events notify delivered, for tests of what is watched.
+    /// Records the kernel delivered, for tests of what is watched.
     pub(crate) raw_events: u64,
 }
 
@@ -225,13 +224,14 @@ impl WorkspaceWatch {
         self.shared.lock().event_delay = delay;
     }
 
-    /// How many raw events notify has delivered to this workspace's handler.
+    /// How many records the kernel has delivered to this workspace's handler.
     #[cfg(any(test, feature = "test-hooks"))]
     pub fn raw_events_for_tests(&self) -> u64 {
         self.shared.lock().raw_events
     }
 
-    /// Emits `ResyncRequired` as a notify error would, without stopping the watcher.
+    /// Emits `ResyncRequired` as a record that cannot be named would, without stopping the
+    /// watcher.
     #[cfg(any(test, feature = "test-hooks"))]
     pub fn force_resync(&self) {
         let mut inner = self.shared.lock();
@@ -242,9 +242,12 @@ impl WorkspaceWatch {
     #[cfg(any(test, feature = "test-hooks"))]
     pub fn overflow_for_tests(&self) {
         let generation = self.shared.lock().generation;
-        let overflow =
-            notify::Event::new(notify::EventKind::Other).set_flag(notify::event::Flag::Rescan);
-        handle(&self.shared, generation, &Ok(overflow));
+        let overflow = crate::event::Classified {
+            kinds: vec![EventKind::ResyncRequired],
+            lost: Some(crate::event::Lost::Overflow),
+            ..crate::event::Classified::default()
+        };
+        handler::deliver(&self.shared, generation, overflow);
     }
 }
 
@@ -270,17 +273,14 @@ impl Drop for WorkspaceWatch {
     }
 }
 
-/// A recursive, no-follow watcher on the root whose events reach [`handle`] tagged with
-/// `generation`.
-fn spawn_watcher(
-    shared: &Arc<Shared>,
-    generation: u64,
-) -> Result<notify::RecommendedWatcher, String> {
+/// A watcher on the root and every directory beneath it (see `tree`) whose records reach
+/// the handler tagged with `generation`.
+fn spawn_watcher(shared: &Arc<Shared>, generation: u64) -> Result<reader::Stopper, String> {
     if std::mem::take(&mut shared.lock().fail_next_spawn) {
         return Err("start failed (test hook)".to_owned());
     }
-    // notify watches by path: a root path that names another directory now would watch
-    // the wrong tree.
+    // The root descriptor is what is watched; a root path that names another directory
+    // now is reported as such rather than watched.
     match shared.root.status() {
         RootStatus::Current => {}
         RootStatus::Replaced => {
@@ -288,29 +288,15 @@ fn spawn_watcher(
         }
         RootStatus::Removed => return Err("the workspace directory was removed".to_owned()),
     }
-    let weak = Arc::downgrade(shared);
-    let handler = move |raw: notify::Result<notify::Event>| {
-        if let Some(shared) = weak.upgrade() {
-            handle(&shared, generation, &raw);
-        }
-    };
-    // Changes only: a file opened, or closed unwritten, changed nothing. Watching opens
-    // queues two events for every file a `grep` (or a build) reads: handler time taken
-    // from the reads themselves, and on a large enough tree a queue overflow, which forces
-    // a rescan of the whole tree.
-    let changes = EventKindMask::CORE | EventKindMask::ACCESS_CLOSE;
-    let config = notify::Config::default().with_follow_symlinks(false).with_event_kinds(changes);
-    let mut watcher =
-        notify::RecommendedWatcher::new(handler, config).map_err(|e| e.to_string())?;
-    watcher.watch(&shared.root_path, RecursiveMode::Recursive).map_err(|e| e.to_string())?;
-    Ok(watcher)
+    let tree = Tree::start(&shared.root)?;
+    reader::spawn(shared, generation, tree)
 }
 
 /// Installs a started watcher (or records its failure) if it is still the current one.
 fn finish_start(
     shared: &Shared,
     generation: u64,
-    result: Result<notify::RecommendedWatcher, String>,
+    result: Result<reader::Stopper, String>,
     new_epoch: bool,
 ) {
     let mut inner = shared.lock();
@@ -344,10 +330,10 @@ fn finish_start(
     shared.changed.notify_all();
 }
 
-mod handler;
+pub(crate) mod handler;
+mod reader;
 
 pub(crate) use handler::emit;
-use handler::handle;
 
 #[cfg(test)]
 #[expect(

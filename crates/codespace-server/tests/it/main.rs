@@ -61,4 +61,5 @@ mod tidy;
 mod undo;
 mod waits;
 mod watch;
+mod watch_escape;
 mod watch_renames;

@@ -1,41 +1,27 @@
-//! notify's callback: each raw event classified, numbered in the current epoch, and handed
-//! to the caches, the journal and the subscribers; events lost or the root gone stop the
-//! watcher (a new one starts on next use).
+//! The handler: each record's meaning (see `reader`) numbered in the current epoch and
+//! handed to the caches, the journal and the subscribers; events lost or the root gone stop
+//! the watcher (a new one starts on next use).
 
 use std::time::{Duration, Instant};
 
 use crate::cache::Caches;
-use crate::event::{Classified, EventKind, WatchEvent, classify};
+use crate::event::{Classified, EventKind, Lost, WatchEvent};
 use crate::watcher::{Inner, RETRY_AFTER, Shared, Status};
 
-/// notify's callback: classifies the raw event and emits what it means.
-pub(super) fn handle(shared: &Shared, generation: u64, raw: &notify::Result<notify::Event>) {
+/// Hands one record's meaning to the caches, the journal and the subscribers, if
+/// `generation` is still the current watcher; false when the reader must stop.
+pub(crate) fn deliver(shared: &Shared, generation: u64, classified: Classified) -> bool {
     let delay = shared.lock().event_delay;
     if !delay.is_zero() {
         std::thread::sleep(delay);
     }
-    let mut classified = classify(&shared.root_path, raw);
-    let arrived_dirs: Vec<&String> = classified
-        .arrived
-        .iter()
-        .filter(|p| {
-            codespace_fs::WorkspacePath::parse(p)
-                .ok()
-                .and_then(|p| shared.root.metadata(&p).ok().flatten())
-                .is_some_and(|m| m.kind == codespace_fs::FileKind::Directory)
-        })
-        .collect();
-    // A directory renamed in gets its watch after this event, like a created one; the files
-    // it brought have no events of their own, so they are listed under its new name here.
-    classified.new_directory |= !arrived_dirs.is_empty();
-    let brought: Vec<EventKind> =
-        arrived_dirs.into_iter().flat_map(|d| files_beneath(&shared.root, d)).collect();
     let mut inner = shared.lock();
     inner.raw_events += 1;
     if inner.generation != generation {
-        return;
+        return false;
     }
-    let Classified { kinds, new_directory, metadata, root_gone, cookies, arrived: _ } = classified;
+    let Classified { kinds, new_directory, metadata, cookies, lost } = classified;
+    let go_on = lost.is_none();
     let mut signal = false;
     for cookie in cookies {
         if let Some(seen) = inner.cookies.get_mut(&cookie) {
@@ -46,7 +32,7 @@ pub(super) fn handle(shared: &Shared, generation: u64, raw: &notify::Result<noti
     if new_directory {
         inner.caches.directory_appeared(Instant::now());
     }
-    for kind in kinds.into_iter().chain(brought) {
+    for kind in kinds {
         if !matches!(inner.status, Status::Running | Status::Starting) {
             break;
         }
@@ -55,20 +41,18 @@ pub(super) fn handle(shared: &Shared, generation: u64, raw: &notify::Result<noti
     }
     // Events were lost (an overflow or an error) or the root went away: this watcher
     // cannot vouch for anything any more. A new one starts on next use.
-    let lost = match raw {
-        Err(e) => Some((format!("notify reported an error: {e}"), RETRY_AFTER)),
-        Ok(ev) if ev.need_rescan() => {
-            Some(("the event queue overflowed".to_owned(), Duration::ZERO))
-        }
-        Ok(_) if root_gone => {
-            Some(("the workspace root was moved or removed".to_owned(), RETRY_AFTER))
-        }
-        Ok(_) => None,
-    };
-    let old = lost.and_then(|(reason, retry)| {
+    let old = lost.and_then(|lost| {
+        let (reason, retry) = match lost {
+            Lost::Overflow => ("the event queue overflowed", Duration::ZERO),
+            Lost::RootGone => ("the workspace root was moved or removed", RETRY_AFTER),
+            Lost::ReadFailed => ("reading the event queue failed", RETRY_AFTER),
+            Lost::WatchFailed => {
+                ("a directory could not be watched: the inotify watch limit", RETRY_AFTER)
+            }
+        };
         tracing::warn!(root = %shared.root_path.display(), %reason, "workspace watcher stopped; caches are off");
         inner.caches.clear();
-        inner.status = Status::Failed { reason, retry_at: Instant::now() + retry };
+        inner.status = Status::Failed { reason: reason.to_owned(), retry_at: Instant::now() + retry };
         inner.generation += 1;
         signal = true;
         inner.watcher.take()
@@ -77,39 +61,9 @@ pub(super) fn handle(shared: &Shared, generation: u64, raw: &notify::Result<noti
     if signal {
         shared.changed.notify_all();
     }
-    // Dropping a watcher only sends its event thread a message: safe from that thread.
+    // Dropping the stopper from the reader's own thread only raises its flag.
     drop(old);
-}
-
-/// Entries a walk of a directory that arrived by rename may read before it gives up (and
-/// asks for a resync instead).
-const BROUGHT_MAX_ENTRIES: usize = 10_000;
-
-/// A `Create` for every file beneath `dir`, or a resync when they cannot all be listed.
-fn files_beneath(root: &codespace_fs::Root, dir: &str) -> Vec<EventKind> {
-    let limits =
-        codespace_fs::WalkLimits { max_entries: BROUGHT_MAX_ENTRIES, ..Default::default() };
-    match root.walk_filtered(&limits, &mut Beneath(format!("{dir}/"))) {
-        Ok(walk) if !walk.incomplete => {
-            walk.files.into_iter().map(|path| EventKind::Create { path }).collect()
-        }
-        Ok(_) | Err(_) => vec![EventKind::ResyncRequired],
-    }
-}
-
-/// A walk filter that opens only the directories on the way to a prefix and beneath it.
-struct Beneath(String);
-
-impl codespace_fs::WalkFilter for Beneath {
-    type Dir = ();
-
-    fn enter(&mut self, _: Option<&()>, _: &str, _: &codespace_fs::DirFiles<'_>) {}
-
-    fn skip(&self, (): &(), path: &str, is_dir: bool) -> bool {
-        let beneath = path.starts_with(&self.0);
-        let on_the_way = is_dir && self.0.starts_with(&format!("{path}/"));
-        !(beneath || on_the_way)
-    }
+    go_on
 }
 
 /// What an event means for the caches.

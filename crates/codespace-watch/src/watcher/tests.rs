@@ -233,3 +233,29 @@ fn a_listing_waits_for_late_events_through_the_cookie() {
         assert!(now.files.contains(&name), "{name} missing from {:?}", now.files);
     }
 }
+
+/// A watched directory renamed out of the root: what happens in it afterwards is never
+/// named, and a symlink to it put in its place is not followed.
+#[test]
+fn a_directory_moved_out_of_the_root_is_never_named_again() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (ws, outside) = (scratch.path().join("ws"), scratch.path().join("outside"));
+    std::fs::create_dir_all(ws.join("d")).unwrap();
+    let w = running(&ws);
+    let sub = w.subscribe();
+    std::fs::write(ws.join("d/before.txt"), "x").unwrap();
+    until(&sub, |k| matches!(k, EventKind::Create { path } if path == "d/before.txt"));
+    std::fs::rename(ws.join("d"), &outside).unwrap();
+    until(&sub, |k| matches!(k, EventKind::Remove { path } if path == "d"));
+    std::os::unix::fs::symlink(&outside, ws.join("d")).unwrap();
+    until(&sub, |k| matches!(k, EventKind::Create { path } if path == "d"));
+    std::fs::write(outside.join("after.txt"), "secret").unwrap();
+    std::fs::write(ws.join("marker"), "x").unwrap();
+    loop {
+        let ev = sub.recv_timeout(WAIT).unwrap();
+        match ev.kind {
+            EventKind::Create { path } if path == "marker" => break,
+            kind => assert!(!format!("{kind:?}").contains("after"), "{kind:?}"),
+        }
+    }
+}
