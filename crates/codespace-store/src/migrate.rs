@@ -49,6 +49,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0007_revert_holds",
         sql: include_str!("../migrations/0007_revert_holds.sql"),
     },
+    Migration {
+        version: 8,
+        name: "0008_undo_bytes",
+        sql: include_str!("../migrations/0008_undo_bytes.sql"),
+    },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).

@@ -121,6 +121,9 @@ impl Store {
             for (ordinal, bytes) in undo {
                 insert.execute(params![draft.operation_id, *ordinal as i64, bytes])?;
             }
+            let total: usize = undo.iter().map(|(_, b)| b.len()).sum();
+            conn.prepare_cached("UPDATE operations SET undo_bytes = ?2 WHERE operation_id = ?1")?
+                .execute(params![draft.operation_id, total as i64])?;
             Ok(None)
         })
     }

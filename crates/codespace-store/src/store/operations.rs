@@ -90,8 +90,7 @@ pub(super) fn close_row(
     // revert, until the retention bound drops it); for any other outcome it is no longer
     // needed (what a result preserves was written out to the undo directory first).
     if status != OpStatus::Finished(PatchStatus::Applied) {
-        conn.prepare_cached("DELETE FROM operation_undo WHERE operation_id = ?1")?
-            .execute(params![operation_id])?;
+        drop_undo(conn, operation_id)?;
     }
     settle_revert(conn, operation_id, status)
 }
@@ -109,10 +108,7 @@ fn settle_revert(
         .query_row(params![operation_id], |row| row.get(0))?;
     let Some(target) = target else { return Ok(()) };
     match status {
-        OpStatus::Finished(PatchStatus::Applied) => {
-            conn.prepare_cached("DELETE FROM operation_undo WHERE operation_id = ?1")?
-                .execute(params![target])?;
-        }
+        OpStatus::Finished(PatchStatus::Applied) => drop_undo(conn, &target)?,
         OpStatus::Finished(PatchStatus::Unknown) | OpStatus::Pending | OpStatus::Applying => {}
         OpStatus::Finished(
             PatchStatus::Checked
@@ -127,6 +123,16 @@ fn settle_revert(
             .execute(params![target, operation_id])?;
         }
     }
+    Ok(())
+}
+
+/// Drops the old content the ledger keeps for `operation_id`, inside the caller's
+/// transaction.
+pub(super) fn drop_undo(conn: &Connection, operation_id: &str) -> Result<(), StoreError> {
+    conn.prepare_cached("DELETE FROM operation_undo WHERE operation_id = ?1")?
+        .execute(params![operation_id])?;
+    conn.prepare_cached("UPDATE operations SET undo_bytes = 0 WHERE operation_id = ?1")?
+        .execute(params![operation_id])?;
     Ok(())
 }
 

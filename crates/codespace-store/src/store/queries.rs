@@ -13,8 +13,7 @@ use crate::model::{OperationRecord, UndoKept};
 
 const SELECT_OPERATION: &str = "SELECT operation_id, operation_key, workspace_id, fingerprint, \
      status, result_json, created_at, finished_at, reverts, reverted_by, undo_pruned_at, \
-     (SELECT coalesce(sum(length(content)), 0) FROM operation_undo u \
-      WHERE u.operation_id = operations.operation_id) FROM operations";
+     undo_bytes FROM operations";
 
 impl Store {
     /// The operation with this id, or `Ok(None)` when there is none.

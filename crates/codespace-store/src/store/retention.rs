@@ -7,6 +7,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::Store;
+use super::operations::drop_undo;
 use crate::error::StoreError;
 use crate::model::Retention;
 
@@ -15,6 +16,8 @@ use crate::model::Retention;
 struct Kept {
     operation_id: String,
     finished_at: i64,
+    /// Insertion order, which settles operations finished within the same second.
+    rowid: i64,
     bytes: u64,
     /// Marked pruned already (a crash came between the mark and the directory's removal).
     pruned: bool,
@@ -27,29 +30,35 @@ impl Store {
     pub fn prune_undo(&self, now: i64) -> Result<Vec<(String, u64)>, StoreError> {
         let retention: Retention = self.retention();
         let mut kept = self.kept_records()?;
-        kept.sort_by(|a, b| {
-            (a.finished_at, &a.operation_id).cmp(&(b.finished_at, &b.operation_id))
-        });
+        kept.sort_by_key(|k| (k.finished_at, k.rowid));
         let cutoff = now.saturating_sub(i64::try_from(retention.max_age_secs).unwrap_or(i64::MAX));
         let mut total: u64 = kept.iter().map(|k| k.bytes).sum();
         let mut pruned = Vec::new();
         for k in kept {
-            if !(k.pruned || k.finished_at < cutoff || total > retention.max_bytes) {
-                continue;
+            if k.pruned || k.finished_at < cutoff || total > retention.max_bytes {
+                total = total.saturating_sub(k.bytes);
+                pruned.push((k.operation_id, k.bytes));
             }
-            self.write(|conn| {
-                conn.prepare_cached("DELETE FROM operation_undo WHERE operation_id = ?1")?
-                    .execute(params![k.operation_id])?;
+        }
+        if pruned.is_empty() {
+            return Ok(pruned);
+        }
+        // Marked and dropped from the ledger in one commit, then from the undo directory (a
+        // crash between the two leaves entries of operations marked pruned: the next call
+        // drops them).
+        self.write(|conn| {
+            for (op, _) in &pruned {
+                drop_undo(conn, op)?;
                 conn.prepare_cached(
                     "UPDATE operations SET undo_pruned_at = coalesce(undo_pruned_at, ?2) \
                      WHERE operation_id = ?1 AND finished_at IS NOT NULL",
                 )?
-                .execute(params![k.operation_id, now])?;
-                Ok(())
-            })?;
-            self.undo().discard(&k.operation_id, &[])?;
-            total = total.saturating_sub(k.bytes);
-            pruned.push((k.operation_id, k.bytes));
+                .execute(params![op, now])?;
+            }
+            Ok(())
+        })?;
+        for (op, _) in &pruned {
+            self.undo().discard(op, &[])?;
         }
         Ok(pruned)
     }
@@ -57,38 +66,38 @@ impl Store {
     /// Every finished operation's undo record, in the ledger and in the undo directory.
     fn kept_records(&self) -> Result<Vec<Kept>, StoreError> {
         let mut kept: Vec<Kept> = self.read(|conn| {
+            // From the index of the operations that keep something, never the content.
             let mut statement = conn.prepare_cached(
-                "SELECT o.operation_id, o.finished_at, sum(length(u.content)), \
-                 o.undo_pruned_at IS NOT NULL \
-                 FROM operation_undo u JOIN operations o ON o.operation_id = u.operation_id \
-                 WHERE o.finished_at IS NOT NULL GROUP BY o.operation_id",
+                "SELECT operation_id, finished_at, rowid, undo_bytes, undo_pruned_at IS NOT NULL \
+                 FROM operations WHERE undo_bytes > 0 AND finished_at IS NOT NULL",
             )?;
             let rows = statement.query_map([], |row| {
                 Ok(Kept {
                     operation_id: row.get(0)?,
                     finished_at: row.get(1)?,
-                    bytes: u64::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
-                    pruned: row.get(3)?,
+                    rowid: row.get(2)?,
+                    bytes: u64::try_from(row.get::<_, i64>(3)?).unwrap_or(0),
+                    pruned: row.get(4)?,
                 })
             })?;
             rows.collect::<Result<Vec<_>, _>>().map_err(StoreError::from)
         })?;
         for op in self.undo().operations()? {
-            let finished: Option<(Option<i64>, bool)> = self.read(|conn| {
+            let finished: Option<(Option<i64>, i64, bool)> = self.read(|conn| {
                 Ok(conn
                     .prepare_cached(
-                        "SELECT finished_at, undo_pruned_at IS NOT NULL FROM operations \
+                        "SELECT finished_at, rowid, undo_pruned_at IS NOT NULL FROM operations \
                          WHERE operation_id = ?1",
                     )?
-                    .query_row(params![op], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .query_row(params![op], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
                     .optional()?)
             })?;
             // No row yet, or unfinished: its content may still be needed.
-            let Some((Some(finished_at), pruned)) = finished else { continue };
+            let Some((Some(finished_at), rowid, pruned)) = finished else { continue };
             let bytes = self.undo().bytes(&op)?;
             match kept.iter_mut().find(|k| k.operation_id == op) {
                 Some(k) => k.bytes += bytes,
-                None => kept.push(Kept { operation_id: op, finished_at, bytes, pruned }),
+                None => kept.push(Kept { operation_id: op, finished_at, rowid, bytes, pruned }),
             }
         }
         Ok(kept)
