@@ -9,6 +9,7 @@
 #![deny(clippy::wildcard_enum_match_arm, clippy::match_wildcard_for_single_variants)]
 
 use codespace_files::{FilesError, PlanFailure};
+use codespace_patch::BoundedDiff;
 use codespace_policy::Denial;
 use codespace_protocol::{ApprovalState, ErrorBody, ErrorCode, HeldTool, PatchStatus};
 use codespace_runner::ProcError;
@@ -60,7 +61,13 @@ pub enum GatewayError {
     #[error("expected_versions[{path:?}] = {value:?} is not a version (sha256:<64 hex> or absent)")]
     BadExpectedVersion { path: String, value: String },
     #[error("{path:?} is {actual}, expected_versions says {expected}: nothing was written")]
-    VersionConflict { path: String, expected: Version, actual: Version },
+    /// `diff`: from the expected content to the file now, when the server still knew it.
+    VersionConflict {
+        path: String,
+        expected: Version,
+        actual: Version,
+        diff: Option<Box<BoundedDiff>>,
+    },
     #[error(
         "operation_key was already used in this workspace for a different request (operation {operation_id})"
     )]

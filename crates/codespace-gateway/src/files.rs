@@ -56,6 +56,10 @@ impl Gateway {
         let byte_count = w.data.len() as u64;
         let end = offset.saturating_add(byte_count);
         let truncated = end < w.file_size;
+        if offset == 0 && !truncated {
+            // The whole file: what a later VERSION_CONFLICT against this version diffs from.
+            self.seen.remember(&p.workspace_id, &shown, w.version, &w.data);
+        }
         let (content, content_lossy) = crate::text_of(w.data);
         Ok(ReadResult {
             path: shown,

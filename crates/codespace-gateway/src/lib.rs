@@ -15,6 +15,7 @@ mod lease;
 mod ledger;
 mod patch;
 mod process;
+mod seen;
 mod waits;
 mod work;
 mod workspaces;
@@ -71,6 +72,9 @@ pub struct Gateway {
     recordings: Arc<tokio::sync::RwLock<()>>,
     /// The last coordination hint per workspace and work, while the ledger is unchanged.
     hints: work::Hints,
+    /// Whole-file content returned by `read` or written by a patch, what a conflict diffs
+    /// from.
+    seen: Arc<seen::Seen>,
 }
 
 impl Gateway {
@@ -98,6 +102,7 @@ impl Gateway {
             decisions: tokio::sync::Notify::new(),
             recordings: Arc::default(),
             hints: work::Hints::default(),
+            seen: Arc::default(),
         }
     }
 

@@ -10,6 +10,7 @@
 //!   record, planned as a transaction like any patch.
 //! - `transaction`: everything after the lease, and a runner answer lost on its socket.
 
+mod conflict;
 mod operations;
 mod recover;
 mod revert;
@@ -199,9 +200,9 @@ impl Gateway {
 
     /// The transaction on the blocking pool.
     async fn transact(&self, p: Request, reserved: Option<String>) -> Transacted {
-        let runner = Arc::clone(&self.runner);
+        let (runner, seen) = (Arc::clone(&self.runner), Arc::clone(&self.seen));
         self.ledger
-            .run(move |store| Ok(transaction::transaction(&runner, store, p, reserved)))
+            .run(move |store| Ok(transaction::transaction(&runner, store, &seen, p, reserved)))
             .await
             .unwrap_or_else(|e| Transacted { result: Err(e), settled: true, finish: None })
     }

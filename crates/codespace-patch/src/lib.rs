@@ -6,6 +6,9 @@
 //! a path cannot be a file and a directory within one patch, and everything is checked before
 //! the caller writes anything (all-or-nothing).
 //!
+//! [`bounded_diff`] shows a stale caller what changed in a file since the version it
+//! expected.
+//!
 //! No I/O happens here. The caller answers `lookup` (validating each path: escapes, symlinks,
 //! special files) and then writes the [`Plan`]'s changes, which are independent of each other.
 //!
@@ -26,6 +29,7 @@
 //! ```
 
 mod diagnose;
+mod diff;
 mod error;
 mod model;
 mod parse;
@@ -35,6 +39,7 @@ mod seek;
 mod update;
 
 pub use diagnose::{Nearest, TokenChange};
+pub use diff::{BoundedDiff, MAX_DIFF_INPUT_BYTES, bounded_diff};
 pub use error::{ErrorKind, Operation, PatchError, PlanError};
 pub use model::{ChunkLine, Hunk, Patch, UpdateChunk};
 pub use parse::parse;

@@ -119,8 +119,8 @@ error_codes! {
         next: "Pick another destination, or delete it in a separate step first.",
     }
     VersionConflict = "VERSION_CONFLICT" {
-        meaning: "A file's current version differs from expected_versions, or (operation_revert) from what the operation left; nothing was written. conflicts lists every such file.",
-        next: "Read the file again and produce a new patch; never force the old one. For a revert, undo the later changes first, or write the old content with a patch of your own.",
+        meaning: "A file's current version differs from expected_versions, or (operation_revert) from what the operation left; nothing was written. conflicts lists every such file, with a bounded unified diff from the expected content to the file now when the server still knows that content.",
+        next: "Redo the patch on the current content (conflicts[].diff shows what changed since the expected version; without it, read the file again); never force the old one. For a revert, undo the later changes first, or write the old content with a patch of your own.",
     }
     OperationKeyConflict = "OPERATION_KEY_CONFLICT" {
         meaning: "The operation_key was already used in this workspace for a different request.",
@@ -254,8 +254,8 @@ pub struct ErrorBody {
     /// The confirmation hold the refusal is about (`APPROVAL_*` codes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
-    /// `VERSION_CONFLICT` of a revert: every file that no longer holds what the operation
-    /// left.
+    /// `VERSION_CONFLICT`: every file that is not at the version the call needs (for a
+    /// revert, every file that no longer holds what the operation left).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<Conflict>,
     /// Why a patch was refused, one of a closed set (the README lists each with the next
@@ -284,6 +284,14 @@ pub struct Conflict {
     pub expected: crate::Version,
     /// The version on the disk now.
     pub actual: crate::Version,
+    /// A unified diff from the expected content to the file now (at most 16 KiB), when the
+    /// server still knows the expected content: whole-file content it returned from `read`
+    /// or wrote, or the undo record of one of its own operations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// The diff was cut at its bound.
+    #[serde(default, skip_serializing_if = "crate::is_false")]
+    pub diff_truncated: bool,
 }
 
 impl ErrorBody {

@@ -181,6 +181,10 @@ ops! {
     /// The version of one path on the disk, never from a cache.
     blocking VersionNow { ws: String, path: WorkspacePath }
         -> Result<Version, RunnerError>, wait(_) = NOW;
+    /// The first `limit` bytes of one path on the disk with the whole file's version, never
+    /// from a cache: what a version conflict's diff goes to.
+    blocking ReadNow { ws: String, path: WorkspacePath, limit: usize }
+        -> Result<Window, RunnerError>, wait(_) = NOW;
     /// Removes what an interrupted write may have left beside `paths` (best effort).
     blocking ClearTempFiles { ws: String, paths: Vec<String> }
         -> Result<(), RunnerError>, wait(_) = NOW;

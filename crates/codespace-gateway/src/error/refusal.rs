@@ -5,7 +5,7 @@
 
 use codespace_files::{LookupError, PlanFailure};
 use codespace_patch::{PatchError, PlanError};
-use codespace_protocol::{ErrorBody, ErrorCode, Nearest, RefusalReason, TokenChange};
+use codespace_protocol::{Conflict, ErrorBody, ErrorCode, Nearest, RefusalReason, TokenChange};
 use codespace_runner::FsError;
 
 use super::{GatewayError, RevertRefusal, fs_code, fs_path};
@@ -39,8 +39,17 @@ pub(super) fn describe(e: &GatewayError, body: &mut ErrorBody) {
                 })
             });
         }
-        GatewayError::VersionConflict { .. }
-        | GatewayError::Revert(RevertRefusal::Changed { .. }) => {
+        GatewayError::VersionConflict { path, expected, actual, diff } => {
+            body.reason = Some(RefusalReason::VersionConflict);
+            body.conflicts = vec![Conflict {
+                path: path.clone(),
+                expected: *expected,
+                actual: *actual,
+                diff: diff.as_ref().map(|d| d.text.clone()),
+                diff_truncated: diff.as_ref().is_some_and(|d| d.truncated),
+            }];
+        }
+        GatewayError::Revert(RevertRefusal::Changed { .. }) => {
             body.reason = Some(RefusalReason::VersionConflict);
         }
         GatewayError::BadExpectedVersion { .. } => {

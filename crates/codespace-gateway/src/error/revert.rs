@@ -1,6 +1,7 @@
 //! [`RevertRefusal`]: why `operation_revert` wrote nothing, and each reason's wire code.
 
 use codespace_files::Changed;
+use codespace_patch::BoundedDiff;
 use codespace_protocol::{Conflict, ErrorCode, PatchStatus};
 
 /// Why an operation cannot be reverted.
@@ -19,9 +20,9 @@ pub enum RevertRefusal {
     /// The undo record is gone.
     #[error("{}", pruned(operation_id, *at))]
     Pruned { operation_id: String, at: Option<i64> },
-    /// Files changed since the operation.
+    /// Files changed since the operation; `diffs` (by index, when known) show how.
     #[error("{}", changed(operation_id, files))]
-    Changed { operation_id: String, files: Vec<Changed> },
+    Changed { operation_id: String, files: Vec<Changed>, diffs: Vec<Option<BoundedDiff>> },
 }
 
 impl super::GatewayError {
@@ -66,9 +67,19 @@ impl RevertRefusal {
     /// Every file that changed, for the body's `conflicts`.
     pub(crate) fn conflicts(&self) -> Vec<Conflict> {
         match self {
-            RevertRefusal::Changed { files, .. } => files
+            RevertRefusal::Changed { files, diffs, .. } => files
                 .iter()
-                .map(|c| Conflict { path: c.path.clone(), expected: c.expected, actual: c.actual })
+                .enumerate()
+                .map(|(i, c)| {
+                    let diff = diffs.get(i).and_then(Option::as_ref);
+                    Conflict {
+                        path: c.path.clone(),
+                        expected: c.expected,
+                        actual: c.actual,
+                        diff: diff.map(|d| d.text.clone()),
+                        diff_truncated: diff.is_some_and(|d| d.truncated),
+                    }
+                })
                 .collect(),
             RevertRefusal::NotApplied { .. }
             | RevertRefusal::AlreadyReverted { .. }

@@ -151,6 +151,7 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
         ),
         (
             GatewayError::VersionConflict {
+                diff: None,
                 path: "a".to_owned(),
                 expected: Version::Absent,
                 actual: Version::of_bytes(b"a"),
@@ -250,6 +251,7 @@ fn revert_rows() -> Vec<(GatewayError, ErrorCode)> {
             GatewayError::Revert(RevertRefusal::Changed {
                 operation_id: op(),
                 files: vec![changed],
+                diffs: vec![],
             }),
             ErrorCode::VersionConflict,
         ),

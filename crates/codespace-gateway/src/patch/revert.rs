@@ -117,6 +117,7 @@ pub(super) fn prepare(
         RevertPlan::Changed(files) => Err(GatewayError::Revert(RevertRefusal::Changed {
             operation_id: target.to_owned(),
             files,
+            diffs: vec![],
         })),
     }
 }

@@ -13,7 +13,9 @@ use codespace_runner::{PrepareError, Runner, RunnerError, Transport, WorkspacePa
 use codespace_store::{Draft, Drafted, OpStatus, PlannedFile, Store};
 use codespace_types::Version;
 
+use super::conflict::with_diffs;
 use super::{Recorded, changes_of, fingerprint, replay, revert, undo};
+use crate::seen::{SEEN_MAX_ENTRY_BYTES, Seen};
 use crate::{GatewayError, now};
 
 /// What a transaction plans: a patch against the disk, or a revert of an applied operation
@@ -101,11 +103,12 @@ impl Finish {
 pub(super) fn transaction(
     runner: &Runner,
     store: &Arc<Store>,
+    seen: &Seen,
     p: Request,
     reserved: Option<String>,
 ) -> Transacted {
     let done = |result| Transacted { result, settled: true, finish: None };
-    match decide(runner, store, p, reserved) {
+    match decide(runner, store, seen, p, reserved) {
         Ok(Decided::Now(result)) => done(result),
         Ok(Decided::Later(finish)) => {
             Transacted { result: Ok(finish.result.clone()), settled: true, finish: Some(finish) }
@@ -135,6 +138,7 @@ enum Undecided {
 fn decide(
     runner: &Runner,
     store: &Arc<Store>,
+    seen: &Seen,
     p: Request,
     reserved: Option<String>,
 ) -> Result<Decided, Undecided> {
@@ -152,7 +156,7 @@ fn decide(
             })));
         }
     };
-    let outcome = match run(runner, store, &draft, &p) {
+    let outcome = match run(runner, store, seen, &draft, &p) {
         Ran::Done(outcome) => outcome,
         Ran::Unrecorded(e) => return Err(Undecided::Unrecorded(e)),
         Ran::Uncertain(result, still_running) => {
@@ -240,21 +244,28 @@ enum Ran {
     Uncertain(ApplyPatchResult, bool),
 }
 
-/// The plan's writes: the patch planned against the disk, or the revert's.
-fn prepare(runner: &Runner, store: &Store, p: &Request) -> Result<Vec<PlannedWrite>, GatewayError> {
-    match &p.source {
+/// The plan's writes: the patch planned against the disk, or the revert's. A conflict
+/// shows what changed since the expected version, when the server still knows it.
+fn prepare(
+    runner: &Runner,
+    store: &Store,
+    seen: &Seen,
+    p: &Request,
+) -> Result<Vec<PlannedWrite>, GatewayError> {
+    let planned = match &p.source {
         Source::Patch { patch, expected: versions } => {
             let expected = expected(versions)?;
             let prepare = ops::Prepare { ws: p.ws.clone(), patch: patch.clone(), expected };
             runner.run_blocking(prepare).map_err(GatewayError::from)
         }
         Source::Revert { target } => revert::prepare(runner, store, &p.ws, target),
-    }
+    };
+    planned.map_err(|e| with_diffs(e, runner, store, seen, &p.ws))
 }
 
-fn run(runner: &Runner, store: &Store, draft: &Draft, p: &Request) -> Ran {
+fn run(runner: &Runner, store: &Store, seen: &Seen, draft: &Draft, p: &Request) -> Ran {
     let ws = p.ws.as_str();
-    let writes = match prepare(runner, store, p) {
+    let writes = match prepare(runner, store, seen, p) {
         Ok(writes) => writes,
         // Nothing is durable and nothing was written: a retry under this key runs afresh.
         Err(e @ GatewayError::Runner(RunnerError::Transport(_))) => return Ran::Unrecorded(e),
@@ -299,13 +310,24 @@ fn run(runner: &Runner, store: &Store, draft: &Draft, p: &Request) -> Ran {
         Ok(Some(known)) => return Ran::Raced(known),
         Err(e) => return Ran::Done(Err(e.into())),
     }
+    let written: Vec<(String, Vec<u8>)> = writes
+        .iter()
+        .filter_map(|w| Some((w.path.as_str().to_owned(), w.after.clone()?)))
+        .filter(|(_, after)| after.len() <= SEEN_MAX_ENTRY_BYTES)
+        .collect();
     let applied = match runner.run_blocking(ops::Apply { ws: ws.to_owned(), writes }) {
         Ok(outcome) => outcome,
         Err(RunnerError::Transport(t)) => return lost_write(result, &t),
         Err(e) => return Ran::Done(Err(e.into())),
     };
     match applied {
-        ApplyOutcome::Applied => result.status = PatchStatus::Applied,
+        ApplyOutcome::Applied => {
+            result.status = PatchStatus::Applied;
+            // What the caller now holds as each file's after_version, for a later conflict.
+            for (path, after) in &written {
+                seen.remember(ws, path, Version::of_bytes(after), after);
+            }
+        }
         ApplyOutcome::RolledBack { failure } => {
             result.status = PatchStatus::FailedRolledBack;
             result.failure = Some(failure);
@@ -363,7 +385,7 @@ impl From<PrepareError> for GatewayError {
     fn from(e: PrepareError) -> Self {
         match e {
             PrepareError::VersionConflict { path, expected, actual } => {
-                GatewayError::VersionConflict { path, expected, actual }
+                GatewayError::VersionConflict { path, expected, actual, diff: None }
             }
             PrepareError::Plan(e) => GatewayError::Patch(e),
             PrepareError::Runner(e) => e.into(),

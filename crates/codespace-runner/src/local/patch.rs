@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use codespace_fs::{FsError, Root, Version, WorkspacePath};
+use codespace_fs::{FsError, Root, Version, Window, WorkspacePath};
 
 use super::LocalRunner;
 use crate::ops::{self, RunBlocking};
@@ -102,6 +102,15 @@ impl RunBlocking<ops::VersionNow> for LocalRunner {
     /// The version of one path on the disk, never from a cache.
     fn run_blocking(&self, job: ops::VersionNow) -> Result<Version, RunnerError> {
         Ok(self.opened(&job.ws)?.root.version(&job.path)?)
+    }
+}
+
+impl RunBlocking<ops::ReadNow> for LocalRunner {
+    /// The first `limit` bytes of one path on the disk, never from a cache.
+    fn run_blocking(&self, job: ops::ReadNow) -> Result<Window, RunnerError> {
+        let root = &self.opened(&job.ws)?.root;
+        let opened = root.open_regular(&job.path)?;
+        Ok(Root::read_opened(opened, &job.path, 0, job.limit)?)
     }
 }
 

@@ -33,7 +33,7 @@ const PURE: &[(&str, &[&str])] = &[
         "codespace-policy",
         &["codespace-types", "serde", "serde_json", "serde_path_to_error", "thiserror"],
     ),
-    ("codespace-patch", &["codespace-types", "serde", "thiserror"]),
+    ("codespace-patch", &["codespace-types", "serde", "similar", "thiserror"]),
     ("codespace-types", &["hex", "schemars", "serde", "sha2", "thiserror"]),
 ];
 

@@ -20,6 +20,7 @@ mod browser;
 mod cdp;
 mod cli;
 mod commands;
+mod conflicts;
 mod contract;
 mod docs;
 mod elicitation;
