@@ -1,5 +1,5 @@
 //! The operator's settings of a workspace, as the registry spells them and `workspace_info`
-//! reports them: [`Profile`], [`Approvals`], [`EnvironmentKind`], [`SandboxSetting`] and
+//! reports them: [`Profile`], [`Approvals`], [`Approvers`], [`EnvironmentKind`], [`SandboxSetting`] and
 //! [`NetworkPolicy`]. The registry decodes them, the gateway reports them, the sandbox
 //! enforces the network one; each is this one type all the way.
 
@@ -33,6 +33,19 @@ words! {
         Off = "off",
         /// Patches and commands wait in a confirmation hold until granted and resumed.
         Confirm = "confirm",
+    }
+}
+
+words! {
+    /// Who may answer the workspace's confirmation holds (the operator's `approvers`).
+    #[derive(Default)]
+    pub enum Approvers {
+        /// The person (the /inbox page, the CLI, the client's prompt) or the agent itself
+        /// over MCP (`approval_resolve`): a hold lets a person look, it keeps no one out.
+        #[default]
+        AgentOrPerson = "agent-or-person",
+        /// Only a person: `approval_resolve` over MCP is refused.
+        Person = "person",
     }
 }
 

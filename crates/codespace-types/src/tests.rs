@@ -40,6 +40,7 @@ fn every_word_agrees_with_itself() {
     check!(
         Profile,
         Approvals,
+        Approvers,
         EnvironmentKind,
         SandboxSetting,
         NetworkPolicy,
@@ -58,7 +59,8 @@ fn every_word_agrees_with_itself() {
         IntentState,
         Delivery,
         IntentKind,
-        LineDifference
+        LineDifference,
+        IntentAuthor
     );
 }
 

@@ -83,3 +83,16 @@ words! {
         StopNotice = "stop_notice",
     }
 }
+
+words! {
+    /// Who wrote an instruction, as the ledger records it and the agent and the page see it.
+    pub enum IntentAuthor {
+        /// The person, on the server's `/inbox` (the page or its API) with the person token.
+        PersonInbox = "person-inbox",
+        /// The person, with `codespace instructions add` on the ledger.
+        PersonCli = "person-cli",
+        /// Written before authors were recorded, when `/inbox` took the MCP bearer token:
+        /// the person or the agent.
+        Unrecorded = "unrecorded",
+    }
+}
