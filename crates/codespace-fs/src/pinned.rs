@@ -1,5 +1,6 @@
 //! What the pinned root descriptor offers beyond file operations: whether the registered
-//! path still names it, and a duplicate of it for a command's working directory.
+//! path still names it, its identity, and a duplicate of it for a command's working
+//! directory.
 
 use std::os::fd::OwnedFd;
 
@@ -22,6 +23,14 @@ impl Root {
             }
             _ => RootStatus::Replaced,
         }
+    }
+
+    /// The pinned directory's identity: its device and inode, as opened. A hold records it,
+    /// and runs only where the workspace's root is still that directory.
+    pub fn identity(&self) -> Result<(u64, u64), FsError> {
+        let st =
+            rustix::fs::fstat(self.fd()).map_err(|errno| from_errno(errno, ".", "stat root"))?;
+        Ok((st.st_dev, st.st_ino))
     }
 
     /// A close-on-exec duplicate of the pinned `O_PATH` descriptor, for a process
@@ -48,6 +57,8 @@ mod tests {
         std::fs::create_dir(&path).unwrap();
         let root = Root::open(&path).unwrap();
         assert_eq!(root.status(), RootStatus::Current);
+        let st = rustix::fs::stat(&path).unwrap();
+        assert_eq!(root.identity().unwrap(), (st.st_dev, st.st_ino));
         let handle = root.dir_handle().unwrap();
         let moved = dir.path().join("ws.moved");
         std::fs::rename(&path, &moved).unwrap();

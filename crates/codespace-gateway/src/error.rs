@@ -2,10 +2,9 @@
 //! failure becomes an `ErrorCode` ([`GatewayError::code`], used by [`GatewayError::to_body`]
 //! and by [`fs_body`] for the per-path refusals of `version`).
 //!
-//! Every match of the mapping names each variant of the error it looks at, with no wildcard
-//! arm, nested errors included: a new internal error does not compile until it has chosen
-//! its code. `error/tests.rs` pins every internal error to its code.
-// Clippy holds the mapping to that: a wildcard arm over an enum fails the build here.
+//! Every match of the mapping names each variant (nested errors included; clippy fails a
+//! wildcard arm here), so a new error does not compile until it has chosen its code;
+//! `error/tests.rs` pins every internal error to its code.
 #![deny(clippy::wildcard_enum_match_arm, clippy::match_wildcard_for_single_variants)]
 
 use codespace_files::{FilesError, PlanFailure};
@@ -22,11 +21,14 @@ use refusal::{plan_code, plan_path};
 
 mod refusal;
 
+mod from;
 mod nested;
 mod revert;
+mod trust;
 
 use nested::{ledger_code, process_code};
 pub(crate) use revert::RevertRefusal;
+pub use trust::TrustError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
@@ -111,35 +113,10 @@ pub enum GatewayError {
     IntentNotEditable { intent_id: String, state: IntentState, action: &'static str },
     #[error("instruction {intent_id:?} is no longer at revision {given}: fetch it again")]
     IntentRevisionConflict { intent_id: String, given: u64 },
+    #[error(transparent)]
+    Trust(TrustError),
     #[error("internal error: {0}")]
     Internal(String),
-}
-
-impl From<StoreError> for GatewayError {
-    fn from(e: StoreError) -> Self {
-        GatewayError::Ledger(Box::new(e))
-    }
-}
-
-/// A supervisor refusal keeps its own variant, wherever it came from.
-impl From<RunnerError> for GatewayError {
-    fn from(e: RunnerError) -> Self {
-        match e {
-            RunnerError::Process(p) => GatewayError::Process(p),
-            other @ (RunnerError::Fs(_)
-            | RunnerError::Files(_)
-            | RunnerError::NoWorkspace { .. }
-            | RunnerError::RootReplaced { .. }
-            | RunnerError::Task { .. }
-            | RunnerError::Transport(_)) => GatewayError::Runner(other),
-        }
-    }
-}
-
-impl From<FsError> for GatewayError {
-    fn from(e: FsError) -> Self {
-        GatewayError::Runner(RunnerError::Fs(e))
-    }
 }
 
 impl GatewayError {
@@ -167,6 +144,7 @@ impl GatewayError {
             | GatewayError::HoldDenied { approval_id, .. }
             | GatewayError::HoldAmbiguous { approval_id, .. } => Some(approval_id),
             GatewayError::Recorded(body) => body.approval_id.as_deref(),
+            GatewayError::Trust(e) => e.approval_id(),
             GatewayError::InvalidArguments { .. }
             | GatewayError::WorkspaceNotFound { .. }
             | GatewayError::Denied(..)
@@ -241,6 +219,7 @@ impl GatewayError {
             GatewayError::IntentAlreadyClaimed { .. } => ErrorCode::IntentAlreadyClaimed,
             GatewayError::IntentNotEditable { .. } => ErrorCode::IntentNotEditable,
             GatewayError::IntentRevisionConflict { .. } => ErrorCode::IntentRevisionConflict,
+            GatewayError::Trust(e) => e.code(),
             GatewayError::Internal(..) => ErrorCode::Internal,
         }
     }
@@ -258,6 +237,7 @@ impl GatewayError {
             | GatewayError::BadExpectedVersion { path, .. } => Some(path),
             GatewayError::Recorded(body) => body.path.as_deref(),
             GatewayError::Revert(r) => r.path(),
+            GatewayError::Trust(e) => e.path(),
             GatewayError::InvalidArguments { .. }
             | GatewayError::WorkspaceNotFound { .. }
             | GatewayError::Denied(..)
@@ -335,6 +315,7 @@ impl GatewayError {
             | GatewayError::IntentAlreadyClaimed { .. }
             | GatewayError::IntentNotEditable { .. }
             | GatewayError::IntentRevisionConflict { .. }
+            | GatewayError::Trust(..)
             | GatewayError::Internal(..) => None,
         }
     }

@@ -6,19 +6,24 @@
 //! moved only by compare-and-swap: `pending → granted → queued → resuming → consumed`, or
 //! `pending → denied`. A resume re-checks the policy against the registry as it is now and
 //! runs the tool's own inner path; the terminal outcome is stored with the hold, so a later
-//! resume returns it again. A hold is not a security boundary: the caller who asked can
-//! grant.
+//! resume returns it again. Each hold is sealed with the server's key when it is made, and
+//! runs only when its row still matches the seal and its workspace's root is the same
+//! directory (`seal`). Unless the operator set `approvers: "person"`, the caller who asked
+//! can grant its own hold.
 //!
 //! # Layout
 //! - `summary`: what the held action does, for a person.
+//! - `seal`: what runs is what was shown: the seal made with the hold, checked at resume.
 //! - `resume`: claiming a granted hold, running it once, reconciling an interrupted one.
 //! - `wait`: a resume's wait for a person's decision on a pending hold.
 
 mod resume;
+mod seal;
 mod summary;
 mod wait;
 
 pub(crate) use resume::{Resume, start};
+pub(crate) use summary::check_created_names_in;
 
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
@@ -30,9 +35,11 @@ use codespace_protocol::{
     ExecCommandParams, HeldTool, OperationResumeResult, OperationRevertParams,
 };
 use codespace_store::{Cas, HoldFilter, HoldRecord, NewHold, Store};
+use codespace_types::Approvers;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::error::TrustError;
 use crate::{Gateway, GatewayError, patch};
 
 /// The request a hold stands in front of, decoded as its tool decodes it.
@@ -151,7 +158,27 @@ impl Gateway {
         Ok(hold)
     }
 
+    /// `approval_resolve` over MCP: the agent's own answer, refused
+    /// (`APPROVAL_PERSON_REQUIRED`) in a workspace whose holds only a person answers.
     pub async fn approval_resolve(
+        &self,
+        p: ApprovalResolveParams,
+    ) -> Result<ApprovalResult, GatewayError> {
+        let hold = resume::load(self, &p.approval_id).await?;
+        let approvers = self.lookup(&hold.workspace_id).map(|r| r.ws.approvers);
+        // A workspace no longer registered is the person's to answer too.
+        if approvers.unwrap_or(Approvers::Person) == Approvers::Person {
+            return Err(GatewayError::Trust(TrustError::PersonOnly {
+                approval_id: hold.approval_id,
+                workspace_id: hold.workspace_id,
+            }));
+        }
+        self.person_resolve(p).await
+    }
+
+    /// A person's answer: on /inbox with the person token, or in the client's prompt
+    /// (elicitation). (The CLI answers on the ledger itself, with [`decide`].)
+    pub async fn person_resolve(
         &self,
         p: ApprovalResolveParams,
     ) -> Result<ApprovalResult, GatewayError> {
@@ -211,6 +238,16 @@ impl Gateway {
         };
         let (fingerprint, params_json) = (held.fingerprint(), held.to_json()?);
         let (workspace_id, tool) = (held.workspace_id().to_owned(), held.tool());
+        let root_identity = self.root_identity(&workspace_id).await?;
+        let seal = seal::Sealed {
+            workspace_id: &workspace_id,
+            tool,
+            fingerprint: &fingerprint,
+            summary: &summary,
+            params_json: &params_json,
+            root_identity: &root_identity,
+        }
+        .seal(&self.key);
         let (hold, created) = self
             .ledger
             .run(move |store| {
@@ -220,6 +257,8 @@ impl Gateway {
                     fingerprint: &fingerprint,
                     summary: &summary,
                     params_json: &params_json,
+                    seal: &seal,
+                    root_identity: &root_identity,
                 };
                 Ok(store.create_hold(&new, crate::now())?)
             })
@@ -237,6 +276,7 @@ impl Gateway {
             Held::Patch(p) => {
                 let parsed =
                     codespace_patch::parse(&p.patch).map_err(|e| GatewayError::Patch(e.into()))?;
+                summary::check_created_names(&parsed).map_err(GatewayError::Trust)?;
                 summary::patch(&p.workspace_id, &parsed, p.check_only.unwrap_or(false))
             }
             Held::Exec(p) => summary::command(p, self.granted_timeout(p)?.secs),

@@ -15,7 +15,9 @@ use codespace_protocol::{
 
 use codespace_runner::ops;
 use codespace_runner::{Runner, WatchReport};
-use codespace_types::{Approvals, EnvironmentKind, NetworkPolicy, RootStatus, SandboxSetting};
+use codespace_types::{
+    Approvals, Approvers, EnvironmentKind, NetworkPolicy, RootStatus, SandboxSetting,
+};
 
 use crate::{Gateway, GatewayError};
 
@@ -134,7 +136,7 @@ impl Gateway {
                 note: Some(network_note(sandboxed, ws.network).to_owned()),
             },
             approvals: ws.approvals,
-            holds: holds(ws.approvals),
+            holds: holds(ws.approvals, ws.approvers, sandboxed),
         }
     }
 }
@@ -233,7 +235,7 @@ fn network_note(sandboxed: bool, network: NetworkPolicy) -> &'static str {
     }
 }
 
-fn holds(a: Approvals) -> wire::HoldsInfo {
+fn holds(a: Approvals, approvers: Approvers, sandboxed: bool) -> wire::HoldsInfo {
     let (required, how) = match a {
         Approvals::Off => (
             false,
@@ -241,14 +243,26 @@ fn holds(a: Approvals) -> wire::HoldsInfo {
         ),
         Approvals::Confirm => (
             true,
-            "apply_patch (except a check_only preview) and exec_command return APPROVAL_REQUIRED with an approval_id and run nothing; the same request reuses its hold. approval_resolve grants or denies it, operation_resume runs it once and returns the tool's result. A client that supports elicitation is asked directly, and an operator can answer with `codespace approvals grant`.",
+            "apply_patch (except a check_only preview) and exec_command return APPROVAL_REQUIRED with an approval_id and run nothing; the same request reuses its hold. operation_resume (with wait_ms, it waits for the decision) runs it once and returns the tool's result. A client that supports elicitation is asked directly.",
         ),
+    };
+    let who = match approvers {
+        Approvers::AgentOrPerson => {
+            "Anyone may answer a hold: the person (the /inbox page with the person token, `codespace approvals grant|deny`, the client's prompt) or the caller itself with approval_resolve, so a hold is not a security boundary: it lets a person look before a change runs."
+        }
+        Approvers::Person if sandboxed => {
+            "Only a person answers a hold (approvers: person): the /inbox page with the person token, `codespace approvals grant|deny`, or the client's prompt; approval_resolve over MCP is refused (APPROVAL_PERSON_REQUIRED), and the sandbox keeps commands away from the ledger and the person token."
+        }
+        Approvers::Person => {
+            "Only a person answers a hold (approvers: person): the /inbox page with the person token, `codespace approvals grant|deny`, or the client's prompt; approval_resolve over MCP is refused (APPROVAL_PERSON_REQUIRED). Commands here run unsandboxed, so one could reach the ledger or the person token: not a security boundary."
+        }
     };
     wire::HoldsInfo {
         required,
-        security_boundary: false,
+        approvers,
+        security_boundary: approvers == Approvers::Person && sandboxed,
         note: format!(
-            "{how} A hold is not a security boundary: the same caller can grant it. It lets a person look before a change runs; the profile, the sandbox and the network policy are what confine it."
+            "{how} {who} Each hold runs only as it was shown (its request and summary are sealed with the server's key) and only on the directory it was made for. The profile, the sandbox and the network policy are what confine a change."
         ),
     }
 }

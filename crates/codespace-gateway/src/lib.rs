@@ -26,8 +26,9 @@ use std::sync::Arc;
 use codespace_policy::{Action, Registry, allow};
 use codespace_runner::Runner;
 use codespace_store::Store;
+use codespace_types::ServerKey;
 
-pub use error::GatewayError;
+pub use error::{GatewayError, TrustError};
 pub use holds::{decide as decide_hold, list_holds, show_hold};
 pub use info::HostFacts;
 pub use lease::{
@@ -36,13 +37,15 @@ pub use lease::{
 pub use patch::{PutBack, RestoreOutcome, list_operations, show_operation};
 pub use process::ExecSettings;
 pub use waits::ExecWait;
-pub use work::MAX_INTENT_BYTES;
+pub use work::{MAX_INTENT_BYTES, write_instruction};
 pub use workspaces::{StartError, Workspaces};
 
 use workspaces::Registered;
 
 /// What the gateway is built from, besides the registry.
 pub struct GatewayConfig {
+    /// Seals each hold's request, summary and root when it is made; checked at resume.
+    pub key: ServerKey,
     pub host: HostFacts,
     pub server_version: String,
     pub store: Arc<Store>,
@@ -75,6 +78,8 @@ pub struct Gateway {
     /// Whole-file content returned by `read` or written by a patch, what a conflict diffs
     /// from.
     seen: Arc<seen::Seen>,
+    /// The server's key: holds are sealed with it.
+    key: ServerKey,
 }
 
 impl Gateway {
@@ -103,6 +108,7 @@ impl Gateway {
             recordings: Arc::default(),
             hints: work::Hints::default(),
             seen: Arc::default(),
+            key: config.key,
         }
     }
 
@@ -124,6 +130,7 @@ impl Gateway {
             masked: vec![],
         };
         let config = GatewayConfig {
+            key: ServerKey::from_bytes([0x5a; codespace_types::KEY_BYTES]),
             host: HostFacts { sandbox_missing },
             server_version: "test".to_owned(),
             store,

@@ -114,6 +114,8 @@ impl Gateway {
 
     async fn run_patch(&self, p: ApplyPatchParams) -> Result<ApplyPatchResult, GatewayError> {
         let reg = self.authorized(&p.workspace_id, Action::Write)?;
+        // A name a person could be misled by is never created, held or not.
+        crate::holds::check_created_names_in(&p.patch).map_err(GatewayError::Trust)?;
         // A preview writes nothing, so it is never held.
         if reg.ws.approvals == Approvals::Confirm && !p.check_only.unwrap_or(false) {
             return Err(self.require_hold(Held::Patch(p)).await);

@@ -19,7 +19,7 @@ use codespace_store::{IntentRow, WorkRow, Works};
 use crate::GatewayError;
 
 pub(crate) use hint::Hints;
-pub use inbox::MAX_INTENT_BYTES;
+pub use inbox::{MAX_INTENT_BYTES, write_instruction};
 pub(crate) use owners::Owners;
 
 /// Seconds since the epoch, as the ledger stores times.
@@ -103,6 +103,7 @@ fn user_intent(i: IntentRow) -> UserIntent {
         delivery: i.delivery,
         body: i.body,
         state: i.state,
+        author: i.author,
     }
 }
 

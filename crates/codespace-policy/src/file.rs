@@ -9,7 +9,9 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{Error as _, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use codespace_types::{Approvals, EnvironmentKind, NetworkPolicy, Profile, SandboxSetting};
+use codespace_types::{
+    Approvals, Approvers, EnvironmentKind, NetworkPolicy, Profile, SandboxSetting,
+};
 
 use crate::registry::RegistryError;
 
@@ -45,6 +47,8 @@ pub(crate) struct WorkspaceFile {
     pub(crate) network: NetworkPolicy,
     #[serde(default, deserialize_with = "word")]
     pub(crate) approvals: Approvals,
+    #[serde(default, deserialize_with = "word")]
+    pub(crate) approvers: Approvers,
     #[serde(default, deserialize_with = "word")]
     pub(crate) sandbox: SandboxSetting,
     #[serde(default, deserialize_with = "present")]

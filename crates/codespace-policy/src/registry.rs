@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use codespace_types::{Approvals, EnvironmentKind, NetworkPolicy, Profile, SandboxSetting};
+use codespace_types::{
+    Approvals, Approvers, EnvironmentKind, NetworkPolicy, Profile, SandboxSetting,
+};
 
 use crate::file::{self, WorkspaceFile};
 
@@ -35,6 +37,8 @@ pub struct Workspace {
     pub profile: Profile,
     pub network: NetworkPolicy,
     pub approvals: Approvals,
+    /// Who may answer the workspace's holds: the agent too, or only a person.
+    pub approvers: Approvers,
     /// Id of the environment (`host` when not given).
     pub environment: String,
     pub environment_kind: EnvironmentKind,
@@ -73,6 +77,7 @@ impl Registry {
             profile: if write { Profile::WorkspaceWrite } else { Profile::ReadOnly },
             network: NetworkPolicy::Restricted,
             approvals: Approvals::Off,
+            approvers: Approvers::AgentOrPerson,
             environment: HOST_ENVIRONMENT_ID.to_owned(),
             environment_kind: EnvironmentKind::Host,
             sandbox: SandboxSetting::On,
@@ -162,6 +167,7 @@ fn workspace(
         profile: ws.profile,
         network: ws.network,
         approvals: ws.approvals,
+        approvers: ws.approvers,
         environment,
         environment_kind,
         sandbox: ws.sandbox,

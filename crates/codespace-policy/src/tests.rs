@@ -1,6 +1,6 @@
 //! Registry validation and allow() decision tables.
 
-use codespace_types::{Approvals, NetworkPolicy, SandboxSetting};
+use codespace_types::{Approvals, Approvers, NetworkPolicy, SandboxSetting};
 
 use super::*;
 
@@ -17,13 +17,15 @@ fn full_example_loads_with_defaults() {
     let reg = parse(
         r#"{"environments": {"box": {"kind": "linux-container"}},
             "workspaces": {
-              "demo": {"root": "/abs/project", "profile": "workspace-write", "network": "restricted", "approvals": "off"},
+              "demo": {"root": "/abs/project", "profile": "workspace-write", "network": "restricted", "approvals": "off", "approvers": "person"},
               "ro": {"root": "/abs/other/"},
               "boxed": {"root": "/abs/boxed", "environment": "box", "sandbox": "off"}}}"#,
     )
     .unwrap();
     let demo = reg.get("demo").unwrap();
     assert_eq!(demo.profile, Profile::WorkspaceWrite);
+    assert_eq!(demo.approvers, Approvers::Person);
+    assert_eq!(reg.get("ro").unwrap().approvers, Approvers::AgentOrPerson);
     let ro = reg.get("ro").unwrap();
     assert_eq!(ro.root, std::path::Path::new("/abs/other"));
     assert_eq!(
@@ -221,8 +223,8 @@ fn messages_name_the_accepted_values() {
     let e = load_err(r#"{"workspaces": {"a": {"root": "/x", "roots": "/y"}}}"#);
     assert_eq!(
         e.reason,
-        "unknown key (expected one of: root, profile, network, approvals, sandbox, environment, \
-         extra_read_roots, env, timeout_secs, max_timeout_secs, kill_grace_ms)"
+        "unknown key (expected one of: root, profile, network, approvals, approvers, sandbox, \
+         environment, extra_read_roots, env, timeout_secs, max_timeout_secs, kill_grace_ms)"
     );
     let e = load_err(r#"{"workspace": {}}"#);
     assert_eq!(e.reason, "unknown key (expected one of: environments, workspaces)");

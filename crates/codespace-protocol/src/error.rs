@@ -208,7 +208,7 @@ error_codes! {
     }
     ApprovalRequired = "APPROVAL_REQUIRED" {
         meaning: "Policy allows the patch or command, but the workspace has approvals=confirm: a hold was created (or the same request's active hold reused) and nothing ran. approval_id names it. A pause, not a grant.",
-        next: "Ask the person (or grant it yourself with approval_resolve: the hold is not a security boundary), then operation_resume. Retrying the same request returns the same approval_id.",
+        next: "Ask the person (or, where holds.approvers is agent-or-person, grant it yourself with approval_resolve), then operation_resume with wait_ms. Retrying the same request returns the same approval_id.",
     }
     ApprovalNotFound = "APPROVAL_NOT_FOUND" {
         meaning: "No confirmation hold has that approval_id.",
@@ -225,6 +225,22 @@ error_codes! {
     ApprovalAmbiguous = "APPROVAL_AMBIGUOUS" {
         meaning: "A resume was interrupted (a crash) and whether the action ran cannot be told from the ledger: an interrupted command is never started again. Carries approval_id (and operation_id for a patch).",
         next: "Do not run the command again blindly: inspect its effects. For a patch, check operation_status with the operation_id and read the files.",
+    }
+    UnsafePathName = "UNSAFE_PATH_NAME" {
+        meaning: "A name the patch would create (an Add File path or a Move to destination) holds a control character (C0 such as NUL, ESC or CR, DEL, C1), a line or paragraph separator (U+2028, U+2029) or a bidirectional formatting character (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069); nothing ran and no hold was made.",
+        next: "Create the file under a name without those characters (the message shows the name with each written as \\u{XXXX}); existing files with such names can still be updated and deleted.",
+    }
+    ApprovalPersonRequired = "APPROVAL_PERSON_REQUIRED" {
+        meaning: "The workspace's holds are answered only by a person (approvers: person): approval_resolve over MCP cannot grant or deny them.",
+        next: "Ask the person to decide (the /inbox page with the person token, `codespace approvals grant ID` or `deny ID`, or your client's prompt), then call operation_resume with wait_ms to wait for the decision.",
+    }
+    ApprovalUnverified = "APPROVAL_UNVERIFIED" {
+        meaning: "The hold's stored request does not match its seal (the server's HMAC over what the person was shown): it was changed in the ledger, made under another server key, or made by an older version without a seal. Nothing ran, and the hold never runs.",
+        next: "Do not retry the hold: call the tool again to open a new hold for the person to see, and tell the operator (the ledger was edited, or servers sharing it have different state directories).",
+    }
+    ApprovalRootMismatch = "APPROVAL_ROOT_MISMATCH" {
+        meaning: "The workspace id of the hold now names another directory (device and inode) than the one the hold was made for (another registry, or the root replaced). Nothing ran, and the hold never runs.",
+        next: "Call the tool again to open a new hold for the workspace as it is now, for the person to decide on.",
     }
     Internal = "INTERNAL" {
         meaning: "An invariant of the server failed; this is a bug.",

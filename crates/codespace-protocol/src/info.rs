@@ -4,6 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::process_info::{ProcessCapabilities, ProcessLimits, SerializationInfo};
+use codespace_types::Approvers;
+
 use crate::{Approvals, EnvironmentKind, NetworkPolicy, Profile, RootStatus, SandboxSetting};
 
 /// Arguments of `workspace_info`.
@@ -114,8 +116,13 @@ pub struct HoldsInfo {
     /// Whether apply_patch (not a check_only preview) and exec_command are held for a
     /// decision before anything runs (`approvals: confirm`).
     pub required: bool,
-    /// Always false: the caller who asked can grant its own hold; a hold lets a person look
-    /// first, it does not keep anyone out.
+    /// Who may answer a hold (operator setting): `agent-or-person` (approval_resolve over
+    /// MCP too) or `person` (only the /inbox page with the person token, the operator CLI
+    /// or the client's prompt; approval_resolve is refused with APPROVAL_PERSON_REQUIRED).
+    pub approvers: Approvers,
+    /// True only when a person alone answers holds and commands run in the sandbox (which
+    /// keeps them from the ledger and the person token); otherwise the caller can get its
+    /// own hold granted, and a hold lets a person look first without keeping anyone out.
     pub security_boundary: bool,
     /// How holds work here, in one paragraph.
     pub note: String,

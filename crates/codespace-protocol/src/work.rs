@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use codespace_types::IntentAuthor;
 pub use codespace_types::{Delivery, IntentKind, IntentState, WorkState};
 
 use crate::{ApprovalState, HeldTool};
@@ -67,6 +68,11 @@ pub struct ClaimedIntent {
     pub delivery: Delivery,
     /// The person's text.
     pub content: String,
+    /// Who wrote it: `person-inbox` (the person on /inbox, with the person token),
+    /// `person-cli` (the person with `codespace instructions add`), or `unrecorded`
+    /// (written before authors were recorded, when /inbox took the MCP token: possibly an
+    /// agent).
+    pub author: IntentAuthor,
 }
 
 /// Result of `steer_claim_next`: `item` is absent when nothing can be claimed now.
@@ -121,6 +127,8 @@ pub struct UserIntent {
     pub body: String,
     /// `draft`, `queued`, `claimed`, `done`, `blocked`, `cancelled` or `superseded`.
     pub state: IntentState,
+    /// Who wrote it: `person-inbox`, `person-cli` or `unrecorded`.
+    pub author: IntentAuthor,
 }
 
 /// Why `work_finish` did not close the work.

@@ -134,6 +134,13 @@ impl Run<ops::RootStatus> for LocalRunner {
     }
 }
 
+impl Run<ops::RootIdentity> for LocalRunner {
+    /// The device and inode of the directory opened as workspace `ws`'s root.
+    async fn run(&self, job: ops::RootIdentity) -> Result<Option<(u64, u64)>, RunnerError> {
+        self.workspaces.get(&job.ws).map(|w| w.root.identity()).transpose().map_err(RunnerError::Fs)
+    }
+}
+
 impl Run<ops::WatchReport> for LocalRunner {
     /// What the watcher of workspace `ws` reports (`None`: watching is off).
     async fn run(&self, job: ops::WatchReport) -> Result<Option<WatchReport>, RunnerError> {

@@ -155,6 +155,10 @@ ops! {
     /// Whether the root path still names the directory opened at start.
     run RootStatus { ws: String }
         -> Result<Option<codespace_types::RootStatus>, RunnerError>, wait(_) = NOW;
+    /// The device and inode of the directory opened as the root (`None`: no such
+    /// workspace).
+    run RootIdentity { ws: String }
+        -> Result<Option<(u64, u64)>, RunnerError>, wait(_) = NOW;
     /// What the watcher reports (`None`: watching is off).
     run WatchReport { ws: String }
         -> Result<Option<codespace_watch::WatchReport>, RunnerError>, wait(_) = NOW;

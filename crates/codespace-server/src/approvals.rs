@@ -1,11 +1,13 @@
 //! `codespace approvals list|show|grant|deny`: an operator answers confirmation holds from
 //! another terminal, on the ledger a running server uses (SQLite's locks order the two
 //! writers; every change is the same compare-and-swap `approval_resolve` makes). Reports go
-//! to stdout; nothing here serves MCP.
+//! to stdout, every control and format character in them written out (`\u{202E}` in text,
+//! `\u202e` in JSON); nothing here serves MCP.
 
 use codespace_gateway::GatewayError;
 use codespace_protocol::{Decision, ErrorCode};
 use codespace_store::{HoldFilter, HoldRecord};
+use codespace_types::visible;
 use serde_json::json;
 
 use crate::Failure;
@@ -19,7 +21,7 @@ pub(crate) fn run(command: ApprovalsCommand) -> Result<(), Failure> {
             let store = open(&args.ledger, &[])?;
             let hold = codespace_gateway::show_hold(&store, &args.approval_id).map_err(refusal)?;
             let text = serde_json::to_string_pretty(&detail(&hold)).map_err(runtime)?;
-            print(&format!("{text}\n"))
+            print(&format!("{}\n", visible::escape_json(&text)))
         }
         ApprovalsCommand::Grant(args) => decide(&args, Decision::Grant),
         ApprovalsCommand::Deny(args) => decide(&args, Decision::Deny),
@@ -33,14 +35,19 @@ fn list(args: &ApprovalListArgs) -> Result<(), Failure> {
     if args.json {
         let rows: Vec<_> = holds.iter().map(row).collect();
         let text = serde_json::to_string_pretty(&rows).map_err(runtime)?;
-        return print(&format!("{text}\n"));
+        return print(&format!("{}\n", visible::escape_json(&text)));
     }
     let mut out = String::new();
     for h in &holds {
         let first = h.summary.lines().next().unwrap_or("");
         out.push_str(&format!(
-            "{}\t{}\t{}\t{}\t{}\t{first}\n",
-            h.approval_id, h.state, h.workspace_id, h.tool, h.created_at
+            "{}\t{}\t{}\t{}\t{}\t{}\n",
+            visible::escape(&h.approval_id, false),
+            h.state,
+            visible::escape(&h.workspace_id, false),
+            h.tool,
+            h.created_at,
+            visible::escape(first, false)
         ));
     }
     print(&out)

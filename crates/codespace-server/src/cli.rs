@@ -1,4 +1,5 @@
-//! Command-line interface: `serve`, `doctor`, `operations`, `approvals`, `help`, `--version`.
+//! Command-line interface: `serve`, `doctor`, `operations`, `approvals`, `instructions`,
+//! `help`, `--version`.
 
 use std::path::PathBuf;
 
@@ -17,6 +18,7 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[expect(clippy::large_enum_variant, reason = "parsed once per process; boxing buys nothing")]
 pub(crate) enum Command {
     /// Serve MCP on stdio (default) or Streamable HTTP (`--http`).
     Serve(ServeArgs),
@@ -28,6 +30,9 @@ pub(crate) enum Command {
     /// List, show, grant and deny confirmation holds, on the ledger a server may be using.
     #[command(subcommand)]
     Approvals(ApprovalsCommand),
+    /// Write an instruction for a work as the person, on the ledger a server may be using.
+    #[command(subcommand)]
+    Instructions(InstructionsCommand),
     /// Serve one gateway (`serve --runner-socket PATH`) as its runner: files and commands,
     /// never the ledger or the token. Ends, killing every command it started, when the
     /// gateway disconnects.
@@ -68,6 +73,40 @@ pub(crate) enum ApprovalsCommand {
     Grant(ApprovalIdArgs),
     /// Deny a pending hold for good (exit status 3 when it is no longer pending).
     Deny(ApprovalIdArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum InstructionsCommand {
+    /// Add an instruction at the end of a work's queue, recorded as written by the person
+    /// (`person-cli`): a draft, or queued for the agent with `--queue`. Prints it as JSON
+    /// (exit status 3 when the work does not exist or the text is refused).
+    Add(InstructionAddArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InstructionAddArgs {
+    #[command(flatten)]
+    pub(crate) ledger: LedgerArgs,
+    /// The work (`work-...`).
+    pub(crate) work_id: String,
+    /// The instruction's text.
+    pub(crate) body: String,
+    /// follow_up (default), note or stop_notice.
+    #[arg(long, value_parser = parse_word::<codespace_protocol::IntentKind>)]
+    pub(crate) kind: Option<codespace_protocol::IntentKind>,
+    /// next_checkpoint, after_current_work (default) or next_work.
+    #[arg(long, value_parser = parse_word::<codespace_protocol::Delivery>)]
+    pub(crate) delivery: Option<codespace_protocol::Delivery>,
+    /// Queue it for the agent at once instead of leaving a draft.
+    #[arg(long)]
+    pub(crate) queue: bool,
+}
+
+fn parse_word<T: std::str::FromStr>(text: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    text.parse::<T>().map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -196,9 +235,23 @@ pub(crate) struct ServeArgs {
     /// Read the bearer token from this file (first line, trimmed).
     #[arg(long, value_name = "FILE", conflicts_with = "no_auth")]
     pub(crate) token_file: Option<PathBuf>,
-    /// Accept HTTP requests without a token (loopback binds only).
+    /// Accept HTTP requests to /mcp without a token (loopback binds only; /inbox still
+    /// needs the person token).
     #[arg(long)]
     pub(crate) no_auth: bool,
+    /// The person's token for /inbox (the page and its API), which the MCP bearer token
+    /// never stands in for; must differ from it. Default: generated, written to
+    /// `person-token-<port>` in the state directory (0600) and removed at stop.
+    #[arg(
+        long,
+        env = "CODESPACE_PERSON_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "person_token_file"
+    )]
+    pub(crate) person_token: Option<String>,
+    /// Read the person's token for /inbox from this file (first line, trimmed).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) person_token_file: Option<PathBuf>,
     /// Extra accepted Host header value (repeatable); loopback names are always accepted.
     #[arg(long = "allowed-host", value_name = "NAME")]
     pub(crate) allowed_hosts: Vec<String>,

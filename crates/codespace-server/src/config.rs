@@ -23,7 +23,7 @@ impl std::fmt::Display for UsageError {
     }
 }
 
-fn usage(msg: impl Into<String>) -> UsageError {
+pub(crate) fn usage(msg: impl Into<String>) -> UsageError {
     UsageError(msg.into())
 }
 
@@ -233,7 +233,7 @@ pub(crate) fn write_generated_token(
 }
 
 #[expect(clippy::disallowed_methods, reason = "the token file in the server's own state directory")]
-fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {
+pub(crate) fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {
     // Replace rather than rewrite: O_CREAT|O_EXCL never follows a pre-planted link.
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     let _ = fs::remove_file(&tmp);

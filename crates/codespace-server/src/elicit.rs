@@ -53,8 +53,10 @@ pub(crate) async fn ask<R>(
     if !context.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Form) {
         return first;
     }
+    // The summary's names are written out already; a hold made before that was, too.
     let message = format!(
-        "CodeSpace holds this change for your decision (hold {approval_id}):\n{summary}\n\nAllow it to run?"
+        "CodeSpace holds this change for your decision (hold {approval_id}):\n{}\n\nAllow it to run?",
+        codespace_types::visible::escape(&summary, true)
     );
     let reply = tokio::select! {
         answer = context.peer.elicit_with_timeout::<Answer>(message, Some(wait)) => reply(answer),
@@ -67,8 +69,9 @@ pub(crate) async fn ask<R>(
             return first;
         }
     };
+    // The person answered in the client's prompt.
     let resolved = gateway
-        .approval_resolve(ApprovalResolveParams { approval_id: approval_id.clone(), decision })
+        .person_resolve(ApprovalResolveParams { approval_id: approval_id.clone(), decision })
         .await;
     match (decision, resolved) {
         (Decision::Grant, Ok(_)) => {

@@ -1,7 +1,8 @@
 //! Streamable HTTP at `/mcp` and the person's `/inbox` (API and page), behind guards that
 //! run before any MCP dispatch or inbox call: a repeated Host or Origin header (400), Host
-//! allowlist and Origin allowlist (403), bearer token in constant time (401; only the
-//! inbox page's static files are served without it), body cap (413).
+//! allowlist and Origin allowlist (403), bearer token in constant time (401): the person's
+//! token on `/inbox` (only the page's static files are served without it; the MCP token is
+//! refused there), the MCP token everywhere else; body cap (413).
 //! Every other path is 404.
 
 use std::collections::HashSet;
@@ -30,17 +31,33 @@ pub struct Guard {
     /// SHA-256 of the token: comparing digests keeps the comparison constant-time whatever
     /// the lengths are.
     token_digest: Option<[u8; 32]>,
+    /// SHA-256 of the person's token, the only one `/inbox` takes; `None`: `/inbox` takes
+    /// none (every call is refused).
+    person_digest: Option<[u8; 32]>,
+}
+
+/// Which token a request needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Needs {
+    /// The inbox page's static files.
+    Nothing,
+    /// `/mcp` and everything else.
+    McpToken,
+    /// `/inbox`'s API.
+    PersonToken,
 }
 
 impl Guard {
     /// The guards of a server bound to `bind_host:port`: loopback names and origins, the
-    /// operator's `extra_hosts` and `extra_origins`, and the bearer `token` if any.
+    /// operator's `extra_hosts` and `extra_origins`, the MCP bearer `token` if any, and the
+    /// `person` token `/inbox` takes (none: `/inbox` is refused).
     pub fn new(
         bind_host: &str,
         port: u16,
         extra_hosts: &[String],
         extra_origins: &[String],
         token: Option<&str>,
+        person: Option<&str>,
     ) -> Guard {
         let mut names: Vec<String> =
             ["localhost", "127.0.0.1", "[::1]"].iter().map(|h| (*h).to_owned()).collect();
@@ -66,10 +83,11 @@ impl Guard {
             .map(|h| format!("http://{h}:{port}"))
             .collect();
         origins.extend(extra_origins.iter().map(|o| o.trim_end_matches('/').to_ascii_lowercase()));
-        Guard { hosts, origins, token_digest: token.map(|t| Sha256::digest(t.as_bytes()).into()) }
+        let digest = |t: &str| Sha256::digest(t.as_bytes()).into();
+        Guard { hosts, origins, token_digest: token.map(digest), person_digest: person.map(digest) }
     }
 
-    fn check(&self, headers: &HeaderMap, needs_token: bool) -> Result<(), Box<Response>> {
+    fn check(&self, headers: &HeaderMap, needs: Needs) -> Result<(), Box<Response>> {
         // Only the first value of a header is looked at below, so a second one (a foreign
         // Origin after an allowed one) would go unchecked. RFC 9112 makes a repeated Host a
         // 400, and RFC 6454 allows one Origin value, so both are malformed, not foreign.
@@ -101,20 +119,31 @@ impl Guard {
                 )));
             }
         }
-        if let Some(expected) = self.token_digest.as_ref().filter(|_| needs_token) {
+        let expected = match needs {
+            Needs::Nothing => None,
+            Needs::McpToken => self.token_digest.map(Some),
+            // Without a person token nothing is accepted: never the MCP token instead.
+            Needs::PersonToken => Some(self.person_digest),
+        };
+        if let Some(expected) = expected {
             let given = headers
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.split_once(' '))
                 .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
                 .map(|(_, t)| Sha256::digest(t.trim().as_bytes()));
-            let ok = given.is_some_and(|g| bool::from(g.as_slice().ct_eq(expected.as_slice())));
+            let ok = match (given, expected) {
+                (Some(g), Some(e)) => bool::from(g.as_slice().ct_eq(e.as_slice())),
+                (None, _) | (_, None) => false,
+            };
             if !ok {
-                let mut r = refuse(
-                    StatusCode::UNAUTHORIZED,
-                    "unauthorized",
-                    "a valid bearer token is required",
-                );
+                let reason = match needs {
+                    Needs::PersonToken => {
+                        "the person token is required on /inbox (the MCP token is not accepted there)"
+                    }
+                    Needs::Nothing | Needs::McpToken => "a valid bearer token is required",
+                };
+                let mut r = refuse(StatusCode::UNAUTHORIZED, "unauthorized", reason);
                 r.headers_mut()
                     .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
                 return Err(Box::new(r));
@@ -145,8 +174,15 @@ fn refuse(status: StatusCode, error: &str, reason: &str) -> Response {
 }
 
 async fn check_request(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
-    let needs_token = !crate::inbox::is_public(req.method(), req.uri().path());
-    match guard.check(req.headers(), needs_token) {
+    let path = req.uri().path();
+    let needs = if crate::inbox::is_public(req.method(), path) {
+        Needs::Nothing
+    } else if path == "/inbox" || path.starts_with("/inbox/") {
+        Needs::PersonToken
+    } else {
+        Needs::McpToken
+    };
+    match guard.check(req.headers(), needs) {
         Ok(()) => next.run(req).await,
         Err(refusal) => *refusal,
     }

@@ -40,8 +40,10 @@ fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::ApprovalDenied
         | ErrorCode::ApprovalRequired
         | ErrorCode::ApprovalAmbiguous
+        | ErrorCode::ApprovalUnverified
+        | ErrorCode::ApprovalRootMismatch
         | ErrorCode::RootReplaced => StatusCode::CONFLICT,
-        ErrorCode::Unauthorized => StatusCode::FORBIDDEN,
+        ErrorCode::Unauthorized | ErrorCode::ApprovalPersonRequired => StatusCode::FORBIDDEN,
         ErrorCode::LedgerError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         ErrorCode::InvalidArguments
         | ErrorCode::WorkspaceNotFound
@@ -73,7 +75,8 @@ fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::StdinClosed
         | ErrorCode::ProcessIoFailed
         | ErrorCode::Timeout
-        | ErrorCode::IntentNotEditable => StatusCode::BAD_REQUEST,
+        | ErrorCode::IntentNotEditable
+        | ErrorCode::UnsafePathName => StatusCode::BAD_REQUEST,
     }
 }
 
@@ -187,10 +190,7 @@ async fn holds(State(g): Gw) -> Response {
 }
 
 async fn resolve(g: &Gateway, approval_id: String, decision: Decision) -> Response {
-    answer(
-        StatusCode::OK,
-        g.approval_resolve(ApprovalResolveParams { approval_id, decision }).await,
-    )
+    answer(StatusCode::OK, g.person_resolve(ApprovalResolveParams { approval_id, decision }).await)
 }
 
 async fn grant(State(g): Gw, Path(id): Path<String>) -> Response {

@@ -16,11 +16,14 @@ mod http_body;
 mod http_json;
 mod inbox;
 mod instructions;
+mod instructions_cli;
 mod logging;
 pub mod mcp;
 mod operations;
+mod person;
 mod process_env;
 mod runner;
+mod server_key;
 mod signals;
 mod stdio;
 mod tools;
@@ -72,6 +75,7 @@ pub fn main_with(faults: Faults) -> ExitCode {
         Command::Serve(args) => serve(args, &faults.worker_env),
         Command::Operations(command) => operations::run(command),
         Command::Approvals(command) => approvals::run(command),
+        Command::Instructions(command) => instructions_cli::run(command),
         Command::Worker(args) => runner::worker(args, faults.worker),
     };
     match result {
@@ -138,6 +142,13 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
     } else {
         None
     };
+    // The person's own token for /inbox, never the MCP one.
+    let person = if args.http {
+        let mcp = given_token.as_ref().and_then(|(t, _)| t.as_deref());
+        Some(person::PersonToken::settle(&args, &config::state_dir_path()?, mcp)?)
+    } else {
+        None
+    };
     let process_vars = process_env::ProcessEnv::from_env()?;
     let (registry, _source) = config::load_registry(&args.registry)?;
     // Roots are opened and checked before the state directory or the ledger exists.
@@ -176,9 +187,12 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
         max_age_secs: args.undo_max_age_secs,
         max_bytes: args.undo_max_bytes,
     });
+    // Seals holds (what a person was shown is what runs); made once, kept across restarts.
+    let key = server_key::load_or_create(&state_dir)?;
     let gateway = Gateway::with_workspaces(
         workspaces,
         GatewayConfig {
+            key,
             // Without every layer of the sandbox, a `sandbox: "on"` workspace refuses
             // commands instead of running them weaker.
             host: HostFacts { sandbox_missing: codespace_sandbox::probe().missing() },
@@ -204,13 +218,13 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
         );
     }
     let gateway = Arc::new(gateway);
-    if args.http {
+    if let Some(person) = person {
         let (token, source) = match given_token {
             Some(given) => given,
             None => config::generate_token(&state_dir),
         };
         let wait = Duration::from_secs(args.elicitation_timeout_secs);
-        let served = runtime.block_on(serve_http(gateway, args, token, source, wait));
+        let served = runtime.block_on(serve_http(gateway, args, (token, source), person, wait));
         runner::remove_run_dir(run_dir.as_deref());
         served
     } else {
@@ -248,6 +262,7 @@ fn masked_paths(
         }
     }
     masked.extend(args.token_file.as_deref().map(std::path::PathBuf::from));
+    masked.extend(args.person_token_file.clone());
     masked.extend(args.registry.config.clone());
     masked.into_iter().map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect()
 }
@@ -321,8 +336,8 @@ async fn serve_stdio(gateway: Arc<Gateway>, elicit_wait: Duration) -> Result<(),
 async fn serve_http(
     gateway: Arc<Gateway>,
     args: ServeArgs,
-    token: Option<String>,
-    source: TokenSource,
+    (token, source): (Option<String>, TokenSource),
+    person: person::PersonToken,
     elicit_wait: Duration,
 ) -> Result<(), Failure> {
     let addr_text = format!("{}:{}", bracketed(&args.host), args.port);
@@ -337,6 +352,7 @@ async fn serve_http(
         &args.allowed_hosts,
         &args.allowed_origins,
         token.as_deref(),
+        Some(person.token()),
     );
     let shutdown = CancellationToken::new();
     let app =
@@ -359,9 +375,10 @@ async fn serve_http(
             eprintln!("bearer token given by --token / CODESPACE_HTTP_TOKEN");
         }
         (TokenSource::None, _) => {
-            eprintln!("warning: --no-auth: HTTP requests are not authenticated");
+            eprintln!("warning: --no-auth: requests to /mcp are not authenticated");
         }
     }
+    let person_file = person.announce(local.port())?;
     if !is_loopback(&args.host) {
         eprintln!(
             "warning: listening on a non-loopback address ({}); every request still needs the token",
@@ -382,7 +399,7 @@ async fn serve_http(
     // Sessions ending never kill a process; the server ending kills them all.
     gateway.shutdown().await;
     // The token dies with the server that minted it.
-    if let Some(path) = written {
+    for path in written.into_iter().chain(person_file) {
         let _ = std::fs::remove_file(path);
     }
     served

@@ -152,6 +152,8 @@ fn operator_gateway(registry: &RegistryArgs, ledger: &LedgerArgs) -> Result<Gate
     Ok(Gateway::with_workspaces(
         workspaces,
         GatewayConfig {
+            // The operator's commands make no hold, so no seal needs to outlive this process.
+            key: crate::server_key::ephemeral(),
             host: HostFacts { sandbox_missing: vec![] },
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             store: Arc::new(store),

@@ -54,6 +54,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0008_undo_bytes",
         sql: include_str!("../migrations/0008_undo_bytes.sql"),
     },
+    Migration {
+        version: 9,
+        name: "0009_seals_and_authors",
+        sql: include_str!("../migrations/0009_seals_and_authors.sql"),
+    },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).

@@ -233,6 +233,11 @@ pub struct HoldRecord {
     pub operation_id: Option<String>,
     /// The terminal outcome (opaque JSON), exactly when consumed.
     pub result_json: Option<String>,
+    /// The server key's seal over what the hold was made for; `None` for a hold made
+    /// before holds were sealed.
+    pub seal: Option<String>,
+    /// `<device>:<inode>` of the workspace's root when the hold was made.
+    pub root_identity: Option<String>,
 }
 
 /// A hold to create.
@@ -243,6 +248,8 @@ pub struct NewHold<'a> {
     pub fingerprint: &'a str,
     pub summary: &'a str,
     pub params_json: &'a str,
+    pub seal: &'a str,
+    pub root_identity: &'a str,
 }
 
 /// Which holds an operator lists.

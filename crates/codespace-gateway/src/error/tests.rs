@@ -16,7 +16,7 @@ use codespace_types::{EnvironmentKind, PatchStatus, Profile, Version};
 mod corpus;
 mod nested;
 
-use nested::{fs_rows, io_error, plan_rows, proc_rows, store_rows};
+use nested::{fs_rows, io_error, plan_rows, proc_rows, store_rows, trust_rows};
 
 use super::{GatewayError, RevertRefusal};
 use crate::lease::LeaseError;
@@ -200,6 +200,7 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
         ),
         (GatewayError::Internal("bug".to_owned()), ErrorCode::Internal),
     ];
+    rows.extend(trust_rows().into_iter().map(|(e, code)| (GatewayError::Trust(e), code)));
     rows.extend(fs_rows().into_iter().map(|(e, code)| (GatewayError::from(e), code)));
     rows.extend(
         plan_rows().into_iter().map(|(e, code)| (GatewayError::Patch(PlanFailure::Plan(e)), code)),
@@ -309,6 +310,7 @@ fn variant(e: &GatewayError) -> &'static str {
         GatewayError::IntentAlreadyClaimed { .. } => "IntentAlreadyClaimed",
         GatewayError::IntentNotEditable { .. } => "IntentNotEditable",
         GatewayError::IntentRevisionConflict { .. } => "IntentRevisionConflict",
+        GatewayError::Trust(..) => "Trust",
         GatewayError::Internal(..) => "Internal",
     }
 }
@@ -325,10 +327,10 @@ fn every_internal_error_has_its_wire_code() {
     let mut seen: Vec<&str> = table.iter().map(|(e, _)| variant(e)).collect();
     seen.sort_unstable();
     seen.dedup();
-    assert_eq!(seen.len(), 32, "every GatewayError variant has a row: {seen:?}");
-    // 42 direct rows, 6 of a revert, then 8 fs, 13 + 8 plan, 2 x 9 process and 2 x 11
-    // ledger rows.
-    assert_eq!(table.len(), 42 + 6 + 8 + 21 + 18 + 22);
+    assert_eq!(seen.len(), 33, "every GatewayError variant has a row: {seen:?}");
+    // 42 direct rows, 6 of a revert, 4 that keep a hold trustworthy, then 8 fs, 13 + 8 plan,
+    // 2 x 9 process and 2 x 11 ledger rows.
+    assert_eq!(table.len(), 42 + 6 + 4 + 8 + 21 + 18 + 22);
     assert!(
         table
             .iter()

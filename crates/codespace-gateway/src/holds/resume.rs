@@ -133,6 +133,17 @@ async fn execute(
     reserved: Option<String>,
 ) -> Result<OperationResumeResult, GatewayError> {
     let id = hold.approval_id.clone();
+    // What runs is what was shown: a hold whose row or root changed never runs, and keeps
+    // that answer (the failure is stored with it below).
+    // (A runner that could not be asked leaves it queued, to be checked again.)
+    match gw.verify_hold(&hold).await {
+        Ok(()) => {}
+        Err(refused @ GatewayError::Trust(_)) => {
+            tracing::warn!(approval_id = %id, "a hold was refused at resume: {refused}");
+            return finish(gw, &id, Err(refused)).await;
+        }
+        Err(e) => return Err(e),
+    }
     let held = snapshot(&hold)?;
     let outcome = match held {
         Held::Patch(p) => match gw.authorized(&p.workspace_id, Action::Write) {

@@ -1,4 +1,4 @@
-//! A granted hold resumed while the runner worker is gone: nothing ran, so the hold goes
+//! A granted hold resumed once the runner worker is gone: nothing ran, so the hold goes
 //! back to `queued` (a later resume retries) instead of being consumed with the transport
 //! error.
 #![expect(clippy::disallowed_methods, reason = "tests build their fixtures on the host filesystem")]
@@ -17,9 +17,11 @@ use codespace_store::Store;
 
 use crate::{Gateway, Workspaces};
 
-/// A gateway whose runner is a worker (in this process, over a socket pair) that has
-/// already gone away.
-async fn gateway_with_a_lost_worker(dir: &std::path::Path) -> (Gateway, Arc<Store>) {
+/// A gateway whose runner is a worker (in this process, over a socket pair), and the
+/// worker's task, which the test ends.
+async fn gateway_with_a_worker(
+    dir: &std::path::Path,
+) -> (Gateway, Arc<Store>, tokio::task::AbortHandle) {
     std::fs::create_dir_all(dir.join("w")).unwrap();
     std::fs::write(dir.join("w/a.txt"), "old\n").unwrap();
     let registry = Registry::parse(
@@ -41,17 +43,15 @@ async fn gateway_with_a_lost_worker(dir: &std::path::Path) -> (Gateway, Arc<Stor
     ));
     let runner =
         SocketRunner::connect(ours, "test", &workspaces.host_roots(), false).await.unwrap();
-    worker.abort();
-    tokio::time::timeout(Duration::from_secs(5), runner.lost()).await.unwrap();
     let store = Arc::new(Store::open_in_memory().unwrap());
     let gw = Gateway::for_tests(workspaces, Runner::Socket(runner), Arc::clone(&store), vec![]);
-    (gw, store)
+    (gw, store, worker.abort_handle())
 }
 
 #[tokio::test]
 async fn a_resume_the_runner_could_not_take_leaves_the_hold_queued() {
     let dir = tempfile::tempdir().unwrap();
-    let (gw, store) = gateway_with_a_lost_worker(dir.path()).await;
+    let (gw, store, worker) = gateway_with_a_worker(dir.path()).await;
     let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-old\n+new\n*** End Patch\n";
     let p: ApplyPatchParams =
         serde_json::from_value(serde_json::json!({"workspace_id": "w", "patch": patch})).unwrap();
@@ -61,6 +61,10 @@ async fn a_resume_the_runner_could_not_take_leaves_the_hold_queued() {
     let grant =
         ApprovalResolveParams { approval_id: approval_id.clone(), decision: Decision::Grant };
     gw.approval_resolve(grant).await.unwrap();
+    // The worker goes away after the hold was made (which asked it for the root).
+    worker.abort();
+    let Runner::Socket(runner) = gw.runner().as_ref() else { panic!("a socket runner") };
+    tokio::time::timeout(Duration::from_secs(5), runner.lost()).await.unwrap();
     for _ in 0..2 {
         let resume = OperationResumeParams { approval_id: approval_id.clone(), wait_ms: None };
         let e = gw.operation_resume(resume, std::future::pending()).await.unwrap_err().to_body();

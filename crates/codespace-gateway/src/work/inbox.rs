@@ -1,5 +1,7 @@
-//! The person's side, behind HTTP `/inbox`: list works and their queues, write a draft,
-//! edit it on its current revision, queue, cancel, reorder, and stop.
+//! The person's side, behind HTTP `/inbox` (with the person token): list works and their
+//! queues, write a draft, edit it on its current revision, queue, cancel, reorder, and
+//! stop; and `write_instruction`, which the CLI uses too. Every instruction records who
+//! wrote it (`IntentAuthor`).
 
 use std::collections::BTreeSet;
 
@@ -7,7 +9,8 @@ use codespace_protocol::{
     ApprovalState, Delivery, EditIntent, InboxHold, IntentKind, IntentState, NewIntent,
     QueueIntent, ReorderIntents, StopResult, StopWork, UserIntent, WorkSummary,
 };
-use codespace_store::{HoldFilter, IntentRow, Works};
+use codespace_store::{HoldFilter, IntentRow, Store, Works};
+use codespace_types::IntentAuthor;
 
 use super::{now, summary, swap, touched, user_intent, work};
 use crate::{Gateway, GatewayError};
@@ -125,22 +128,17 @@ impl Gateway {
 
     /// A new draft at the end of the work's queue; for a work that is no longer open, a
     /// draft that waits for the workspace's next work.
+    /// The person wrote it on /inbox.
     pub async fn inbox_create(
         &self,
         work_id: &str,
         p: NewIntent,
     ) -> Result<UserIntent, GatewayError> {
         check_body("create", &p.body)?;
-        let kind = p.kind.unwrap_or(IntentKind::FollowUp);
-        let delivery = p.delivery.unwrap_or(Delivery::AfterCurrentWork);
         let work_id = work_id.to_owned();
         self.ledger
             .run(move |store| {
-                store.works_write(|w| {
-                    let work = work(w, &work_id)?;
-                    let row = new_intent(w, &work, kind, delivery, p.body, IntentState::Draft)?;
-                    Ok(user_intent(row))
-                })
+                write_instruction(store, &work_id, p, IntentAuthor::PersonInbox, false)
             })
             .await
     }
@@ -157,11 +155,13 @@ impl Gateway {
                 store.works_write(|w| {
                     let old = editable(w, &intent_id, "edited")?;
                     same_revision(&old, p.revision)?;
+                    // The text is now the person's, whoever wrote the first one.
                     let new = IntentRow {
                         body: p.body,
                         delivery: p.delivery.unwrap_or(old.delivery),
                         revision: old.revision + 1,
                         updated_at: now(),
+                        author: IntentAuthor::PersonInbox,
                         ..old.clone()
                     };
                     replace(w, &old, new)
@@ -279,6 +279,28 @@ impl Gateway {
     }
 }
 
+/// A new instruction by `author` at the end of the work's queue, a draft or (with `queue`)
+/// queued at once; for a work that is no longer open, one that waits for the workspace's
+/// next work. What `/inbox` does for the person, and `codespace instructions add` from
+/// another process on the same ledger.
+pub fn write_instruction(
+    store: &Store,
+    work_id: &str,
+    p: NewIntent,
+    author: IntentAuthor,
+    queue: bool,
+) -> Result<UserIntent, GatewayError> {
+    check_body("create", &p.body)?;
+    let kind = p.kind.unwrap_or(IntentKind::FollowUp);
+    let delivery = p.delivery.unwrap_or(Delivery::AfterCurrentWork);
+    let state = if queue { IntentState::Queued } else { IntentState::Draft };
+    store.works_write(|w| {
+        let work = work(w, work_id)?;
+        let row = new_intent(w, &work, kind, delivery, p.body, state, author)?;
+        Ok(user_intent(row))
+    })
+}
+
 /// A `stop_notice` queued at the front of the work's queue: the agent's next claim is the
 /// stop.
 fn stop_notice(w: &Works<'_>, work_id: &str, body: String) -> Result<UserIntent, GatewayError> {
@@ -290,6 +312,7 @@ fn stop_notice(w: &Works<'_>, work_id: &str, body: String) -> Result<UserIntent,
         Delivery::NextCheckpoint,
         body,
         IntentState::Queued,
+        IntentAuthor::PersonInbox,
     )?;
     let front = w.intents(work_id)?.iter().map(|i| i.position).min().unwrap_or(1);
     if row.work_id.is_some() && front < row.position {
@@ -309,6 +332,7 @@ fn new_intent(
     delivery: Delivery,
     body: String,
     state: IntentState,
+    author: IntentAuthor,
 ) -> Result<IntentRow, GatewayError> {
     let open = work.state.is_open();
     let work_id = open.then(|| work.work_id.clone());
@@ -327,6 +351,7 @@ fn new_intent(
         updated_at: at,
         claimed_at: None,
         completed_at: None,
+        author,
     };
     w.insert_intent(&row)?;
     touched(w, &row)?;

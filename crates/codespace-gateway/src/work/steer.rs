@@ -99,6 +99,7 @@ impl Gateway {
                             kind: new.kind,
                             delivery: new.delivery,
                             content: new.body,
+                            author: new.author,
                         }),
                     })
                 })

@@ -2,8 +2,10 @@
 // deny), the works of every workspace and their instruction queues, and lets the person
 // write, queue, edit, reorder, cancel and stop. Every string
 // from the server is put in the page as text (textContent / append of strings), never as
-// markup. The token lives in this tab's session storage and travels only in the
-// Authorization header of requests to this server.
+// markup, and every control and format character in it (bidirectional marks, zero-width
+// characters, separators) is shown written out as \u{XXXX}: a name can never reorder or
+// hide what the person reads. The token lives in this tab's session storage and travels
+// only in the Authorization header of requests to this server.
 'use strict';
 
 const TOKEN_KEY = 'codespace-inbox-token';
@@ -18,12 +20,31 @@ let token = sessionStorage.getItem(TOKEN_KEY);
 let shown = '';
 let editing = false;
 let timer = null;
+// Who wrote an instruction, as the ledger records it.
+const AUTHORS = {
+  'person-inbox': 'by the person (inbox)',
+  'person-cli': 'by the person (CLI)',
+  unrecorded: 'author not recorded (written before the person token)',
+};
 // What the person is writing in each work's box, kept across re-renders.
 const unsent = new Map();
 // The page shows at most this many works (the newest).
 const MAX_WORKS = 30;
 
 const byId = (id) => document.getElementById(id);
+
+// C0, DEL, C1, the line and paragraph separators, and Unicode's format characters
+// (bidirectional marks and embeddings, zero-width characters, the byte order mark, tags).
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\u{110bd}|\u{110cd}|[\u{13430}-\u{1343f}]|[\u{1bca0}-\u{1bca3}]|[\u{1d173}-\u{1d17a}]|\u{e0001}|[\u{e0020}-\u{e007f}]/gu;
+
+// Text as the person should read it: every hidden character written out as \u{XXXX}; with
+// `lines`, line feeds and tabs stay (an instruction's or a summary's lines).
+function visible(text, lines) {
+  return String(text).replace(HIDDEN, (c) => {
+    if (lines && (c === '\n' || c === '\t')) return c;
+    return `\\u{${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}}`;
+  });
+}
 
 // Builds an element; string children become text nodes, never markup.
 function el(tag, props, ...children) {
@@ -63,7 +84,7 @@ async function api(method, path, body) {
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch (_) { data = null; }
   if (response.status === 401) {
-    logout('The token was refused.');
+    logout('The token was refused: the inbox takes the person token, not the MCP token.');
     throw new ApiError(401, data);
   }
   if (!response.ok) throw new ApiError(response.status, data);
@@ -151,7 +172,7 @@ function render(snapshot) {
   const sections = [];
   for (const [ws, entries] of groups) {
     sections.push(el('section', { class: 'workspace', 'data-workspace-id': ws },
-      el('h2', { text: `Workspace ${ws}` }),
+      el('h2', { text: `Workspace ${visible(ws)}` }),
       ...entries.map(renderWork)));
   }
   main.replaceChildren(...parts, ...sections);
@@ -167,10 +188,10 @@ function renderHolds(holds) {
         act('deny', () => api('POST', `${path}/deny`));
       };
       return el('article', { class: 'hold', 'data-approval-id': hold.approval_id },
-        el('div', { class: 'meta' }, badge(hold.state), el('span', { text: hold.tool }),
-          el('span', { text: `workspace ${hold.workspace_id}` }),
+        el('div', { class: 'meta' }, badge(hold.state), el('span', { text: visible(hold.tool) }),
+          el('span', { text: `workspace ${visible(hold.workspace_id)}` }),
           el('span', { text: new Date(hold.created_at * 1000).toLocaleString() })),
-        el('pre', { class: 'summary', text: hold.summary }),
+        el('pre', { class: 'summary', text: visible(hold.summary, true) }),
         el('div', { class: 'actions' },
           el('button', { type: 'button', class: 'grant', onclick: () => act('grant', () => api('POST', `${path}/grant`)) }, 'Grant'),
           el('button', { type: 'button', class: 'danger deny', onclick: deny }, 'Deny')));
@@ -184,14 +205,14 @@ function badge(text) {
 function renderWork({ work, intents }) {
   const open = work.state === 'active' || work.state === 'closing';
   const head = el(open ? 'div' : 'summary', { class: 'work-head' },
-    el('span', { class: 'work-title', text: work.title || work.work_id }),
+    el('span', { class: 'work-title', text: visible(work.title || work.work_id) }),
     badge(work.state),
     el('span', { class: 'meta', text: `revision ${work.queue_revision}` }),
     open ? el('button', { type: 'button', class: 'danger stop', onclick: () => stopWork(work) }, 'Stop') : null);
   const editable = intents.filter((i) => i.state === 'draft' || i.state === 'queued');
   const list = el('ol', { class: 'queue' },
     ...intents.map((i) => renderIntent(i, editable, work)));
-  const body = [head, el('div', { class: 'meta', text: work.work_id }), list, compose(work)];
+  const body = [head, el('div', { class: 'meta', text: visible(work.work_id) }), list, compose(work)];
   if (intents.length === 0) body.splice(2, 0, el('p', { class: 'empty', text: 'No instruction yet.' }));
   return el(open ? 'article' : 'details', { class: 'work', 'data-work-id': work.work_id }, ...body);
 }
@@ -202,9 +223,10 @@ function renderIntent(intent, editable, work) {
   li.append(
     el('div', { class: 'meta' }, badge(intent.state),
       el('span', { text: intent.kind.replace('_', ' ') }),
+      el('span', { class: 'author', text: AUTHORS[intent.author] || visible(intent.author) }),
       el('span', { text: label ? label[1] : intent.delivery }),
       el('span', { text: `revision ${intent.revision}` })),
-    el('p', { class: 'body', text: intent.body }));
+    el('p', { class: 'body', text: visible(intent.body, true) }));
   if (intent.state !== 'draft' && intent.state !== 'queued') return li;
   const index = editable.findIndex((i) => i.intent_id === intent.intent_id);
   const move = (delta) => {
@@ -281,7 +303,7 @@ function compose(work) {
 }
 
 function stopWork(work) {
-  if (!window.confirm(`Stop: kill every process of workspace ${work.workspace_id} and tell the agent?`)) return;
+  if (!window.confirm(`Stop: kill every process of workspace ${visible(work.workspace_id)} and tell the agent?`)) return;
   act('stop', async () => {
     const r = await api('POST', `/inbox/works/${encodeURIComponent(work.work_id)}/stop`, {});
     return `stopped: ${r.killed} process(es) killed`;

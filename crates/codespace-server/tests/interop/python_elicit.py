@@ -2,7 +2,8 @@
 callback that answers as MODE says, and prints what the callback saw and what the call
 returned, as one JSON line.
 
-Usage: python_elicit.py BIN CONFIG WORKSPACE MODE
+Usage: python_elicit.py BIN CONFIG WORKSPACE MODE [FILE]
+FILE: the file the patch updates (default a.txt; its first line must be "top").
 MODE: accept (grant ticked), untick (accept, grant unticked), decline, cancel, late (answers
 after the server's wait ended), abandon (the call is cancelled while the question is open).
 """
@@ -19,6 +20,7 @@ from mcp import types
 
 async def main():
     binary, config, workspace, mode = sys.argv[1:5]
+    target_file = sys.argv[5] if len(sys.argv) > 5 else "a.txt"
     env = {k: os.environ[k] for k in os.environ if k in ("PATH", "HOME", "XDG_STATE_HOME", "RUST_LOG")
            or k.startswith("CODESPACE_")}
     target = StdioServerParameters(command=binary, args=["serve", "--config", config], env=env)
@@ -38,7 +40,7 @@ async def main():
         await anyio.sleep(5)
         return types.ElicitResult(action="accept", content={"grant": True})
 
-    patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n top\n+elicited\n*** End Patch\n"
+    patch = f"*** Begin Patch\n*** Update File: {target_file}\n@@\n top\n+elicited\n*** End Patch\n"
     out = {"mode": mode}
     async with Client(target, mode="legacy", elicitation_callback=on_elicit) as client:
         args = {"workspace_id": workspace, "patch": patch}
@@ -55,7 +57,7 @@ async def main():
             out["result"] = r.structured_content
             out["text"] = r.content[0].text if r.content else None
     out["seen"] = seen
-    print(json.dumps(out))
+    print(json.dumps(out, ensure_ascii=True))
 
 
 asyncio.run(main())

@@ -164,6 +164,7 @@ fn every_shared_word_is_declared_once() {
     const WORDS: &[&str] = &[
         "Profile",
         "Approvals",
+        "Approvers",
         "EnvironmentKind",
         "SandboxSetting",
         "NetworkPolicy",
@@ -183,6 +184,7 @@ fn every_shared_word_is_declared_once() {
         "IntentState",
         "Delivery",
         "IntentKind",
+        "IntentAuthor",
     ];
     fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {

@@ -13,6 +13,11 @@ use crate::support::{bin, codespace_vars};
 
 /// Runs `python_elicit.py` in `mode` against workspace `c` (approvals=confirm).
 fn elicit(h: &Holds, mode: &str) -> Value {
+    elicit_on(h, mode, "a.txt")
+}
+
+/// [`elicit`], the patch updating `file` instead of `a.txt`.
+fn elicit_on(h: &Holds, mode: &str, file: &str) -> Value {
     let python = crate::interop::tool("CODESPACE_PYTHON", "target/test-tools/venv/bin/python");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/python_elicit.py");
     let mut cmd = Command::new(&python);
@@ -21,7 +26,7 @@ fn elicit(h: &Holds, mode: &str) -> Value {
     }
     let out = cmd
         .arg(script)
-        .args([bin(), h.env.config().to_str().unwrap(), "c", mode])
+        .args([bin(), h.env.config().to_str().unwrap(), "c", mode, file])
         .env("XDG_STATE_HOME", h.env.state())
         .env("RUST_LOG", "warn")
         .env("CODESPACE_OPERATIONS_DB", &h.db)
@@ -109,4 +114,17 @@ fn cancel_timeout_and_an_abandoned_call_leave_the_hold_pending() {
     );
     assert_eq!(only_hold(&h)["state"], "pending");
     assert_eq!(h.file("c"), "top\n");
+}
+
+/// The question shows a name's bidirectional mark written out, never the mark itself.
+#[test]
+fn the_question_shows_hidden_characters_written_out() {
+    let h = Holds::new();
+    let name = "readme\u{202E}txt.hs";
+    std::fs::write(h.root("c").join(name), "top\n").unwrap();
+    let seen = elicit_on(&h, "decline", name);
+    let message = seen["seen"][0]["message"].as_str().unwrap();
+    assert!(message.contains("update readme\\u{202E}txt.hs (+1 -0)"), "{message}");
+    assert!(!message.contains('\u{202E}'), "{message}");
+    assert_eq!(error_body(&seen)["code"], "APPROVAL_DENIED");
 }

@@ -124,11 +124,13 @@ fn b1_b4_bad_input_is_refused_and_the_server_survives() {
     assert!(!r.body.contains("over http"));
     let r = server.post("/mcp", &["MCP-Protocol-Version: 1999-01-01"], INIT);
     assert!((400..500).contains(&r.status) || r.body.contains("error"), "{r:?}");
-    // Other paths are 404; the server still answers afterwards.
-    for path in ["/", "/mcp/extra", "/inbox/unknown", "/.well-known/oauth-authorization-server"] {
+    // Other paths are 404 (beneath /inbox the person's token comes first, even under
+    // --no-auth); the server still answers afterwards.
+    for path in ["/", "/mcp/extra", "/.well-known/oauth-authorization-server"] {
         let r = server.post(path, &[], INIT);
         assert_eq!(r.status, 404, "{path}");
     }
+    assert_eq!(server.post("/inbox/unknown", &[], INIT).status, 401);
     assert_eq!(server.post("/mcp", &[], INIT).status, 200);
 }
 

@@ -9,6 +9,12 @@ use crate::support::{Client, Env, HttpServer, RawResponse, call, raw_http, refus
 
 pub(crate) const TOKEN: &str = "inbox-test-token";
 
+/// The person's token for `/inbox`; the MCP token `TOKEN` is refused there.
+pub(crate) const PERSON: &str = "inbox-person-token";
+
+/// The flags of a server with both tokens.
+pub(crate) const SERVE: &[&str] = &["--token", TOKEN, "--person-token", PERSON];
+
 /// One `/inbox` request with the token (when given), an optional Origin and JSON body.
 pub(crate) fn request(
     server: &HttpServer,
@@ -45,7 +51,7 @@ pub(crate) fn person(
     path: &str,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let r = request(server, method, path, Some(TOKEN), None, body.as_ref());
+    let r = request(server, method, path, Some(PERSON), None, body.as_ref());
     let value = serde_json::from_str(&r.body)
         .unwrap_or_else(|e| panic!("{method} {path}: {} not JSON ({e}): {:?}", r.status, r.body));
     (r.status, value)
@@ -93,7 +99,7 @@ pub(crate) fn http_env() -> Env {
 #[tokio::test]
 async fn draft_queue_claim_complete_finish() {
     let env = http_env();
-    let server = env.http(&["--token", TOKEN]);
+    let server = env.http(SERVE);
     let agent = server.client(Some(TOKEN)).await;
     let work = open_work(&agent, "w").await;
     let (status, works) = person(&server, "GET", "/inbox/works?workspace_id=w", None);
@@ -149,7 +155,7 @@ async fn draft_queue_claim_complete_finish() {
 #[tokio::test]
 async fn inbox_status_mapping_and_guards() {
     let env = http_env();
-    let server = env.http(&["--token", TOKEN]);
+    let server = env.http(SERVE);
     let agent = server.client(Some(TOKEN)).await;
     let work = open_work(&agent, "w").await;
 
@@ -162,13 +168,13 @@ async fn inbox_status_mapping_and_guards() {
     let path = format!("/inbox/works/{work}/intents");
     let anonymous = request(&server, "POST", &path, None, None, Some(&post));
     assert_eq!(anonymous.status, 401);
-    for token in [Some(TOKEN), None] {
+    for token in [Some(PERSON), None] {
         let foreign =
             request(&server, "POST", &path, token, Some("https://evil.example"), Some(&post));
         assert_eq!(foreign.status, 403, "{foreign:?}");
     }
     let same = format!("http://{}", server.addr);
-    let ok = request(&server, "GET", "/inbox/works", Some(TOKEN), Some(&same), None);
+    let ok = request(&server, "GET", "/inbox/works", Some(PERSON), Some(&same), None);
     assert_eq!(ok.status, 200, "{ok:?}");
     // Nothing was written by the refused requests.
     let (_, intents) = person(&server, "GET", &path, None);
@@ -182,7 +188,7 @@ async fn inbox_status_mapping_and_guards() {
     let csp = page.header("content-security-policy").unwrap();
     assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{csp}");
     assert!(page.body.contains("/inbox/inbox.js") && !page.body.contains("<script>"));
-    assert!(!page.body.contains(TOKEN));
+    assert!(!page.body.contains(TOKEN) && !page.body.contains(PERSON));
     for asset in ["/inbox/inbox.js", "/inbox/inbox.css"] {
         let r = request(&server, "GET", asset, None, None, None);
         assert_eq!(r.status, 200, "{asset}");
@@ -190,7 +196,7 @@ async fn inbox_status_mapping_and_guards() {
     }
     let foreign_page = request(&server, "GET", "/inbox/", None, Some("https://evil.example"), None);
     assert_eq!(foreign_page.status, 403);
-    assert_eq!(request(&server, "GET", "/inbox/nothing", Some(TOKEN), None, None).status, 404);
+    assert_eq!(request(&server, "GET", "/inbox/nothing", Some(PERSON), None, None).status, 404);
 
     let expect = |(status, body): (u16, Value), want: u16, code: &str| {
         assert_eq!(status, want, "{body}");
@@ -260,7 +266,7 @@ async fn inbox_status_mapping_and_guards() {
 async fn holds_are_listed_and_decided_over_inbox() {
     let mut env = Env::new();
     env.workspace("c", json!({"profile": "workspace-write", "approvals": "confirm"}));
-    let server = env.http(&["--token", TOKEN]);
+    let server = env.http(SERVE);
     let agent = server.client(Some(TOKEN)).await;
     let (status, none) = person(&server, "GET", "/inbox/holds", None);
     assert_eq!((status, none), (200, json!([])));
@@ -280,7 +286,8 @@ async fn holds_are_listed_and_decided_over_inbox() {
     assert!(ids.iter().all(|id| listed.contains(&id.as_str())), "{listed:?}");
     assert_eq!(request(&server, "GET", "/inbox/holds", None, None, None).status, 401);
     let grant = format!("/inbox/holds/{}/grant", ids[0]);
-    let foreign = request(&server, "POST", &grant, Some(TOKEN), Some("https://evil.example"), None);
+    let foreign =
+        request(&server, "POST", &grant, Some(PERSON), Some("https://evil.example"), None);
     assert_eq!(foreign.status, 403);
     let (status, granted) = person(&server, "POST", &grant, None);
     assert_eq!((status, granted["state"].as_str()), (200, Some("granted")), "{granted}");

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::inbox::{TOKEN, http_env, open_work, person, queue};
+use crate::inbox::{SERVE, TOKEN, http_env, open_work, person, queue};
 use crate::process::{alive, wait_output};
 use crate::support::{call, refused};
 
@@ -16,7 +16,7 @@ use crate::support::{call, refused};
 async fn twenty_concurrent_claimers_take_each_instruction_once() {
     const ITEMS: usize = 60;
     let env = http_env();
-    let server = env.http(&["--token", TOKEN]);
+    let server = env.http(SERVE);
     let first = server.client(Some(TOKEN)).await;
     let work = open_work(&first, "w").await;
     let mut queued = BTreeSet::new();
@@ -58,7 +58,7 @@ async fn twenty_concurrent_claimers_take_each_instruction_once() {
 #[tokio::test]
 async fn works_survive_a_restart_and_next_work_items_carry_over() {
     let env = http_env();
-    let server = env.http(&["--token", TOKEN]);
+    let server = env.http(SERVE);
     let agent = server.client(Some(TOKEN)).await;
     let work = open_work(&agent, "w").await;
     let pending = queue(&server, &work, "run the tests", "next_checkpoint");
@@ -76,7 +76,7 @@ async fn works_survive_a_restart_and_next_work_items_carry_over() {
     drop(agent);
     drop(server);
 
-    let server = env.http(&["--token", TOKEN]);
+    let server = env.http(SERVE);
     let agent = server.client(Some(TOKEN)).await;
     let st = call(&agent, "steer_status", json!({"work_id": work})).await.unwrap();
     assert_eq!((st["state"].as_str(), st["queued"].as_u64()), (Some("active"), Some(1)), "{st}");
@@ -105,7 +105,7 @@ async fn the_coordination_hint_changes_after_a_person_queues() {
     let env = http_env();
     let root = env.path().join("ws/w");
     std::fs::write(root.join("a.txt"), "a\n").unwrap();
-    let server = env.http(&["--token", TOKEN]);
+    let server = env.http(SERVE);
     let agent = server.client(Some(TOKEN)).await;
     // No work yet: no hint.
     let plain = call(&agent, "read", json!({"workspace_id": "w", "path": "a.txt"})).await.unwrap();
@@ -185,7 +185,7 @@ async fn the_coordination_hint_changes_after_a_person_queues() {
 #[tokio::test]
 async fn stop_leaves_no_descendant_alive() {
     let env = http_env();
-    let server = env.http(&["--token", TOKEN]);
+    let server = env.http(SERVE);
     let agent = server.client(Some(TOKEN)).await;
     let work = open_work(&agent, "w").await;
     queue(&server, &work, "earlier", "next_checkpoint");

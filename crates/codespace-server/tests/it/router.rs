@@ -21,6 +21,9 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"p
 /// The port the guards are told the server listens on.
 const PORT: u16 = 8787;
 
+/// The person's token `/inbox` takes in these routers.
+const PERSON: &str = "a-person-secret";
+
 /// The router of a server on `127.0.0.1:PORT` over a registry with one workspace, `ro`.
 fn app(extra_hosts: &[&str], extra_origins: &[&str], token: Option<&str>) -> (Router, Env) {
     let mut env = Env::new();
@@ -28,7 +31,14 @@ fn app(extra_hosts: &[&str], extra_origins: &[&str], token: Option<&str>) -> (Ro
     let store = codespace_store::Store::open_in_memory().unwrap();
     let handler = CodeSpace::new(Arc::new(in_process_gateway(&env, store)), Duration::ZERO);
     let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-    let guard = Guard::new("127.0.0.1", PORT, &owned(extra_hosts), &owned(extra_origins), token);
+    let guard = Guard::new(
+        "127.0.0.1",
+        PORT,
+        &owned(extra_hosts),
+        &owned(extra_origins),
+        token,
+        Some(PERSON),
+    );
     (router(handler, guard, CancellationToken::new()), env)
 }
 
@@ -178,8 +188,11 @@ async fn a_declared_body_over_the_cap_and_unknown_paths_are_refused() {
         serde_json::from_str::<Value>(&body_of(big).await).unwrap()["error"],
         "payload_too_large"
     );
+    // (Beneath /inbox the person's token comes first, --no-auth or not.)
+    let person = format!("Bearer {PERSON}");
     for path in ["/", "/mcp/extra", "/inbox/unknown", "/.well-known/oauth-authorization-server"] {
-        let r = send(&app, "POST", path, &[("host", &host)], INIT).await;
+        let r =
+            send(&app, "POST", path, &[("host", &host), ("authorization", &person)], INIT).await;
         assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
     }
     let ok = send(&app, "POST", "/mcp", &[("host", &host)], INIT).await;
@@ -191,9 +204,14 @@ async fn inbox_guards_and_status_mapping_in_process() {
     let token = "inbox-token";
     let (app, _env) = app(&[], &[], Some(token));
     let host = format!("127.0.0.1:{PORT}");
-    let bearer = format!("Bearer {token}");
+    let bearer = format!("Bearer {PERSON}");
     let anonymous = send(&app, "GET", "/inbox/works", &[("host", &host)], "").await;
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    // The MCP token is not the person's.
+    let mcp = format!("Bearer {token}");
+    let agent = [("host", host.as_str()), ("authorization", &mcp)];
+    let agent = send(&app, "GET", "/inbox/works", &agent, "").await;
+    assert_eq!(agent.status(), StatusCode::UNAUTHORIZED);
     let foreign =
         [("host", host.as_str()), ("authorization", &bearer), ("origin", "https://evil.example")];
     let r = send(&app, "GET", "/inbox/works", &foreign, "").await;
@@ -201,7 +219,8 @@ async fn inbox_guards_and_status_mapping_in_process() {
     // The page needs no token and carries none.
     let page = send(&app, "GET", "/inbox/", &[("host", &host)], "").await;
     assert_eq!(page.status(), StatusCode::OK);
-    assert!(!body_of(page).await.contains(token));
+    let page = body_of(page).await;
+    assert!(!page.contains(token) && !page.contains(PERSON));
     let person = [("host", host.as_str()), ("authorization", &bearer)];
     let ok = send(&app, "GET", "/inbox/works", &person, "").await;
     assert_eq!(ok.status(), StatusCode::OK);

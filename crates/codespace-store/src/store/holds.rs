@@ -10,7 +10,8 @@ use crate::error::StoreError;
 use crate::model::{Cas, HoldFilter, HoldRecord, NewHold};
 
 const SELECT_HOLD: &str = "SELECT approval_id, workspace_id, tool, fingerprint, summary, \
-     params_json, state, created_at, resolved_at, operation_id, result_json FROM approvals";
+     params_json, state, created_at, resolved_at, operation_id, result_json, seal, \
+     root_identity FROM approvals";
 
 /// The states a hold counts as active in, as the unique index names them.
 const ACTIVE: &str = "('pending', 'granted', 'queued', 'resuming')";
@@ -43,7 +44,8 @@ impl Store {
             let approval_id = format!("appr-{}", Uuid::new_v4());
             conn.prepare_cached(
                 "INSERT INTO approvals (approval_id, workspace_id, tool, fingerprint, summary, \
-                 params_json, state, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7)",
+                 params_json, state, created_at, seal, root_identity) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8, ?9)",
             )?
             .execute(params![
                 approval_id,
@@ -52,7 +54,9 @@ impl Store {
                 new.fingerprint,
                 new.summary,
                 new.params_json,
-                now
+                now,
+                new.seal,
+                new.root_identity
             ])?;
             Ok((load(conn, &approval_id)?.ok_or_else(|| vanished(&approval_id))?, true))
         })
@@ -196,6 +200,8 @@ struct RawHold {
     resolved_at: Option<i64>,
     operation_id: Option<String>,
     result_json: Option<String>,
+    seal: Option<String>,
+    root_identity: Option<String>,
 }
 
 impl RawHold {
@@ -212,6 +218,8 @@ impl RawHold {
             resolved_at: row.get(8)?,
             operation_id: row.get(9)?,
             result_json: row.get(10)?,
+            seal: row.get(11)?,
+            root_identity: row.get(12)?,
         })
     }
 
@@ -236,6 +244,8 @@ impl RawHold {
             resolved_at: self.resolved_at,
             operation_id: self.operation_id,
             result_json: self.result_json,
+            seal: self.seal,
+            root_identity: self.root_identity,
         })
     }
 }

@@ -15,7 +15,7 @@ mod statements;
 
 use std::cell::Cell;
 
-use codespace_types::{Delivery, IntentKind, IntentState, WorkState};
+use codespace_types::{Delivery, IntentAuthor, IntentKind, IntentState, WorkState};
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Store;
@@ -53,6 +53,8 @@ pub struct IntentRow {
     pub updated_at: i64,
     pub claimed_at: Option<i64>,
     pub completed_at: Option<i64>,
+    /// Who wrote it.
+    pub author: IntentAuthor,
 }
 
 /// One ledger transaction over works and intents.

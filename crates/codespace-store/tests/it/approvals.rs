@@ -14,6 +14,8 @@ fn new<'a>(fp: &'a str) -> NewHold<'a> {
         fingerprint: fp,
         summary: "update a.txt (+1 -1)",
         params_json: r#"{"workspace_id":"ws","patch":"..."}"#,
+        seal: "hmac-sha256:00",
+        root_identity: "1:2",
     }
 }
 

@@ -166,3 +166,24 @@ pub(super) fn proc_rows() -> Vec<(ProcError, ErrorCode)> {
         (ProcError::TimedOut { limit_secs: 30 }, ErrorCode::Timeout),
     ]
 }
+
+/// Every refusal that keeps a hold meaning what a person saw, with its code.
+pub(super) fn trust_rows() -> Vec<(crate::error::TrustError, ErrorCode)> {
+    use crate::error::TrustError;
+    let id = || "appr-1".to_owned();
+    vec![
+        (TrustError::unsafe_name("Add File", "a\u{1b}b", '\u{1b}'), ErrorCode::UnsafePathName),
+        (
+            TrustError::PersonOnly { approval_id: id(), workspace_id: "w".to_owned() },
+            ErrorCode::ApprovalPersonRequired,
+        ),
+        (
+            TrustError::Unverified { approval_id: id(), why: "w".to_owned() },
+            ErrorCode::ApprovalUnverified,
+        ),
+        (
+            TrustError::RootMismatch { approval_id: id(), why: "w".to_owned() },
+            ErrorCode::ApprovalRootMismatch,
+        ),
+    ]
+}

@@ -11,16 +11,71 @@ fn a_patch_summary_names_each_file_with_its_kind_and_line_counts() {
     let s = patch("ws", &parsed, false);
     assert_eq!(
         s,
-        "apply a patch in workspace ws (3 file(s)):\n  add new.txt (+2)\n  delete old.txt\n  \
-             move src/x.rs -> src/y.rs (+2 -1)"
+        "apply a patch in workspace ws (3 files: 1 add, 1 delete, 1 move):\n  add new.txt (+2)\n  \
+             delete old.txt\n  move src/x.rs -> src/y.rs (+2 -1)"
     );
+}
+
+#[test]
+fn a_large_patch_is_counted_and_only_its_first_files_listed() {
+    let mut text = String::from("*** Begin Patch\n");
+    for i in 0..5000 {
+        text.push_str(&format!("*** Add File: f{i:04}.txt\n+x\n"));
+    }
+    text.push_str("*** Delete File: gone.txt\n*** End Patch");
+    let parsed = codespace_patch::parse(&text).unwrap();
+    let s = patch("ws", &parsed, false);
+    assert!(
+        s.starts_with("apply a patch in workspace ws (5001 files: 5000 add, 1 delete):"),
+        "{s}"
+    );
+    assert_eq!(s.lines().count(), 1 + LISTED_FILES + 1);
+    assert!(s.contains("  add f0049.txt (+1)") && !s.contains("f0050"), "{s}");
+    assert!(s.ends_with("... and 4951 more file(s), counted above but not listed"), "{s}");
+    assert!(s.len() < 4096, "{}", s.len());
+}
+
+#[test]
+fn names_are_shown_escaped_and_long_ones_cut_in_the_middle() {
+    let text = "*** Begin Patch\n*** Update File: readme\u{202E}txt.hs\n@@\n-a\n+b\n*** End Patch";
+    let parsed = codespace_patch::parse(text).unwrap();
+    assert!(patch("ws", &parsed, false).contains("update readme\\u{202E}txt.hs (+1 -1)"));
+    let long = format!("{}/end.rs", "d".repeat(1000));
+    let shown = name(&long);
+    assert!(shown.starts_with("ddd") && shown.ends_with("d/end.rs"), "{shown}");
+    assert!(shown.contains("...(767 characters)..."), "{shown}");
+}
+
+#[test]
+fn created_names_with_control_or_bidi_characters_are_refused() {
+    let text = |body: &str| format!("*** Begin Patch\n{body}*** End Patch");
+    let refused = |body: &str| {
+        let t = text(body);
+        let parsed = check_created_names(&codespace_patch::parse(&t).unwrap());
+        let scanned = check_created_names_in(&t);
+        assert_eq!(parsed.is_err(), scanned.is_err(), "{body:?}");
+        scanned.err().map(|e| e.to_string())
+    };
+    let add = refused("*** Add File: a\u{1b}[2Jb\n+x\n").unwrap();
+    assert!(add.starts_with("Add File name 'a\\u{001B}[2Jb' holds U+001B"), "{add}");
+    let moved = refused("*** Update File: ok.txt\n*** Move to: x\u{2028}y\n@@\n-a\n+b\n").unwrap();
+    assert!(moved.starts_with("Move to name"), "{moved}");
+    assert!(refused("*** Add File: readme\u{202E}txt.hs\n+x\n").is_some());
+    assert!(refused("*** Add File: a\u{0}b\n+x\n").is_some());
+    assert!(refused("*** Add File: a\rb\n+x\n").is_some());
+    // Existing names are only shown escaped: they can be updated and deleted.
+    assert_eq!(
+        refused("*** Update File: a\u{1b}b\n@@\n-a\n+b\n*** Delete File: c\u{202E}d\n"),
+        None
+    );
+    assert_eq!(refused("*** Add File: fine.txt\n+x\r\n"), None);
 }
 
 #[test]
 fn a_command_summary_shows_the_argv_exactly() {
     let p = ExecCommandParams {
         workspace_id: "ws".into(),
-        command: vec!["sh".into(), "-c".into(), "echo \"hi there\"".into()],
+        command: vec!["sh".into(), "-c".into(), "echo \"hi there\"".into(), "\u{202E}x".into()],
         tty: Some(true),
         timeout_secs: None,
         work_id: None,
@@ -29,7 +84,7 @@ fn a_command_summary_shows_the_argv_exactly() {
     };
     assert_eq!(
         command(&p, 30),
-        r#"run ["sh","-c","echo \"hi there\""] in workspace ws (terminal, time limit 30 s)"#
+        r#"run ["sh","-c","echo \"hi there\"","\u{202E}x"] in workspace ws (terminal, time limit 30 s)"#
     );
 }
 

@@ -1,7 +1,7 @@
 //! Stored columns into [`WorkRow`] and [`IntentRow`]: the texts of states, kinds and
 //! deliveries parsed, counters checked non-negative; anything else is a corrupt row.
 
-use codespace_types::{Delivery, IntentKind, IntentState, WorkState};
+use codespace_types::{Delivery, IntentAuthor, IntentKind, IntentState, WorkState};
 use rusqlite::Row;
 
 use super::{IntentRow, WorkRow};
@@ -50,6 +50,7 @@ pub(super) struct RawIntent {
     updated_at: i64,
     claimed_at: Option<i64>,
     completed_at: Option<i64>,
+    author: String,
 }
 
 pub(super) fn raw_intent(row: &Row<'_>) -> rusqlite::Result<RawIntent> {
@@ -67,6 +68,7 @@ pub(super) fn raw_intent(row: &Row<'_>) -> rusqlite::Result<RawIntent> {
         updated_at: row.get(10)?,
         claimed_at: row.get(11)?,
         completed_at: row.get(12)?,
+        author: row.get(13)?,
     })
 }
 
@@ -78,6 +80,8 @@ pub(super) fn intent_row(r: RawIntent) -> Result<IntentRow, StoreError> {
         .ok_or_else(|| corrupt(id, format!("delivery {:?} is not known", r.delivery)))?;
     let state = IntentState::parse(&r.state)
         .ok_or_else(|| corrupt(id, format!("intent state {:?} is not known", r.state)))?;
+    let author = IntentAuthor::parse(&r.author)
+        .ok_or_else(|| corrupt(id, format!("intent author {:?} is not known", r.author)))?;
     let revision = from_i64("revision", id, r.revision)?;
     Ok(IntentRow {
         intent_id: r.intent_id,
@@ -93,5 +97,6 @@ pub(super) fn intent_row(r: RawIntent) -> Result<IntentRow, StoreError> {
         updated_at: r.updated_at,
         claimed_at: r.claimed_at,
         completed_at: r.completed_at,
+        author,
     })
 }

@@ -12,7 +12,8 @@ const SELECT_WORK: &str = "SELECT work_id, workspace_id, title, state, queue_rev
      created_at, closed_at FROM works";
 
 const SELECT_INTENT: &str = "SELECT intent_id, work_id, workspace_id, position, revision, \
-     kind, delivery, body, state, created_at, updated_at, claimed_at, completed_at FROM intents";
+     kind, delivery, body, state, created_at, updated_at, claimed_at, completed_at, author \
+     FROM intents";
 
 impl Works<'_> {
     fn sql<T>(&self, result: rusqlite::Result<T>) -> Result<T, StoreError> {
@@ -205,7 +206,8 @@ impl Works<'_> {
                 .prepare_cached(
                     "INSERT INTO intents (intent_id, work_id, workspace_id, position, revision, \
                      kind, delivery, body, state, created_at, updated_at, claimed_at, \
-                     completed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                     completed_at, author) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 )
                 .and_then(|mut s| {
                     s.execute(params![
@@ -221,7 +223,8 @@ impl Works<'_> {
                         i.created_at,
                         i.updated_at,
                         i.claimed_at,
-                        i.completed_at
+                        i.completed_at,
+                        i.author.as_str()
                     ])
                 }),
         )?;
@@ -236,7 +239,8 @@ impl Works<'_> {
                 .prepare_cached(
                     "UPDATE intents SET work_id = ?4, position = ?5, revision = ?6, kind = ?7, \
                      delivery = ?8, body = ?9, state = ?10, updated_at = ?11, claimed_at = ?12, \
-                     completed_at = ?13 WHERE intent_id = ?1 AND state = ?2 AND revision = ?3",
+                     completed_at = ?13, author = ?14 \
+                     WHERE intent_id = ?1 AND state = ?2 AND revision = ?3",
                 )
                 .and_then(|mut s| {
                     s.execute(params![
@@ -252,7 +256,8 @@ impl Works<'_> {
                         new.state.as_str(),
                         new.updated_at,
                         new.claimed_at,
-                        new.completed_at
+                        new.completed_at,
+                        new.author.as_str()
                     ])
                 }),
         )?;
