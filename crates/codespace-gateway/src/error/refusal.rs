@@ -86,6 +86,7 @@ pub(super) fn describe(e: &GatewayError, body: &mut ErrorBody) {
         | GatewayError::IntentNotFound { .. }
         | GatewayError::IntentAlreadyClaimed { .. }
         | GatewayError::IntentNotEditable { .. }
+        | GatewayError::Trust(..)
         | GatewayError::IntentRevisionConflict { .. }
         | GatewayError::Internal(..) => {}
     }
