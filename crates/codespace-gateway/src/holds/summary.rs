@@ -126,6 +126,8 @@ pub(crate) fn revert(p: &OperationRevertParams, plan: &[PlannedFile]) -> String 
         out.push_str(&line);
     }
     out
+}
+
 /// Refuses a patch that would create a name (an Add File path or a Move to destination)
 /// holding a character a created name may not hold (`visible::is_refused_in_name`).
 pub(crate) fn check_created_names(patch: &Patch) -> Result<(), TrustError> {
