@@ -239,7 +239,10 @@ impl Gateway {
         let (fingerprint, params_json) = (held.fingerprint(), held.to_json()?);
         let (workspace_id, tool) = (held.workspace_id().to_owned(), held.tool());
         let root_identity = self.root_identity(&workspace_id).await?;
+        // Minted here, to be sealed (an active hold of the same request is reused instead).
+        let approval_id = format!("appr-{}", uuid::Uuid::new_v4());
         let seal = seal::Sealed {
+            approval_id: &approval_id,
             workspace_id: &workspace_id,
             tool,
             fingerprint: &fingerprint,
@@ -252,6 +255,7 @@ impl Gateway {
             .ledger
             .run(move |store| {
                 let new = NewHold {
+                    approval_id: Some(&approval_id),
                     workspace_id: &workspace_id,
                     tool,
                     fingerprint: &fingerprint,

@@ -1,6 +1,6 @@
 -- 0009: what a hold was made for, authenticated; and who wrote each instruction.
 --
--- approvals.seal is the server key's HMAC-SHA256 (`hmac-sha256:<hex>`) over the hold's
+-- approvals.seal is the server key's HMAC-SHA256 (`hmac-sha256:<hex>`) over the hold's id,
 -- workspace, tool, fingerprint, summary, arguments and root_identity, made when the hold
 -- was created; root_identity is `<device>:<inode>` of the workspace's root directory then.
 -- A resume runs a hold only when both still match. Holds made before this migration have

@@ -243,6 +243,9 @@ pub struct HoldRecord {
 /// A hold to create.
 #[derive(Debug, Clone, Copy)]
 pub struct NewHold<'a> {
+    /// The id to create it under (the gateway mints it, to seal it); `None`: the ledger
+    /// mints `appr-<uuid v4>`.
+    pub approval_id: Option<&'a str>,
     pub workspace_id: &'a str,
     pub tool: HeldTool,
     pub fingerprint: &'a str,

@@ -1,5 +1,5 @@
 //! What runs is what was shown: a hold is sealed when it is made (the server key's
-//! HMAC-SHA256 over its workspace, tool, fingerprint, summary, stored arguments and the
+//! HMAC-SHA256 over its id, workspace, tool, fingerprint, summary, stored arguments and the
 //! identity of the workspace's root then), and a resume runs it only when the seal still
 //! verifies over the row as it is now and the workspace's root is still that directory.
 //! Otherwise nothing runs: `APPROVAL_UNVERIFIED` or `APPROVAL_ROOT_MISMATCH`.
@@ -17,6 +17,8 @@ const DOMAIN: &str = "codespace hold v1";
 
 /// What a seal covers, as stored.
 pub(super) struct Sealed<'a> {
+    /// The hold's own id: a sealed request copied into another hold's row never verifies.
+    pub(super) approval_id: &'a str,
     pub(super) workspace_id: &'a str,
     pub(super) tool: HeldTool,
     pub(super) fingerprint: &'a str,
@@ -26,8 +28,9 @@ pub(super) struct Sealed<'a> {
 }
 
 impl Sealed<'_> {
-    fn parts(&self) -> [&[u8]; 6] {
+    fn parts(&self) -> [&[u8]; 7] {
         [
+            self.approval_id.as_bytes(),
             self.workspace_id.as_bytes(),
             self.tool.as_str().as_bytes(),
             self.fingerprint.as_bytes(),
@@ -68,6 +71,7 @@ impl Gateway {
             ));
         };
         let sealed = Sealed {
+            approval_id: &hold.approval_id,
             workspace_id: &hold.workspace_id,
             tool: hold.tool,
             fingerprint: &hold.fingerprint,
@@ -77,7 +81,7 @@ impl Gateway {
         };
         if !self.key.verify(DOMAIN, &sealed.parts(), seal) {
             return Err(unverified(
-                "its stored request or summary does not match the seal made when it was shown (changed in the ledger, or made under another server key)",
+                "its stored request or summary does not match the seal made when it was shown (changed in the ledger or copied from another hold, or made under another server key)",
             ));
         }
         let now = self.root_identity(&hold.workspace_id).await?;

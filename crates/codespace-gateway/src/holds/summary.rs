@@ -17,6 +17,9 @@ pub(crate) const LISTED_FILES: usize = 50;
 /// The longest name shown whole, in characters; a longer one keeps its start and its end.
 const SHOWN_NAME_CHARS: usize = 240;
 
+/// The most of a command's argv (as JSON) a summary shows, in characters.
+const SHOWN_ARGV_CHARS: usize = 4096;
+
 /// `apply a patch in workspace ws (3 files: 1 add, 1 update, 1 delete):` and one line per
 /// file, `update src/a.rs (+3 -1)`, `add b.txt (+10)`, `delete c.txt`,
 /// `move x -> y (+1 -1)`: the first [`LISTED_FILES`], then how many more there are.
@@ -163,10 +166,21 @@ pub(crate) fn check_created_names_in(text: &str) -> Result<(), TrustError> {
 /// they are, bidirectional marks say, are written out too).
 pub(crate) fn command(p: &ExecCommandParams, timeout_secs: u64) -> String {
     let argv = serde_json::to_string(&p.command).unwrap_or_else(|_| format!("{:?}", p.command));
+    let argv = visible::escape(&argv, false);
+    let count = argv.chars().count();
+    let shown = if count > SHOWN_ARGV_CHARS {
+        let head: String = argv.chars().take(SHOWN_ARGV_CHARS).collect();
+        format!(
+            "{head}... ({} more characters of {} arguments; `codespace approvals show` prints them all)",
+            count - SHOWN_ARGV_CHARS,
+            p.command.len()
+        )
+    } else {
+        argv.into_owned()
+    };
     let io = if p.tty.unwrap_or(false) { "terminal" } else { "pipes" };
     format!(
-        "run {} in workspace {} ({io}, time limit {timeout_secs} s)",
-        visible::escape(&argv, false),
+        "run {shown} in workspace {} ({io}, time limit {timeout_secs} s)",
         visible::escape(&p.workspace_id, false)
     )
 }

@@ -1,6 +1,7 @@
 //! What runs is what was shown, through the real binary: a hold is sealed with the server's
 //! key when it is made; a granted hold whose stored arguments or summary were edited in the
-//! ledger, or that has no seal (made by an older version), is refused at resume with
+//! ledger (or copied whole from another hold), or that has no seal (made by an older
+//! version), is refused at resume with
 //! `APPROVAL_UNVERIFIED`; one whose workspace id now names another directory (another
 //! registry, or the root re-created) with `APPROVAL_ROOT_MISMATCH`. Nothing runs, and a later
 //! resume answers the same. An untouched hold still runs after a restart (the key is kept).
@@ -66,6 +67,24 @@ async fn an_edited_or_unsealed_hold_never_runs() {
     granted(&h, &id);
     sql(&h, "UPDATE approvals SET summary = 'nothing to see' WHERE approval_id = ?1", &id);
     resume_refused(&h, &id, "APPROVAL_UNVERIFIED").await;
+    assert_eq!(h.file("o"), "top\n");
+
+    // A sealed request copied whole (arguments, summary, seal, root) from a hold the person
+    // never granted into one they did.
+    let shown = hold(&h, "apply_patch", append("o", "granted")).await;
+    let other = hold(&h, "apply_patch", append("o", "never granted")).await;
+    granted(&h, &shown);
+    let conn = rusqlite::Connection::open(&h.db).unwrap();
+    conn.execute_batch(&format!(
+        "CREATE TEMP TABLE stolen AS SELECT fingerprint, summary, params_json, seal, \
+         root_identity FROM approvals WHERE approval_id = '{other}'; \
+         DELETE FROM approvals WHERE approval_id = '{other}'; \
+         UPDATE approvals SET (fingerprint, summary, params_json, seal, root_identity) = \
+         (SELECT * FROM stolen) WHERE approval_id = '{shown}';"
+    ))
+    .unwrap();
+    drop(conn);
+    resume_refused(&h, &shown, "APPROVAL_UNVERIFIED").await;
     assert_eq!(h.file("o"), "top\n");
 
     // A hold made before holds were sealed.

@@ -18,8 +18,8 @@ const ACTIVE: &str = "('pending', 'granted', 'queued', 'resuming')";
 
 impl Store {
     /// One IMMEDIATE transaction: the active hold of `(workspace_id, fingerprint)` when
-    /// there is one (`false`: reused), else a new `pending` hold `appr-<uuid v4>` holding
-    /// the arguments (`true`: created).
+    /// there is one (`false`: reused), else a new `pending` hold holding the arguments
+    /// (`true`: created), under `new.approval_id` or a minted `appr-<uuid v4>`.
     pub fn create_hold(
         &self,
         new: &NewHold<'_>,
@@ -41,7 +41,10 @@ impl Store {
             if let Some(raw) = active {
                 return Ok((raw.parse()?, false));
             }
-            let approval_id = format!("appr-{}", Uuid::new_v4());
+            let approval_id = match new.approval_id {
+                Some(id) => id.to_owned(),
+                None => format!("appr-{}", Uuid::new_v4()),
+            };
             conn.prepare_cached(
                 "INSERT INTO approvals (approval_id, workspace_id, tool, fingerprint, summary, \
                  params_json, state, created_at, seal, root_identity) \

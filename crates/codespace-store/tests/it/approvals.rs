@@ -9,6 +9,7 @@ use crate::support::TempLedger;
 
 fn new<'a>(fp: &'a str) -> NewHold<'a> {
     NewHold {
+        approval_id: None,
         workspace_id: "ws",
         tool: HeldTool::ApplyPatch,
         fingerprint: fp,

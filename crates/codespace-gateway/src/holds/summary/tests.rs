@@ -118,3 +118,20 @@ fn a_revert_summary_says_what_goes_back_for_each_file() {
          gone.txt\n  move src/y.rs -> src/x.rs\n  remove new.txt"
     );
 }
+
+#[test]
+fn a_huge_argv_is_cut_and_says_how_much_is_left_out() {
+    let p = ExecCommandParams {
+        workspace_id: "ws".into(),
+        command: (0..10_000).map(|i| format!("arg{i}")).collect(),
+        tty: None,
+        timeout_secs: None,
+        work_id: None,
+        wait_ms: None,
+        max_bytes: None,
+    };
+    let s = command(&p, 30);
+    assert!(s.starts_with(r#"run ["arg0","arg1","#), "{}", &s[..40]);
+    assert!(s.contains("more characters of 10000 arguments"), "{}", &s[s.len() - 200..]);
+    assert!(s.len() < 4096 + 300, "{}", s.len());
+}
