@@ -111,7 +111,7 @@ fn kills_during_reverts_leave_all_or_nothing() {
     let start = |env: &Env| RawStdio::start(env, &["--operations-db".as_ref(), db.as_os_str()]);
     let mut rng = StdRng::seed_from_u64(0x2e7e_27ed);
     let mut seen = std::collections::BTreeMap::<String, u32>::new();
-    for round in 0..16 {
+    for round in 0..24 {
         let mut raw = start(&env);
         let applied =
             raw_call(&mut raw, 1, "apply_patch", json!({"workspace_id": "w", "patch": EVERY_KIND}))
@@ -120,7 +120,7 @@ fn kills_during_reverts_leave_all_or_nothing() {
         let key = format!("undo-{round}");
         let args = json!({"workspace_id": "w", "operation_id": op, "operation_key": key});
         raw.send(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"operation_revert","arguments":args}}));
-        std::thread::sleep(Duration::from_micros(rng.random_range(0..20_000)));
+        std::thread::sleep(Duration::from_micros(rng.random_range(0..60_000)));
         let _ = raw.child.kill();
         raw.child.wait().unwrap();
 
