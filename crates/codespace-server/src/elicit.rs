@@ -1,6 +1,7 @@
-//! Asking a person through the client: a held `apply_patch`, `exec_command` or `operation_revert` on a client
-//! that declared the `elicitation` capability sends `elicitation/create` with the hold's
-//! summary and a grant choice, and waits (bounded; cancelling the call ends the wait).
+//! Asking a person through the client: a held `apply_patch`, `exec_command` or
+//! `operation_revert` on a client that declared the `elicitation` capability sends
+//! `elicitation/create` with the hold's summary and a grant choice, and waits (bounded;
+//! cancelling the call ends the wait).
 //! Accept with grant: the hold is granted and resumed in the same call, which returns the
 //! tool's normal result. Decline (or grant unticked): denied, and the call returns
 //! `APPROVAL_DENIED` naming the hold. Cancel, timeout or a failed request:
