@@ -46,6 +46,9 @@ impl Gateway {
         p: OperationRevertParams,
     ) -> Result<ApplyPatchResult, GatewayError> {
         let reg = self.authorized(&p.workspace_id, Action::Write)?;
+        // An applied patch is answered before its terminal record: a revert (a preview
+        // takes no lease to wait behind) reads the operation only once that is written.
+        self.recorded().await;
         if reg.ws.approvals == Approvals::Confirm && !p.check_only.unwrap_or(false) {
             return Err(self.require_hold(crate::holds::Held::Revert(p)).await);
         }
@@ -59,6 +62,7 @@ impl Gateway {
         operation_id: &str,
         check_only: bool,
     ) -> Result<ApplyPatchResult, GatewayError> {
+        self.recorded().await;
         let id = operation_id.to_owned();
         let rec = self.ledger.run(move |store| Ok(store.get(&id)?)).await?.ok_or_else(|| {
             GatewayError::OperationNotFound(format!("no operation {operation_id} in the ledger"))

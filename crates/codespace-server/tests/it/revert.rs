@@ -292,3 +292,24 @@ async fn under_confirm_a_revert_is_held_until_a_person_grants_it() {
     refused(&client, "approval_create", bad, "INVALID_ARGUMENTS").await;
     client.cancel().await.unwrap();
 }
+
+/// An applied patch is answered before its terminal record is written; a revert sent at
+/// once (a preview takes no lease to wait behind) still finds it applied.
+#[tokio::test]
+async fn a_revert_right_after_the_patch_finds_it_applied() {
+    let mut env = Env::new();
+    let root = env.workspace("w", json!({"profile": "workspace-write", "sandbox": "off"}));
+    std::fs::write(root.join("n.txt"), "0\n").unwrap();
+    let client = env.stdio().await;
+    for i in 0..20 {
+        let patch = format!(
+            "*** Begin Patch\n*** Update File: n.txt\n@@\n-{i}\n+{}\n*** End Patch\n",
+            i + 1
+        );
+        let op = apply(&client, &patch).await;
+        let preview = json!({"workspace_id": "w", "operation_id": op, "check_only": true});
+        let checked = call(&client, "operation_revert", preview).await.unwrap();
+        assert_eq!(status_of(&checked), "checked", "round {i}: {checked}");
+    }
+    client.cancel().await.unwrap();
+}
