@@ -220,8 +220,13 @@ pub(crate) fn open(args: &LedgerArgs, roots: &[std::path::PathBuf]) -> Result<St
     Store::open(&path).map_err(|e| Failure::Usage(UsageError(format!("--operations-db: {e}"))))
 }
 
+/// Writes an operator command's report to stdout with every hidden character in it (an
+/// escape sequence, a bidirectional mark in a path, an operation key or a summary) written
+/// out as a JSON escape (`\u001b`, `\u202e`), so nothing from the ledger can drive the
+/// terminal or reorder what the operator reads; line feeds and tabs stay.
 pub(crate) fn print(text: &str) -> Result<(), Failure> {
-    std::io::stdout().write_all(text.as_bytes()).map_err(|e| runtime(format!("stdout: {e}")))
+    let shown = codespace_types::visible::escape_json(text);
+    std::io::stdout().write_all(shown.as_bytes()).map_err(|e| runtime(format!("stdout: {e}")))
 }
 
 pub(crate) fn runtime(e: impl std::fmt::Display) -> Failure {

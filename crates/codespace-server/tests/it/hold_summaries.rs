@@ -116,3 +116,24 @@ async fn a_five_thousand_file_patch_summary_counts_and_lists_the_first_fifty() {
     assert!(summary.len() < 4096, "{} bytes", summary.len());
     assert_eq!(listed(&h)[0]["summary"], summary);
 }
+
+/// The operator's commands write every hidden character out, whatever ledger text they
+/// print: an operation key with an escape sequence and a right-to-left override cannot
+/// drive the terminal or reorder the line.
+#[tokio::test]
+async fn operator_commands_never_print_a_hidden_character() {
+    let h = Holds::new();
+    let client = h.client().await;
+    let key = "k\u{1b}[2J\u{202E}yek";
+    let args = json!({"workspace_id": "o", "patch": patch("*** Update File: a.txt\n@@\n top\n+k\n"), "operation_key": key});
+    let done = call(&client, "apply_patch", args).await.unwrap();
+    let op = done["operation_id"].as_str().unwrap().to_owned();
+    for command in [vec!["operations", "list"], vec!["operations", "show", &op]] {
+        let out =
+            h.env.command().args(&command).arg("--operations-db").arg(&h.db).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{202E}'), "{command:?}: {text:?}");
+        assert!(text.contains("\\u001b[2J\\u202eyek"), "{command:?}: {text}");
+    }
+}
