@@ -18,7 +18,7 @@ const MAX_TOKENS: usize = 256;
 /// Most anchor votes counted for one chunk.
 const MAX_VOTES: usize = 1_000_000;
 /// Most bytes of file text tokenised while scanning for a similar line, for one chunk.
-const SCAN_BUDGET: usize = 16 << 20;
+const SCAN_BUDGET: usize = 8 << 20;
 /// Most expected lines of one chunk scanned for.
 const SCAN_LINES: usize = 8;
 /// Smallest anchor weight (non-whitespace characters of the lines that agree) that places a
@@ -104,7 +104,7 @@ pub(crate) fn nearest_block(lines: &[&str], chunk: &UpdateChunk, cursor: usize) 
     let mut budget = SCAN_BUDGET;
     let order = (first_miss..pattern.len()).chain(0..first_miss);
     let mut best: Option<(f64, usize, usize)> = None;
-    for k in order.filter(|&k| !key(pattern[k]).is_empty()).take(SCAN_LINES) {
+    for k in order.filter(|&k| key_hash(pattern[k]).1 > 0).take(SCAN_LINES) {
         let Some(j) = most_similar(lines, pattern[k], 0..lines.len(), cursor, &mut budget) else {
             continue;
         };
@@ -175,20 +175,21 @@ fn anchored_window(lines: &[&str], pattern: &[&str], cursor: usize) -> Option<us
     if m == 0 || m > n {
         return None;
     }
-    let mut wanted: HashMap<String, Vec<usize>> = HashMap::new();
+    // Lines are compared by a hash of their text without whitespace: no allocation per
+    // line, and a collision only misplaces a diagnostic.
+    let mut wanted: HashMap<u64, Vec<(usize, usize)>> = HashMap::new();
     for (k, p) in pattern.iter().enumerate() {
-        let key = key(p);
-        if !key.is_empty() {
-            wanted.entry(key).or_default().push(k);
+        let (hash, len) = key_hash(p);
+        if len > 0 {
+            wanted.entry(hash).or_default().push((k, len.min(32)));
         }
     }
     let mut votes: HashMap<usize, usize> = HashMap::new();
     let mut counted = 0;
     'scan: for (j, line) in lines.iter().enumerate() {
-        let Some(ks) = wanted.get(&key(line)) else { continue };
-        for &k in ks {
+        let Some(ks) = wanted.get(&key_hash(line).0) else { continue };
+        for &(k, weight) in ks {
             if j >= k && j - k + m <= n {
-                let weight = key(pattern[k]).chars().count().min(32);
                 *votes.entry(j - k).or_default() += weight;
                 counted += 1;
                 if counted >= MAX_VOTES {
@@ -215,7 +216,7 @@ fn most_similar(
     cursor: usize,
     budget: &mut usize,
 ) -> Option<usize> {
-    let want = tokens(expected);
+    let want = token_hashes(expected);
     if want.is_empty() {
         return None;
     }
@@ -232,7 +233,7 @@ fn most_similar(
             break;
         }
         *budget -= len;
-        let score = dice(&want, &tokens(line));
+        let score = dice(&want, &token_hashes(line));
         let better = match best {
             None => true,
             Some((b, i)) => score > b || (score == b && rank(j) < rank(i)),
@@ -298,25 +299,73 @@ fn tokens(line: &str) -> Vec<String> {
 }
 
 fn similarity(a: &str, b: &str) -> f64 {
-    if key(a) == key(b) { 1.0 } else { dice(&tokens(a), &tokens(b)) }
+    if key(a) == key(b) { 1.0 } else { dice(&token_hashes(a), &token_hashes(b)) }
 }
 
-/// `2·|common| / (|a| + |b|)` over token multisets.
-fn dice(a: &[String], b: &[String]) -> f64 {
+/// FNV-1a over characters: a cheap hash, no allocation.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn add(&mut self, c: char) {
+        self.0 = (self.0 ^ u64::from(u32::from(c))).wrapping_mul(0x0100_0000_01b3);
+    }
+}
+
+/// A hash of [`key`] and its length in characters, without building it.
+fn key_hash(line: &str) -> (u64, usize) {
+    let mut h = Fnv::new();
+    let mut len = 0;
+    for c in line.chars().map(normalise).filter(|c| !c.is_whitespace()) {
+        h.add(c);
+        len += 1;
+    }
+    (h.0, len)
+}
+
+/// The hashes of [`tokens`], sorted.
+fn token_hashes(line: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut word: Option<Fnv> = None;
+    for c in line.chars().map(normalise) {
+        if c.is_alphanumeric() || c == '_' {
+            word.get_or_insert_with(Fnv::new).add(c);
+            continue;
+        }
+        out.extend(word.take().map(|w| w.0));
+        if !c.is_whitespace() {
+            let mut h = Fnv::new();
+            h.add(c);
+            out.push(h.0);
+        }
+        if out.len() >= MAX_TOKENS {
+            break;
+        }
+    }
+    out.extend(word.map(|w| w.0));
+    out.truncate(MAX_TOKENS);
+    out.sort_unstable();
+    out
+}
+
+/// `2·|common| / (|a| + |b|)` over sorted token multisets.
+fn dice(a: &[u64], b: &[u64]) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
     }
-    let mut counts: HashMap<&str, isize> = HashMap::new();
-    for t in a {
-        *counts.entry(t).or_default() += 1;
-    }
-    let mut common = 0usize;
-    for t in b {
-        if let Some(c) = counts.get_mut(t.as_str())
-            && *c > 0
-        {
-            *c -= 1;
-            common += 1;
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
         }
     }
     (2 * common) as f64 / (a.len() + b.len()) as f64
