@@ -80,6 +80,10 @@ refusal_reasons! {
         meaning: "A path is absolute, empty, too long, contains NUL, or leaves the workspace.",
         next: "Use a workspace-relative path that stays inside the workspace.",
     }
+    UnsafeName = "unsafe_name" {
+        meaning: "A name the patch would create (an Add File path or a Move to destination) holds a control character, a line or paragraph separator or a bidirectional formatting character (code `UNSAFE_PATH_NAME`).",
+        next: "Create the file under a name without those characters (the message shows each as \\u{XXXX}); an existing file with such a name can still be updated or deleted.",
+    }
     PathConflict = "path_conflict" {
         meaning: "A path runs through a file as if it were a directory (in the tree, or a file the same patch creates).",
         next: "Check the path; a file cannot become a directory within one patch.",

@@ -8,7 +8,7 @@ use codespace_patch::{PatchError, PlanError};
 use codespace_protocol::{Conflict, ErrorBody, ErrorCode, Nearest, RefusalReason, TokenChange};
 use codespace_runner::FsError;
 
-use super::{GatewayError, RevertRefusal, fs_code, fs_path};
+use super::{GatewayError, RevertRefusal, TrustError, fs_code, fs_path};
 
 /// Fills the refusal's details of `e` into `body` (nothing for a refusal the patch does
 /// not cause: arguments, policy, lease, ledger, holds).
@@ -52,6 +52,10 @@ pub(super) fn describe(e: &GatewayError, body: &mut ErrorBody) {
         GatewayError::Revert(RevertRefusal::Changed { .. }) => {
             body.reason = Some(RefusalReason::VersionConflict);
         }
+        GatewayError::Trust(TrustError::UnsafeName { line, .. }) => {
+            body.reason = Some(RefusalReason::UnsafeName);
+            body.patch_line = Some(wide(*line));
+        }
         GatewayError::BadExpectedVersion { .. } => {
             body.reason = Some(RefusalReason::BadExpectedVersion);
         }
@@ -86,7 +90,11 @@ pub(super) fn describe(e: &GatewayError, body: &mut ErrorBody) {
         | GatewayError::IntentNotFound { .. }
         | GatewayError::IntentAlreadyClaimed { .. }
         | GatewayError::IntentNotEditable { .. }
-        | GatewayError::Trust(..)
+        | GatewayError::Trust(
+            TrustError::PersonOnly { .. }
+            | TrustError::Unverified { .. }
+            | TrustError::RootMismatch { .. },
+        )
         | GatewayError::IntentRevisionConflict { .. }
         | GatewayError::Internal(..) => {}
     }

@@ -353,6 +353,7 @@ fn every_patch_refusal_has_its_reason() {
                 | GatewayError::VersionConflict { .. }
                 | GatewayError::BadExpectedVersion { .. }
                 | GatewayError::Revert(super::RevertRefusal::Changed { .. })
+                | GatewayError::Trust(super::TrustError::UnsafeName { .. })
         );
         assert_eq!(body.reason.is_some(), patch_caused, "{error:?}");
         if let GatewayError::Patch(PlanFailure::Plan(p)) = &error {

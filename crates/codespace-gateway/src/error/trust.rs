@@ -12,7 +12,8 @@ pub enum TrustError {
     #[error(
         "{kind} name '{shown}' holds {character}, which a created name may not hold (control characters, line or paragraph separators and bidirectional formatting characters are refused): nothing ran and no hold was made"
     )]
-    UnsafeName { kind: &'static str, path: String, shown: String, character: String },
+    /// `line`: the patch line of the Add File or Update File header.
+    UnsafeName { kind: &'static str, path: String, shown: String, character: String, line: usize },
     /// `approval_resolve` over MCP, on a workspace whose holds only a person answers.
     #[error(
         "hold {approval_id} is in workspace {workspace_id}, whose holds only a person answers (approvers: person): ask the person to decide on the /inbox page, with `codespace approvals grant {approval_id}` (or `deny`) or in your client's prompt, then call operation_resume with wait_ms"
@@ -28,12 +29,18 @@ pub enum TrustError {
 
 impl TrustError {
     /// The refusal of a created name: `kind` is `Add File` or `Move to`.
-    pub(crate) fn unsafe_name(kind: &'static str, path: &str, character: char) -> TrustError {
+    pub(crate) fn unsafe_name(
+        kind: &'static str,
+        path: &str,
+        character: char,
+        line: usize,
+    ) -> TrustError {
         TrustError::UnsafeName {
             kind,
             path: path.to_owned(),
             shown: visible::escape(path, false).into_owned(),
             character: format!("U+{:04X}", u32::from(character)),
+            line,
         }
     }
 

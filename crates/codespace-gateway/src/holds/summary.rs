@@ -141,7 +141,7 @@ pub(crate) fn check_created_names(patch: &Patch) -> Result<(), TrustError> {
             Hunk::Update { move_to: None, .. } | Hunk::Delete { .. } => continue,
         };
         if let Some(c) = visible::refused_in_name(created) {
-            return Err(TrustError::unsafe_name(kind, created, c));
+            return Err(TrustError::unsafe_name(kind, created, c, hunk.line()));
         }
     }
     Ok(())

@@ -28,6 +28,10 @@ fn lookup(files: &BTreeMap<String, Vec<u8>>, path: &str) -> Result<Entry, Lookup
 
 /// The refusal `apply_patch` would answer for `patch` over `files`.
 fn refusal(files: &BTreeMap<String, Vec<u8>>, patch: &str) -> ErrorBody {
+    // Names a person could be misled by are refused first, as `apply_patch` does.
+    if let Err(e) = crate::holds::check_created_names_in(patch) {
+        return GatewayError::Trust(e).to_body();
+    }
     let failure = match codespace_patch::parse(patch) {
         Err(e) => PlanFailure::Parse(e),
         Ok(parsed) => match codespace_patch::plan(&parsed, |p| lookup(files, p)) {

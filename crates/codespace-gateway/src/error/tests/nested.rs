@@ -172,7 +172,7 @@ pub(super) fn trust_rows() -> Vec<(crate::error::TrustError, ErrorCode)> {
     use crate::error::TrustError;
     let id = || "appr-1".to_owned();
     vec![
-        (TrustError::unsafe_name("Add File", "a\u{1b}b", '\u{1b}'), ErrorCode::UnsafePathName),
+        (TrustError::unsafe_name("Add File", "a\u{1b}b", '\u{1b}', 2), ErrorCode::UnsafePathName),
         (
             TrustError::PersonOnly { approval_id: id(), workspace_id: "w".to_owned() },
             ErrorCode::ApprovalPersonRequired,
