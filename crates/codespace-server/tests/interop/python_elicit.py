@@ -5,7 +5,8 @@ returned, as one JSON line.
 Usage: python_elicit.py BIN CONFIG WORKSPACE MODE [FILE]
 FILE: the file the patch updates (default a.txt; its first line must be "top").
 MODE: accept (grant ticked), untick (accept, grant unticked), decline, cancel, late (answers
-after the server's wait ended), abandon (the call is cancelled while the question is open).
+after the server's wait ended), abandon (the call is cancelled while the question is open),
+revert (accept the patch, then accept an operation_revert of it; the revert's call is shown).
 """
 
 import asyncio
@@ -28,7 +29,7 @@ async def main():
 
     async def on_elicit(context, params):
         seen.append({"message": params.message, "schema": params.requested_schema})
-        if mode == "accept":
+        if mode in ("accept", "revert"):
             return types.ElicitResult(action="accept", content={"grant": True})
         if mode == "untick":
             return types.ElicitResult(action="accept", content={"grant": False})
@@ -53,6 +54,10 @@ async def main():
             out["after"] = not info.is_error
         else:
             r = await client.call_tool("apply_patch", args)
+            if mode == "revert":
+                op = r.structured_content["operation_id"]
+                revert = {"workspace_id": workspace, "operation_id": op}
+                r = await client.call_tool("operation_revert", revert)
             out["is_error"] = r.is_error
             out["result"] = r.structured_content
             out["text"] = r.content[0].text if r.content else None

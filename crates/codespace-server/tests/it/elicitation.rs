@@ -128,3 +128,16 @@ fn the_question_shows_hidden_characters_written_out() {
     assert!(!message.contains('\u{202E}'), "{message}");
     assert_eq!(error_body(&seen)["code"], "APPROVAL_DENIED");
 }
+
+/// A held revert is put to the person as a patch is, and accepting runs it in the call.
+#[test]
+fn accepting_a_held_revert_runs_it_in_the_same_call() {
+    let h = Holds::new();
+    let seen = elicit(&h, "revert");
+    assert_eq!(seen["is_error"], false, "{seen}");
+    assert_eq!(seen["result"]["status"], "applied", "the revert's own result: {seen}");
+    assert!(seen["result"]["reverts"].is_string(), "{seen}");
+    assert_eq!(h.file("c"), "top\n");
+    let asked = seen["seen"][1]["message"].as_str().unwrap();
+    assert!(asked.contains("revert operation") && asked.contains("restore a.txt"), "{asked}");
+}
