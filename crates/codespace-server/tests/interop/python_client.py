@@ -17,6 +17,7 @@ EXPECTED_TOOLS = [
     "write_stdin", "read_process", "process_status", "process_resize", "terminate_process",
     "work_open", "steer_status", "steer_claim_next", "steer_complete", "work_finish",
     "approval_create", "approval_resolve", "operation_resume", "grep", "version", "changes",
+    "operation_revert",
 ]
 
 
