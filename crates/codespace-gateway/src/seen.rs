@@ -1,5 +1,5 @@
 //! [`Seen`]: whole-file content the server returned from `read` or wrote in a patch, by
-//! workspace, path and version, bounded by bytes (oldest out first). A `VERSION_CONFLICT`
+//! workspace, path and version, bounded by bytes (first in, first out). A `VERSION_CONFLICT`
 //! looks the caller's expected version up here (then in the undo records) to show what
 //! changed since; nothing else reads it, so a miss only costs the diff.
 
@@ -23,7 +23,7 @@ pub(crate) struct Seen {
 #[derive(Default)]
 struct Inner {
     content: HashMap<Key, Vec<u8>>,
-    /// Keys, least recently remembered first.
+    /// Keys, first remembered first.
     order: VecDeque<Key>,
     bytes: usize,
 }
@@ -37,9 +37,8 @@ impl Seen {
         }
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         let key = (ws.to_owned(), path.to_owned(), version);
+        // Kept already: its place in line stays (first in, first out, so a read costs O(1)).
         if inner.content.contains_key(&key) {
-            inner.order.retain(|k| k != &key);
-            inner.order.push_back(key);
             return;
         }
         while inner.bytes + content.len() > SEEN_MAX_BYTES {

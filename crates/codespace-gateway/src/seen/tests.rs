@@ -26,11 +26,11 @@ fn the_oldest_content_goes_first_past_the_byte_bound() {
     for i in 0..count {
         seen.remember("w", &format!("f{i}"), v(&big), &big);
     }
-    // Remembered again: now the most recent, so f1 goes first.
+    // Remembered again: kept once, in its first place, so f0 still goes first.
     seen.remember("w", "f0", v(&big), &big);
     seen.remember("w", "extra", v(&big), &big);
-    assert!(seen.get("w", "f0", v(&big)).is_some());
-    assert!(seen.get("w", "f1", v(&big)).is_none());
+    assert!(seen.get("w", "f0", v(&big)).is_none());
+    assert!(seen.get("w", "f1", v(&big)).is_some());
     assert!(seen.get("w", "extra", v(&big)).is_some());
     let too_big = vec![b'y'; SEEN_MAX_ENTRY_BYTES + 1];
     seen.remember("w", "huge", v(&too_big), &too_big);
