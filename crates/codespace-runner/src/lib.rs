@@ -22,7 +22,10 @@ pub use codespace_fs::{Cancel, FsError, Progress, WorkspacePath};
 pub use codespace_process::{ProcError, SandboxPolicy, TTY_COLS, TTY_ROWS, Terminate, WaitFor};
 pub use codespace_watch::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchReport};
 pub use local::{Hook, LocalRunner, OpenError, WriteHook};
-pub use remote::{CALL_DEADLINE, ConnectError, SocketRunner, WorkerFaults, serve_worker};
+pub use remote::{
+    CALL_DEADLINE, ConnectError, SocketRunner, WelcomedGateway, WorkerFaults, serve_gateway,
+    serve_worker, welcome_gateway,
+};
 pub use seam::{ProcessFacts, Runner, SpawnJob, Started};
 pub use walks::{FindJob, FindPage, GrepJob, WalkCaps};
 

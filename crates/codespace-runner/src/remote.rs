@@ -11,4 +11,4 @@ mod worker;
 pub use client::{CALL_DEADLINE, ConnectError, SocketRunner};
 pub(crate) use messages::Reply;
 pub(crate) use worker::Worker;
-pub use worker::{WorkerFaults, serve_worker};
+pub use worker::{WelcomedGateway, WorkerFaults, serve_gateway, serve_worker, welcome_gateway};

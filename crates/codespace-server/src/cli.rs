@@ -50,9 +50,17 @@ pub(crate) enum RunnerMode {
 
 #[derive(Debug, Args)]
 pub(crate) struct WorkerArgs {
-    /// The Unix socket to listen on (created 0600; the path must not exist).
+    /// The Unix socket to listen on (the path must not exist).
     #[arg(long, value_name = "PATH")]
     pub(crate) socket: std::path::PathBuf,
+    /// The socket's permission bits, in octal: 0660 lets the members of --socket-group
+    /// connect (a server run as another user). Others may never connect.
+    #[arg(long, value_name = "MODE", default_value = "0600", value_parser = crate::runner::parse_socket_mode)]
+    pub(crate) socket_mode: u32,
+    /// The group that owns the socket (a name or a number); the worker's user must be a
+    /// member. Default: the worker's own group.
+    #[arg(long, value_name = "GROUP", value_parser = crate::runner::parse_group)]
+    pub(crate) socket_group: Option<u32>,
     /// Where output beyond a command's in-memory ring spills (none: it is dropped, oldest
     /// first, and `output_lost` says so).
     #[arg(long, value_name = "DIR")]

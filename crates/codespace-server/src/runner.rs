@@ -4,18 +4,18 @@
 
 use std::ffi::OsString;
 use std::os::fd::AsFd;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use codespace_gateway::Workspaces;
 use codespace_process::Supervisor;
-use codespace_runner::{ConnectError, Runner, SocketRunner, WorkerFaults};
+use codespace_runner::{ConnectError, Runner, SocketRunner};
 use rand::Rng;
 
 use crate::Failure;
-use crate::cli::{RunnerMode, ServeArgs, WorkerArgs};
+use crate::cli::{RunnerMode, ServeArgs};
 use crate::config::UsageError;
 
 /// The variables a started worker keeps: what its supervisor and logs read. Everything
@@ -229,44 +229,6 @@ impl OwnedWorker {
     }
 }
 
-/// The worker role: listens on `--socket` (0600, refused if the path exists), serves the
-/// one gateway that connects, and ends (its commands killed) when that gateway goes.
-/// `faults` are armed only by a test binary.
-#[expect(clippy::disallowed_methods, reason = "the worker's socket, outside every workspace")]
-pub(crate) fn worker(args: WorkerArgs, faults: WorkerFaults) -> Result<(), Failure> {
-    if let Some(parent) = args.owned_by {
-        // A started worker dies with its server, even a killed one: its commands' reapers
-        // then kill their trees, and no write of it outlives the server's recovery.
-        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
-            .map_err(|e| Failure::Runtime(format!("runner worker: parent-death signal: {e}")))?;
-        if rustix::process::getppid().map(|p| p.as_raw_nonzero().get()) != Some(parent as i32) {
-            return Err(Failure::Runtime("runner worker: its server is already gone".to_owned()));
-        }
-    }
-    let process_vars = crate::process_env::ProcessEnv::from_env()?;
-    let (supervisor, _) = crate::config::processes(&process_vars, vec![], args.spill_dir.clone())?;
-    // One thread: a call's hops between the socket's tasks and its handler stay on it
-    // (measured: +189 µs per read over the socket instead of +260 with a thread pool);
-    // blocking jobs and walks still run on the blocking pool.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
-    runtime.block_on(async move {
-        let listener = tokio::net::UnixListener::bind(&args.socket).map_err(|e| {
-            Failure::Usage(UsageError(format!("--socket {}: {e}", args.socket.display())))
-        })?;
-        std::fs::set_permissions(&args.socket, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| Failure::Runtime(format!("--socket: {e}")))?;
-        let (stream, _) = listener
-            .accept()
-            .await
-            .map_err(|e| Failure::Runtime(format!("--socket: accept: {e}")))?;
-        // One gateway per worker: nobody else may connect.
-        drop(listener);
-        let _ = std::fs::remove_file(&args.socket);
-        let build = env!("CARGO_PKG_VERSION").to_owned();
-        let served = codespace_runner::serve_worker(stream, supervisor, build, faults).await;
-        served.map_err(|e| Failure::Runtime(format!("runner worker: {e}")))
-    })
-}
+mod worker;
+
+pub(crate) use worker::{parse_group, parse_socket_mode, worker};

@@ -8,7 +8,7 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::{FramedRead, FramedWrite, LengthDelimitedCodec};
 
-use super::{Frame, PROTOCOL, Payload, ServeError, ServeOptions, decode, encode};
+use super::{Frame, PROTOCOL, Payload, ServeError, ServeOptions, decode, encode, handshake_done};
 use crate::HandshakeError;
 
 /// How long either end waits for the other's handshake frame: a worker that started answers
@@ -59,7 +59,10 @@ where
     .map_err(|_| HandshakeError::Timeout)??;
     let Some(bytes) = answer else { return Err(HandshakeError::Closed) };
     match decode::<Req, Resp, Ev>(&bytes) {
-        Ok(Frame::Welcome { protocol, .. }) if protocol == PROTOCOL => Ok(()),
+        Ok(Frame::Welcome { protocol, .. }) if protocol == PROTOCOL => {
+            handshake_done(read);
+            Ok(())
+        }
         Ok(Frame::Welcome { protocol, build }) => {
             Err(HandshakeError::Mismatch { ours: PROTOCOL, theirs: protocol, their_build: build })
         }
@@ -113,7 +116,13 @@ where
     // A refusal is best effort: the client may be gone already, and the refusal is the error.
     let sent = write.send(bytes).await;
     match outcome {
-        Ok(welcome) => sent.map(|()| welcome).map_err(ServeError::from),
+        Ok(welcome) => {
+            handshake_done(read);
+            sent.map(|()| welcome).map_err(ServeError::from)
+        }
         Err(e) => Err(e),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -24,7 +24,7 @@ use tokio_util::codec::{FramedRead, FramedWrite, LengthDelimitedCodec};
 use tokio_util::sync::CancellationToken;
 
 pub use client::{CallError, Client, HandshakeError};
-pub use serve::{HangUp, ServeError, ServeOptions, serve};
+pub use serve::{HangUp, ServeError, ServeOptions, Welcomed, serve, serve_welcomed, welcome};
 
 /// The wire's version, bumped on any incompatible change (of this crate or of the payload
 /// types its one user, the runner, sends): the handshake refuses a peer on another one.
@@ -35,6 +35,12 @@ pub const PROTOCOL: u32 = 4;
 /// The largest frame either side writes or reads. A frame over it is an error at once (never
 /// a read that waits for bytes that are not coming).
 pub const MAX_FRAME_BYTES: usize = 256 << 20;
+
+/// The largest frame either side reads before the handshake succeeded: a `Hello`, a
+/// `Welcome` or a `Refused` is a few hundred bytes, and a peer that is not (yet) known to be
+/// the other end must not make this one set aside [`MAX_FRAME_BYTES`] for a length it
+/// announces. A longer frame ends that connection at once.
+pub const MAX_HANDSHAKE_FRAME_BYTES: usize = 64 << 10;
 
 /// How many answers the worker keeps, by request id, for [`Client::replay`].
 pub const REPLAY_RESPONSES: usize = 32;
@@ -140,21 +146,27 @@ fn decode<Req: Payload, Resp: Payload, Ev: Payload>(
     postcard::from_bytes(bytes)
 }
 
-/// The codec both ends use: a big-endian u32 length, then that many bytes.
-fn codec() -> LengthDelimitedCodec {
+/// The codec both ends use: a big-endian u32 length, then that many bytes, at most `max`.
+fn codec(max: usize) -> LengthDelimitedCodec {
     LengthDelimitedCodec::builder()
         .big_endian()
         .length_field_type::<u32>()
-        .max_frame_length(MAX_FRAME_BYTES)
+        .max_frame_length(max)
         .new_codec()
 }
 
+/// A reader that accepts only handshake-sized frames until [`handshake_done`] lifts it.
 fn framed_read<R: AsyncRead>(read: R) -> FramedRead<R, LengthDelimitedCodec> {
-    FramedRead::new(read, codec())
+    FramedRead::new(read, codec(MAX_HANDSHAKE_FRAME_BYTES))
+}
+
+/// The handshake succeeded: the peer may now send frames up to [`MAX_FRAME_BYTES`].
+fn handshake_done<R>(read: &mut FramedRead<R, LengthDelimitedCodec>) {
+    read.decoder_mut().set_max_frame_length(MAX_FRAME_BYTES);
 }
 
 fn framed_write<W: AsyncWrite>(write: W) -> FramedWrite<W, LengthDelimitedCodec> {
-    FramedWrite::new(write, codec())
+    FramedWrite::new(write, codec(MAX_FRAME_BYTES))
 }
 
 #[cfg(test)]

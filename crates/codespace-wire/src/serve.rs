@@ -98,9 +98,40 @@ struct Shared {
     stop: mpsc::UnboundedSender<Stop>,
 }
 
-/// Serves one client until it goes away (`Ok`) or the connection fails. Every request runs
-/// `handler` in its own task; `events` are written as they come. On return every running
-/// request's [`Cancelled`] is raised (their answers are dropped) and the socket is closed.
+/// A connection whose client passed the handshake (see [`welcome`]), ready for
+/// [`serve_welcomed`].
+pub struct Welcomed {
+    read: FramedRead<OwnedReadHalf, LengthDelimitedCodec>,
+    write: FramedWrite<OwnedWriteHalf, LengthDelimitedCodec>,
+}
+
+impl std::fmt::Debug for Welcomed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Welcomed").finish_non_exhaustive()
+    }
+}
+
+/// The handshake alone: `Ok(Some)` once the client said hello on our protocol, `Ok(None)`
+/// when it left before saying anything, an error (after telling it why, where it can be
+/// told) for anything else. Until it succeeds no frame over [`MAX_HANDSHAKE_FRAME_BYTES`]
+/// is read, and it ends within the handshake timeout: a listener can try each connection
+/// in turn without a bad peer costing it more.
+///
+/// [`MAX_HANDSHAKE_FRAME_BYTES`]: crate::MAX_HANDSHAKE_FRAME_BYTES
+pub async fn welcome<Req: Payload, Resp: Payload, Ev: Payload>(
+    stream: UnixStream,
+    opts: &ServeOptions<Req>,
+) -> Result<Option<Welcomed>, ServeError> {
+    let (read, write) = stream.into_split();
+    let (mut read, mut write) = (framed_read(read), framed_write(write));
+    if !handshake::welcome::<Req, Resp, Ev, _, _>(&mut read, &mut write, opts).await? {
+        return Ok(None);
+    }
+    Ok(Some(Welcomed { read, write }))
+}
+
+/// Serves one client until it goes away (`Ok`) or the connection fails: [`welcome`], then
+/// [`serve_welcomed`].
 pub async fn serve<Req, Resp, Ev, H, Fut>(
     stream: UnixStream,
     opts: ServeOptions<Req>,
@@ -114,11 +145,30 @@ where
     H: Fn(Req, Deadline, Cancelled) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Resp> + Send + 'static,
 {
-    let (read, write) = stream.into_split();
-    let (mut read, mut write) = (framed_read(read), framed_write(write));
-    if !handshake::welcome::<Req, Resp, Ev, _, _>(&mut read, &mut write, &opts).await? {
-        return Ok(());
+    match welcome::<Req, Resp, Ev>(stream, &opts).await? {
+        Some(welcomed) => serve_welcomed(welcomed, opts, handler, events).await,
+        None => Ok(()),
     }
+}
+
+/// Serves a welcomed client until it goes away (`Ok`) or the connection fails. Every
+/// request runs `handler` in its own task; `events` are written as they come. On return
+/// every running request's [`Cancelled`] is raised (their answers are dropped) and the
+/// socket is closed.
+pub async fn serve_welcomed<Req, Resp, Ev, H, Fut>(
+    welcomed: Welcomed,
+    opts: ServeOptions<Req>,
+    handler: H,
+    events: mpsc::UnboundedReceiver<Ev>,
+) -> Result<(), ServeError>
+where
+    Req: Payload,
+    Resp: Payload,
+    Ev: Payload,
+    H: Fn(Req, Deadline, Cancelled) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Resp> + Send + 'static,
+{
+    let Welcomed { read, write } = welcomed;
     let (out, queue) = mpsc::unbounded_channel();
     let (stop, stops) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {

@@ -50,6 +50,37 @@ pub async fn serve_worker(
     build: String,
     faults: WorkerFaults,
 ) -> Result<(), wire::ServeError> {
+    match welcome_gateway(stream, &build).await {
+        Ok(Some(welcomed)) => serve_gateway(welcomed, supervisor, build, faults).await,
+        Ok(None) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// A connection whose peer passed the handshake as a gateway of this build.
+#[derive(Debug)]
+pub struct WelcomedGateway(wire::Welcomed);
+
+/// The handshake alone (see [`wire::welcome`]): a peer that is not a gateway of this build
+/// is refused within the handshake timeout, having sent at most a handshake-sized frame;
+/// `None` when it left before saying anything.
+pub async fn welcome_gateway(
+    stream: UnixStream,
+    build: &str,
+) -> Result<Option<WelcomedGateway>, wire::ServeError> {
+    let options = ServeOptions::new(build);
+    let welcomed = wire::welcome::<Request, Reply, Event>(stream, &options).await?;
+    Ok(welcomed.map(WelcomedGateway))
+}
+
+/// Serves a gateway that passed [`welcome_gateway`] until it goes away, then kills every
+/// process started for it.
+pub async fn serve_gateway(
+    WelcomedGateway(welcomed): WelcomedGateway,
+    supervisor: Arc<Supervisor>,
+    build: String,
+    faults: WorkerFaults,
+) -> Result<(), wire::ServeError> {
     let (events, rx) = mpsc::unbounded_channel();
     let worker = Arc::new(Worker {
         supervisor: Arc::clone(&supervisor),
@@ -63,7 +94,7 @@ pub async fn serve_worker(
         let worker = Arc::clone(&worker);
         async move { ops::serve(&worker, request.op, &request.body, request.walk, cancelled).await }
     };
-    let served = wire::serve(stream, options, handler, rx).await;
+    let served = wire::serve_welcomed(welcomed, options, handler, rx).await;
     // The gateway is gone (or broke the protocol): nothing started for it may outlive it.
     supervisor.shutdown().await;
     served

@@ -56,6 +56,7 @@ mod revert_retention;
 mod root_swap;
 mod router;
 mod runner_faults;
+mod runner_peers;
 mod runner_uds;
 mod sockets;
 mod spill;
