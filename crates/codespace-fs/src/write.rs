@@ -158,8 +158,10 @@ impl Root {
     }
 
     /// Removes the temp files an interrupted [`Root::write_atomic`] left in the directory
-    /// that holds `p` (crash recovery). Only regular files with the temp prefix are removed;
-    /// returns how many.
+    /// that holds `p` (crash recovery). Only regular files with the temp prefix are removed,
+    /// and only when the process its name records (`<prefix><pid>.…`) is gone: a live
+    /// writer's temp file (another server's patch under way in the same directory) is left
+    /// alone. Returns how many were removed.
     pub fn remove_stale_temp_files(&self, p: &WorkspacePath) -> Result<usize, FsError> {
         let path = p.as_str();
         let parent = match self.open_parent(p, OFlags::RDONLY) {
@@ -173,7 +175,7 @@ impl Root {
         for entry in dir {
             let entry = entry.map_err(|e| from_errno(e, path, "read directory"))?;
             let name = entry.file_name().to_bytes();
-            if name.starts_with(TEMP_PREFIX.as_bytes()) {
+            if name.starts_with(TEMP_PREFIX.as_bytes()) && !writer_alive(name) {
                 stale.push(entry.file_name().to_owned());
             }
         }
@@ -214,6 +216,19 @@ impl Root {
         }
         Err(from_errno(last, path, "create temp file"))
     }
+}
+
+/// Whether the process that named temp file `name` (`<prefix><pid>.<n>.<nanos>`) is alive:
+/// this one, or any process signal 0 finds (even one this process may not signal). A name
+/// without a pid is nobody's.
+fn writer_alive(name: &[u8]) -> bool {
+    let Some(rest) = name.strip_prefix(TEMP_PREFIX.as_bytes()) else { return false };
+    let digits = rest.split(|b| *b == b'.').next().unwrap_or_default();
+    let Some(pid) = std::str::from_utf8(digits).ok().and_then(|d| d.parse::<i32>().ok()) else {
+        return false;
+    };
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else { return false };
+    !matches!(rustix::process::test_kill_process(pid), Err(Errno::SRCH))
 }
 
 /// A hidden name unlikely to collide: pid, a per-process counter and the clock. Fixed

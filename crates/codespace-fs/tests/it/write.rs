@@ -202,3 +202,23 @@ fn metadata_is_no_follow_and_matches_lstat() {
     fx.root.write_atomic(&p("f.txt"), b"12345", None).unwrap();
     assert_ne!(fx.root.metadata(&p("f.txt")).unwrap().unwrap().ino, meta.ino);
 }
+
+/// Recovery's sweep removes the temp files of writers that are gone and keeps a live
+/// writer's (another process may be writing beside the interrupted patch).
+#[test]
+fn stale_temp_files_of_live_writers_are_kept() {
+    let fx = Fx::new();
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let live = std::process::id();
+    for name in [
+        format!(".codespace-tmp.{live}.0.0"),
+        format!(".codespace-tmp.{dead}.0.0"),
+        ".codespace-tmp.junk".to_owned(),
+    ] {
+        fs::write(fx.ws.join(name), b"partial").unwrap();
+    }
+    assert_eq!(fx.root.remove_stale_temp_files(&p("a.txt")).unwrap(), 2);
+    assert_eq!(temp_leftovers(&fx.ws), [format!(".codespace-tmp.{live}.0.0")]);
+}
