@@ -14,9 +14,12 @@
 //! # Layout
 //! - `summary`: what the held action does, for a person.
 //! - `seal`: what runs is what was shown: the seal made with the hold, checked at resume.
-//! - `resume`: claiming a granted hold, running it once, reconciling an interrupted one.
+//! - `resume`: claiming a granted hold (in this process and, by its owner column, across
+//!   servers on the ledger), running it once.
+//! - `reconcile`: a hold found `resuming`, interrupted (its server gone).
 //! - `wait`: a resume's wait for a person's decision on a pending hold.
 
+mod reconcile;
 mod resume;
 mod seal;
 mod summary;

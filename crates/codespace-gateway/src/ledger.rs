@@ -50,6 +50,11 @@ impl Ledger {
         self.store.works_read(body)
     }
 
+    /// This server's instance id (no I/O: set once at start), the owner its work names.
+    pub(crate) fn instance_id(&self) -> Option<String> {
+        self.store.instance_id().map(str::to_owned)
+    }
+
     /// The store itself, for the synchronous entry points that never run on the async
     /// executor: start-up recovery (before serving) and the operator's `operations
     /// restore`. Async code uses [`Ledger::run`].

@@ -240,7 +240,8 @@ impl Gateway {
         p: OperationStatusParams,
     ) -> Result<OperationStatusResult, GatewayError> {
         self.recorded().await;
-        self.ledger
+        let mut record = self
+            .ledger
             .run(move |store| {
                 let record = match (p.operation_id.as_deref(), p.operation_key.as_deref()) {
                     (Some(id), None) => store.get(id)?,
@@ -264,12 +265,19 @@ impl Gateway {
                         ));
                     }
                 };
-                let record = record.ok_or_else(|| {
-                    GatewayError::OperationNotFound("no such operation".to_owned())
-                })?;
-                Ok(status_of(record))
+                record
+                    .ok_or_else(|| GatewayError::OperationNotFound("no such operation".to_owned()))
             })
-            .await
+            .await?;
+        // Unfinished, and its server is gone: settled from the disk now, so the answer is
+        // its outcome rather than `unknown` until some server's next start.
+        if record.finished_at.is_none() && self.settle_met(&record, false).await? {
+            let id = record.operation_id.clone();
+            if let Some(settled) = self.ledger.run(move |store| Ok(store.get(&id)?)).await? {
+                record = settled;
+            }
+        }
+        Ok(status_of(record))
     }
 }
 

@@ -74,6 +74,7 @@ fn row(h: &HoldRecord) -> serde_json::Value {
         "created_at": h.created_at,
         "resolved_at": h.resolved_at,
         "operation_id": h.operation_id,
+        "owner": h.owner,
         "summary": h.summary,
     })
 }

@@ -189,6 +189,16 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
     });
     // Seals holds (what a person was shown is what runs); made once, kept across restarts.
     let key = server_key::load_or_create(&state_dir)?;
+    // This server owns the work it records from here on: its lock beside the ledger says
+    // so to every other process, and no other server's recovery touches that work while
+    // it lives.
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let instance = store
+        .start_instance(std::process::id(), started)
+        .map_err(|e| UsageError(format!("--operations-db: {e}")))?;
+    tracing::debug!(instance = %instance, "serving as a running instance of the ledger");
     let gateway = Gateway::with_workspaces(
         workspaces,
         GatewayConfig {
@@ -242,7 +252,8 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
 }
 
 /// What a sandboxed command must never see, even beneath a root it may read: the state
-/// directory, the ledger and its side files (the undo log too), the token file and the
+/// directory, the ledger and its side files (the undo log and the instance locks too), the
+/// token file and the
 /// registry.
 #[expect(
     clippy::disallowed_methods,
@@ -255,7 +266,7 @@ fn masked_paths(
 ) -> Vec<std::path::PathBuf> {
     let mut masked = vec![state_dir.to_path_buf()];
     if let config::LedgerPath::File(path) = ledger {
-        for suffix in ["", "-wal", "-shm", "-journal", ".undo"] {
+        for suffix in ["", "-wal", "-shm", "-journal", ".undo", ".owners"] {
             let mut p = path.clone().into_os_string();
             p.push(suffix);
             masked.push(p.into());

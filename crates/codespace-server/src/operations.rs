@@ -141,6 +141,9 @@ fn operator_gateway(registry: &RegistryArgs, ledger: &LedgerArgs) -> Result<Gate
         .map(|w| std::fs::canonicalize(&w.root).unwrap_or_else(|_| w.root.clone()))
         .collect();
     let store = open(ledger, &roots)?;
+    // A revert run here records an operation: this process owns it while it runs, so no
+    // server's recovery takes it for a dead one's.
+    store.start_instance(std::process::id(), now()).map_err(runtime)?;
     let process_vars = crate::process_env::ProcessEnv::from_env()?;
     // This process runs no command; the supervisor is only part of the runner.
     let (supervisor, exec) = config::processes(&process_vars, vec![], None)?;

@@ -94,6 +94,18 @@ pub enum StoreError {
         /// Its stored terminal status.
         status: OpStatus,
     },
+    /// A row of this id belongs to another instance (a live server's work, or a reserved
+    /// id it recorded first); it is left untouched.
+    #[error(
+        "operation {operation_id} belongs to {}; it was left untouched",
+        owner.as_deref().unwrap_or("no running server")
+    )]
+    NotOwner {
+        /// The id given.
+        operation_id: String,
+        /// Its stored owner.
+        owner: Option<String>,
+    },
     /// The undo log beside the ledger could not be written, read or cleaned.
     #[error("undo log {}: cannot {op}: {source}", path.display())]
     Undo {

@@ -28,12 +28,23 @@
 //! overwritten, and a storage failure is always its own [`StoreError`] variant, never a
 //! "not found" (a missing operation is `Ok(None)`).
 //!
+//! Several processes may serve from one ledger file. Each server is an instance
+//! ([`Store::start_instance`]: a row and a lock beside the ledger held for its life), and the
+//! work it records names it as owner: an operation's row from its plan on, a hold from the
+//! resume that claims it. A row is closed, and a claimed hold moved, only by its owner;
+//! another process takes work over only from an owner that is gone
+//! ([`Store::owner_alive`], then [`Store::take_over_operation`] or
+//! [`Store::take_over_hold`], one compare-and-swap each), so a dead server's work is settled
+//! exactly once and a live server's never. A handle that started no instance (the
+//! operator's CLI) owns nothing.
+//!
 //! The API is synchronous; async callers use `spawn_blocking`.
 //!
 //! # Layout
 //! - `model`: [`OpStatus`], [`PlannedFile`], [`Event`], [`OperationRecord`], the holds.
 //! - `error`: [`StoreError`].
 //! - `hygiene`: open-time checks of the path and its sidecar files.
+//! - `instance`: a running server's lock beside the ledger, and the liveness test of one.
 //! - `migrate`: the embedded migrations and [`SCHEMA_VERSION`].
 //! - `store`: [`Store`], its transactions and the ledger calls, one module per job;
 //!   `store/works.rs` holds the rows of works and intents ([`WorkRow`], [`IntentRow`]) and
@@ -43,6 +54,7 @@
 
 mod error;
 mod hygiene;
+mod instance;
 mod migrate;
 mod model;
 mod store;
@@ -55,8 +67,8 @@ pub use codespace_types::{
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use model::{
-    Cas, Event, HoldFilter, HoldRecord, NewHold, OpStatus, OperationRecord, PlannedFile, Retention,
-    UndoKept,
+    Cas, Event, HoldFilter, HoldRecord, InstanceRow, NewHold, OpStatus, OperationRecord,
+    PlannedFile, Retention, UndoKept,
 };
 pub use store::{BUSY_TIMEOUT, ChangeStamp, Draft, Drafted, IntentRow, Store, WorkRow, Works};
 pub use undo::UndoLog;

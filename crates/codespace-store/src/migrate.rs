@@ -59,6 +59,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0009_seals_and_authors",
         sql: include_str!("../migrations/0009_seals_and_authors.sql"),
     },
+    Migration {
+        version: 10,
+        name: "0010_owners",
+        sql: include_str!("../migrations/0010_owners.sql"),
+    },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).

@@ -176,6 +176,9 @@ pub struct OperationRecord {
     pub reverted_by: Option<String>,
     /// What the undo record keeps now.
     pub undo: UndoKept,
+    /// The instance that recorded the plan, or that settled the operation after its owner
+    /// died; `None` for a row written before owners existed (owned by nobody alive).
+    pub owner: Option<String>,
 }
 
 /// An operation's undo record: the old content kept for a rollback, a revert or a restore,
@@ -238,6 +241,9 @@ pub struct HoldRecord {
     pub seal: Option<String>,
     /// `<device>:<inode>` of the workspace's root when the hold was made.
     pub root_identity: Option<String>,
+    /// The instance running a resume of it (`queued`, `resuming`), or the one that ran it;
+    /// `None` when no resume holds it.
+    pub owner: Option<String>,
 }
 
 /// A hold to create.
@@ -260,6 +266,21 @@ pub struct NewHold<'a> {
 pub struct HoldFilter {
     pub workspace_id: Option<String>,
     pub state: Option<ApprovalState>,
+}
+
+/// A server that serves (or served) from this ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstanceRow {
+    /// `inst-<uuid v4>`: the owner named by the work it records.
+    pub instance_id: String,
+    /// Its process id.
+    pub pid: i64,
+    /// Unix seconds at start.
+    pub started_at: i64,
+    /// Unix seconds when another process found it gone; `None` until then.
+    pub ended_at: Option<i64>,
+    /// Whether it holds its lock now.
+    pub alive: bool,
 }
 
 /// What a compare-and-swap on a hold's state found.

@@ -18,6 +18,8 @@
 //! - `busy`: [`BUSY_TIMEOUT`], the busy handler and the open-time retry.
 //! - `drafts`: operations minted in memory, planned or finished in one transaction each.
 //! - `operations`: `recover`, and closing a row; an operator's `restored` note.
+//! - `owners`: this process's instance, the liveness of another, and taking over the work
+//!   of a dead one.
 //! - `plans`: writing a plan's files and reading them back.
 //! - `events`: appending and reading an operation's history.
 //! - `queries`: `get`, `get_by_key`, `unfinished`: whole records.
@@ -33,6 +35,7 @@ mod events;
 mod holds;
 mod open;
 mod operations;
+mod owners;
 mod plans;
 mod queries;
 mod retention;
@@ -42,7 +45,7 @@ mod undo_rows;
 mod works;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -52,6 +55,7 @@ pub use stamp::ChangeStamp;
 pub use works::{IntentRow, WorkRow, Works};
 
 use crate::error::{StoreError, is_storage_failure};
+use crate::instance::Instance;
 use crate::model::Retention;
 use crate::undo::UndoLog;
 
@@ -72,6 +76,11 @@ pub struct Store {
     undo: UndoLog,
     /// The bound [`Store::prune_undo`] keeps undo records within.
     retention: Retention,
+    /// The directory of instance locks beside the ledger file; `None` in memory.
+    owners: Option<PathBuf>,
+    /// This process's instance, once [`Store::start_instance`] made it one: the owner of
+    /// the work it records.
+    instance: OnceLock<Instance>,
 }
 
 struct Inner {
@@ -95,7 +104,16 @@ impl Store {
         undo: UndoLog,
     ) -> Store {
         let inner = Mutex::new(Inner { conn, degraded: None });
-        Store { inner, reader: reader.map(Mutex::new), path, undo, retention: Retention::default() }
+        let owners = path.as_deref().map(crate::instance::beside);
+        Store {
+            inner,
+            reader: reader.map(Mutex::new),
+            path,
+            undo,
+            retention: Retention::default(),
+            owners,
+            instance: OnceLock::new(),
+        }
     }
 
     /// Sets the bound undo records are kept within (the default: [`Retention::default`]).

@@ -17,6 +17,7 @@ pub(super) fn ledger_code(e: &StoreError) -> ErrorCode {
         | StoreError::CorruptRow { .. }
         | StoreError::UnknownOperation { .. }
         | StoreError::AlreadyFinished { .. }
+        | StoreError::NotOwner { .. }
         | StoreError::Undo { .. }
         | StoreError::InvalidInput { .. } => ErrorCode::LedgerError,
         // A revert's plan lost the race for the operation it reverts.

@@ -329,8 +329,8 @@ fn every_internal_error_has_its_wire_code() {
     seen.dedup();
     assert_eq!(seen.len(), 33, "every GatewayError variant has a row: {seen:?}");
     // 42 direct rows, 6 of a revert, 4 that keep a hold trustworthy, then 8 fs, 13 + 8 plan,
-    // 2 x 9 process and 2 x 11 ledger rows.
-    assert_eq!(table.len(), 42 + 6 + 4 + 8 + 21 + 18 + 22);
+    // 2 x 9 process and 2 x 12 ledger rows.
+    assert_eq!(table.len(), 42 + 6 + 4 + 8 + 21 + 18 + 24);
     assert!(
         table
             .iter()

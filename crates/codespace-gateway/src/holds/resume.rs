@@ -1,16 +1,16 @@
 //! `operation_resume`: claim a granted hold (`granted → queued`), run it once through the
 //! tool's own inner path (`queued → resuming` once the lease is held), and store the
-//! terminal outcome with the hold (`→ consumed`). A hold found `resuming` was interrupted:
-//! a patch is reconciled from the ledger by the id it reserved; a command is never
-//! started again.
+//! terminal outcome with the hold (`→ consumed`). The hold's owner column makes the claim
+//! exclusive across servers on one ledger: a hold another live server claimed is refused,
+//! one whose server is gone is taken over (and, found `resuming`, reconciled:
+//! `reconcile.rs`).
 
 use codespace_policy::Action;
-use codespace_protocol::{
-    ApplyPatchResult, ApprovalState, HeldTool, OperationResumeResult, PatchStatus,
-};
+use codespace_protocol::{ApprovalState, HeldTool, OperationResumeResult, PatchStatus};
 use codespace_runner::{ProcError, RunnerError};
-use codespace_store::{Cas, EventName, HoldRecord, OpStatus, OperationRecord};
+use codespace_store::{Cas, HoldRecord};
 
+use super::reconcile::ledgered;
 use super::{Held, Outcome, replay};
 use crate::{Gateway, GatewayError};
 
@@ -33,11 +33,26 @@ pub(super) async fn resume(gw: &Gateway, id: &str) -> Result<OperationResumeResu
             "a resume of this hold is already running; call operation_resume again for its result when it ends",
         )
     })?;
+    let answer = claimed(gw, id).await;
+    // A hold this server claimed but did not start (a lease refusal, say) is let go, so any
+    // server may resume it; a no-op for every other state.
+    let owned = id.to_owned();
+    if let Err(e) = gw.ledger.run(move |store| Ok(store.release_hold(&owned)?)).await {
+        tracing::warn!(approval_id = %id, "the hold could not be let go: {e}");
+    }
+    answer
+}
+
+/// The resume once this process's claim (`InFlight`) is held: claim the hold in the ledger
+/// (`granted → queued`, owned by this server; a hold another live server owns is refused;
+/// one a dead server owned is taken over), then run or reconcile it.
+async fn claimed(gw: &Gateway, id: &str) -> Result<OperationResumeResult, GatewayError> {
     let mut hold = load(gw, id).await?;
     loop {
         if let Some(answer) = settled(&hold) {
             return restated(gw, id, answer).await;
         }
+        let owner = hold.owner.clone();
         match hold.state {
             ApprovalState::Granted => {
                 let owned = id.to_owned();
@@ -45,14 +60,61 @@ pub(super) async fn resume(gw: &Gateway, id: &str) -> Result<OperationResumeResu
                     Cas::Moved(h) | Cas::Stale(h) => h,
                     Cas::Missing => return Err(not_found(id)),
                 };
+                continue;
             }
-            ApprovalState::Queued => return execute(gw, hold, None).await,
-            ApprovalState::Resuming => return reconcile(gw, hold).await,
+            ApprovalState::Queued | ApprovalState::Resuming => {}
             ApprovalState::Pending | ApprovalState::Denied | ApprovalState::Consumed => {
                 return Err(GatewayError::Internal(format!("hold {id} settled in the loop")));
             }
         }
+        let (owned, from) = (id.to_owned(), owner.clone());
+        let taken = gw
+            .ledger
+            .run(move |store| {
+                if store.instance_id() == from.as_deref() {
+                    return Ok(None);
+                }
+                if store.owner_alive(from.as_deref()) {
+                    return Ok(Some(Err(from)));
+                }
+                Ok(Some(Ok(store.take_over_hold(&owned, from.as_deref())?)))
+            })
+            .await?;
+        match taken {
+            // Ours: this process's claim is the only resume running it.
+            None => {}
+            Some(Err(owner)) => return Err(elsewhere(id, &hold, owner.as_deref())),
+            Some(Ok(Cas::Moved(h))) => {
+                tracing::info!(approval_id = %id, from = ?owner, "took over a hold whose server is gone");
+                hold = h;
+            }
+            // Another server took it (or it moved) meanwhile: look again.
+            Some(Ok(Cas::Stale(h))) => {
+                hold = h;
+                continue;
+            }
+            Some(Ok(Cas::Missing)) => return Err(not_found(id)),
+        }
+        return match hold.state {
+            ApprovalState::Resuming => super::reconcile::reconcile(gw, hold).await,
+            _ => execute(gw, hold, None).await,
+        };
     }
+}
+
+/// A hold a live server is resuming: this one leaves it alone.
+fn elsewhere(id: &str, hold: &HoldRecord, owner: Option<&str>) -> GatewayError {
+    conflict(
+        id,
+        &format!(
+            "the hold is {} by another running server ({}); call operation_resume again for its outcome once that resume ends",
+            match hold.state {
+                ApprovalState::Resuming => "being resumed",
+                _ => "claimed for a resume",
+            },
+            owner.unwrap_or("unknown"),
+        ),
+    )
 }
 
 /// The answer of a hold that cannot run: consumed (its stored outcome), pending or denied.
@@ -127,7 +189,7 @@ async fn restated(
 
 /// Runs the held request through its tool's inner path, policy first (against the
 /// registry as it is now).
-async fn execute(
+pub(super) async fn execute(
     gw: &Gateway,
     hold: HoldRecord,
     reserved: Option<String>,
@@ -197,83 +259,9 @@ async fn execute(
     }
 }
 
-/// A hold found `resuming`: its action may have started before an interruption.
-async fn reconcile(gw: &Gateway, hold: HoldRecord) -> Result<OperationResumeResult, GatewayError> {
-    let id = hold.approval_id.clone();
-    match (hold.tool, hold.operation_id.clone()) {
-        (tool @ (HeldTool::ApplyPatch | HeldTool::OperationRevert), Some(op)) => {
-            let key = op.clone();
-            match gw.ledger.run(move |store| Ok(store.get(&key)?)).await? {
-                // Recovery proved nothing of it is on disk: it runs again, once, under a
-                // new id (with an operation_key, the key's recorded outcome answers).
-                Some(record) if rolled_back_by_recovery(&record) => {
-                    let owned = id.clone();
-                    match gw.ledger.run(move |store| Ok(store.reserve_again(&owned)?)).await? {
-                        Cas::Moved(h) => {
-                            tracing::info!(approval_id = %id, interrupted = %op, "interrupted resume rolled back by recovery: running it again");
-                            execute(gw, h.clone(), h.operation_id).await
-                        }
-                        Cas::Stale(h) => {
-                            Err(conflict(&id, &format!("the hold moved to {} meanwhile", h.state)))
-                        }
-                        Cas::Missing => Err(not_found(&id)),
-                    }
-                }
-                // The ledger knows what happened (startup recovery classified it).
-                Some(record) => {
-                    tracing::info!(approval_id = %id, operation_id = %op, "interrupted resume reconciled from the ledger");
-                    let outcome = crate::patch::replay(record).map(|r| ledgered(tool, &id, r));
-                    finish(gw, &id, outcome).await
-                }
-                // The ledger proves it never began: run it now, under the reserved id.
-                None => execute(gw, hold, Some(op)).await,
-            }
-        }
-        (HeldTool::ApplyPatch | HeldTool::OperationRevert, None) => {
-            let e = ambiguous(
-                &id,
-                None,
-                "a patch resume was interrupted before it reserved a ledger id",
-            );
-            finish(gw, &id, Err(e)).await
-        }
-        (HeldTool::ExecCommand, _) => {
-            let e = ambiguous(
-                &id,
-                None,
-                "a command resume was interrupted, so whether it started is unknown: the process was not started again",
-            );
-            finish(gw, &id, Err(e)).await
-        }
-    }
-}
-
-/// The resume result of a held patch or revert (both operations in the ledger).
-fn ledgered(tool: HeldTool, id: &str, r: ApplyPatchResult) -> OperationResumeResult {
-    let revert = tool == HeldTool::OperationRevert;
-    OperationResumeResult {
-        approval_id: id.to_owned(),
-        state: ApprovalState::Consumed,
-        apply_patch: (!revert).then(|| r.clone()),
-        exec_command: None,
-        operation_revert: revert.then_some(r),
-    }
-}
-
-/// An operation a crash interrupted and start-up recovery closed with the disk as before it.
-fn rolled_back_by_recovery(record: &OperationRecord) -> bool {
-    let recovered = record.events.iter().any(|e| e.name == EventName::Recovered);
-    recovered
-        && matches!(
-            record.status,
-            OpStatus::Finished(PatchStatus::Rejected)
-                | OpStatus::Finished(PatchStatus::FailedRolledBack)
-        )
-}
-
 /// Stores the terminal outcome with the hold (`→ consumed`) and answers as a later resume
 /// will: a failure as the recorded error, naming the hold.
-async fn finish(
+pub(super) async fn finish(
     gw: &Gateway,
     id: &str,
     outcome: Result<OperationResumeResult, GatewayError>,
@@ -345,14 +333,14 @@ pub(super) async fn load(gw: &Gateway, id: &str) -> Result<HoldRecord, GatewayEr
     gw.ledger.run(move |store| Ok(store.hold(&owned)?)).await?.ok_or_else(|| not_found(id))
 }
 
-fn not_found(id: &str) -> GatewayError {
+pub(super) fn not_found(id: &str) -> GatewayError {
     GatewayError::HoldNotFound { approval_id: id.to_owned() }
 }
 
-fn conflict(id: &str, why: &str) -> GatewayError {
+pub(super) fn conflict(id: &str, why: &str) -> GatewayError {
     GatewayError::HoldConflict { approval_id: id.to_owned(), why: why.to_owned() }
 }
 
-fn ambiguous(id: &str, operation_id: Option<String>, why: &str) -> GatewayError {
+pub(super) fn ambiguous(id: &str, operation_id: Option<String>, why: &str) -> GatewayError {
     GatewayError::HoldAmbiguous { approval_id: id.to_owned(), operation_id, why: why.to_owned() }
 }

@@ -10,7 +10,7 @@ use codespace_files::{ApplyOutcome, PlannedWrite};
 use codespace_protocol::{ApplyPatchParams, ApplyPatchResult, ExpectedVersion, PatchStatus};
 use codespace_runner::ops;
 use codespace_runner::{PrepareError, Runner, RunnerError, Transport, WorkspacePath};
-use codespace_store::{Draft, Drafted, OpStatus, PlannedFile, Store};
+use codespace_store::{Draft, Drafted, OpStatus, OperationRecord, PlannedFile, Store};
 use codespace_types::Version;
 
 use super::conflict::with_diffs;
@@ -149,6 +149,9 @@ fn decide(
     };
     let draft = match drafted {
         Drafted::Fresh(draft) => Draft { reverts: p.reverts().map(str::to_owned), ..draft },
+        Drafted::Replayed(rec) if rec.finished_at.is_none() && !p.check_only => {
+            return Ok(Decided::Now(replay(settled(runner, store, rec))));
+        }
         Drafted::Replayed(rec) => return Ok(Decided::Now(replay(rec))),
         Drafted::KeyConflict(rec) => {
             return Ok(Decided::Now(Err(GatewayError::KeyConflict {
@@ -182,6 +185,20 @@ fn decide(
     })
 }
 
+/// A retry met its key's unfinished operation, under the workspace's lease: when the server
+/// that began it is gone, it is settled from the disk now and the settled record answers.
+fn settled(runner: &Runner, store: &Store, rec: OperationRecord) -> OperationRecord {
+    let id = rec.operation_id.clone();
+    match super::recover::settle_orphan(runner, store, rec.clone()) {
+        Ok(Some(_)) => store.get(&id).ok().flatten().unwrap_or(rec),
+        Ok(None) => rec,
+        Err(e) => {
+            tracing::warn!(operation_id = %id, "an interrupted operation could not be settled: {e}");
+            rec
+        }
+    }
+}
+
 /// Records the outcome as the operation's terminal result, in one commit.
 fn record(
     store: &Store,
@@ -199,13 +216,19 @@ fn record(
     };
     let json = serde_json::to_string(&recorded)
         .map_err(|e| GatewayError::Internal(format!("result serialization: {e}")))?;
-    if let Err(e) = store.finish_draft(draft, OpStatus::Finished(status), &json, reason, now()) {
-        // A preview takes no lease, so a request under the same key may have reached the
-        // ledger first: its record answers, as it would have after the lease.
-        if let Some(known) = raced(store, draft) {
-            return known;
+    match store.finish_draft(draft, OpStatus::Finished(status), &json, reason, now()) {
+        Ok(None) => {}
+        // A preview takes no lease (and another server has its own), so a request under the
+        // same key may have reached the ledger first: its record answers, as it would have
+        // after the lease.
+        Ok(Some(known)) => return answer_of(known),
+        Err(e) => {
+            if let Some(known) = raced(store, draft) {
+                return known;
+            }
+            let source = Box::new(e);
+            return Err(GatewayError::LedgerAfterRun { operation_id: op, status, source });
         }
-        return Err(GatewayError::LedgerAfterRun { operation_id: op, status, source: Box::new(e) });
     }
     // Terminal and verified: only what a result names as preserved stays in the log.
     let preserved = match &recorded {
@@ -227,11 +250,21 @@ fn record(
 fn raced(store: &Store, draft: &Draft) -> Option<Result<ApplyPatchResult, GatewayError>> {
     let key = draft.operation_key.as_deref()?;
     match store.draft(None, &draft.workspace_id, Some(key), &draft.fingerprint, now()).ok()? {
-        Drafted::Replayed(rec) => Some(replay(rec)),
-        Drafted::KeyConflict(rec) => {
-            Some(Err(GatewayError::KeyConflict { operation_id: rec.operation_id }))
-        }
         Drafted::Fresh(_) => None,
+        known @ (Drafted::Replayed(_) | Drafted::KeyConflict(_)) => Some(answer_of(known)),
+    }
+}
+
+/// The answer of a key another request recorded first.
+fn answer_of(known: Drafted) -> Result<ApplyPatchResult, GatewayError> {
+    match known {
+        Drafted::Replayed(rec) => replay(rec),
+        Drafted::KeyConflict(rec) => {
+            Err(GatewayError::KeyConflict { operation_id: rec.operation_id })
+        }
+        Drafted::Fresh(_) => {
+            Err(GatewayError::Internal("a recorded draft raced with itself".to_owned()))
+        }
     }
 }
 

@@ -55,6 +55,7 @@ fn an_empty_database_migrates_to_the_schema_version_once() {
         tables,
         [
             "approvals",
+            "instances",
             "intents",
             "operation_events",
             "operation_files",

@@ -96,12 +96,17 @@ impl Store {
         for file in plan {
             file.validate().map_err(|reason| StoreError::InvalidInput { reason })?;
         }
+        let me = self.instance_id();
         self.write(|conn| {
             let key = draft.operation_key.as_deref();
             if let Some(known) = known(conn, &draft.workspace_id, key, &draft.fingerprint)? {
                 return Ok(Some(known));
             }
-            insert_row(conn, draft, OpStatus::Applying, None)?;
+            // A reserved id another process already recorded is never written over.
+            if let Some((owner, _)) = stored_owner(conn, &draft.operation_id)? {
+                return Err(not_owner(&draft.operation_id, owner));
+            }
+            insert_row(conn, draft, OpStatus::Applying, None, me)?;
             if let Some(target) = &draft.reverts {
                 claim(conn, target, &draft.operation_id)?;
             }
@@ -129,12 +134,15 @@ impl Store {
     }
 
     /// Records the terminal outcome of a draft: closes its row (status, result JSON,
-    /// `finished_at`, a `finished` event, the old content dropped) when the plan was
-    /// recorded, else inserts it finished (`minted`, `finished`) in one transaction.
-    /// `reason` defaults to `unknown` when the status is `Unknown`.
+    /// `finished_at`, a `finished` event, the old content dropped) when this instance
+    /// recorded its plan, else inserts it finished (`minted`, `finished`) in one
+    /// transaction, after checking the key again inside it: a request with the same key
+    /// that reached the ledger first is returned instead (nothing written). `reason`
+    /// defaults to `unknown` when the status is `Unknown`.
     ///
-    /// Refused for a non-terminal status, and for a row that is already finished
-    /// ([`StoreError::AlreadyFinished`]): a stored result is never overwritten.
+    /// Refused for a non-terminal status, for a row that is already finished
+    /// ([`StoreError::AlreadyFinished`]): a stored result is never overwritten, and for a
+    /// row of this id another instance owns ([`StoreError::NotOwner`]), left untouched.
     pub fn finish_draft(
         &self,
         draft: &Draft,
@@ -142,7 +150,7 @@ impl Store {
         result_json: &str,
         reason: Option<&str>,
         now: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Option<Drafted>, StoreError> {
         if status.is_unfinished() {
             return Err(StoreError::InvalidInput {
                 reason: format!("{status} is not a terminal status"),
@@ -154,17 +162,21 @@ impl Store {
         };
         // One transaction either way: the planned row is closed, or the row is inserted
         // finished.
+        let me = self.instance_id();
         self.write(|conn| {
-            let planned = conn
-                .prepare_cached("SELECT 1 FROM operations WHERE operation_id = ?1")?
-                .query_row(params![draft.operation_id], |_| Ok(()))
-                .optional()?
-                .is_some();
-            if planned {
+            if let Some((owner, _)) = stored_owner(conn, &draft.operation_id)? {
+                if owner.as_deref() != me {
+                    return Err(not_owner(&draft.operation_id, owner));
+                }
                 let id = draft.operation_id.as_str();
-                return close_row(conn, id, status, result_json, EventName::Finished, reason, now);
+                close_row(conn, id, status, result_json, EventName::Finished, reason, now)?;
+                return Ok(None);
             }
-            insert_row(conn, draft, status, Some((result_json, now)))?;
+            let key = draft.operation_key.as_deref();
+            if let Some(known) = known(conn, &draft.workspace_id, key, &draft.fingerprint)? {
+                return Ok(Some(known));
+            }
+            insert_row(conn, draft, status, Some((result_json, now)), me)?;
             insert_event(
                 conn,
                 &draft.operation_id,
@@ -181,9 +193,26 @@ impl Store {
                 Some(status),
                 reason,
             )?;
-            Ok(())
+            Ok(None)
         })
     }
+}
+
+/// The owner of the row `operation_id` and whether it is finished; `None`: no row.
+pub(super) fn stored_owner(
+    conn: &Connection,
+    operation_id: &str,
+) -> Result<Option<(Option<String>, bool)>, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT owner, finished_at IS NOT NULL FROM operations WHERE operation_id = ?1",
+        )?
+        .query_row(params![operation_id], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?)
+}
+
+pub(super) fn not_owner(operation_id: &str, owner: Option<String>) -> StoreError {
+    StoreError::NotOwner { operation_id: operation_id.to_owned(), owner }
 }
 
 /// The stored record of this key in this workspace, as replay or conflict.
@@ -233,11 +262,12 @@ fn insert_row(
     draft: &Draft,
     status: OpStatus,
     finished: Option<(&str, i64)>,
+    owner: Option<&str>,
 ) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT INTO operations (operation_id, operation_key, workspace_id, fingerprint, \
-         status, result_json, created_at, finished_at, reverts) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+         status, result_json, created_at, finished_at, reverts, owner) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         draft.operation_id,
@@ -249,6 +279,7 @@ fn insert_row(
         draft.created_at,
         finished.map(|(_, at)| at),
         draft.reverts,
+        owner,
     ])?;
     Ok(())
 }

@@ -11,7 +11,7 @@ use crate::model::{Cas, HoldFilter, HoldRecord, NewHold};
 
 const SELECT_HOLD: &str = "SELECT approval_id, workspace_id, tool, fingerprint, summary, \
      params_json, state, created_at, resolved_at, operation_id, result_json, seal, \
-     root_identity FROM approvals";
+     root_identity, owner FROM approvals";
 
 /// The states a hold counts as active in, as the unique index names them.
 const ACTIVE: &str = "('pending', 'granted', 'queued', 'resuming')";
@@ -106,47 +106,48 @@ impl Store {
         self.swap(approval_id, sql, params![approval_id, now])
     }
 
-    /// `granted` → `queued`: a resume claimed the hold.
+    /// `granted` → `queued`: a resume of this instance claimed the hold, which it now owns.
     pub fn queue_hold(&self, approval_id: &str) -> Result<Cas, StoreError> {
-        let sql =
-            "UPDATE approvals SET state = 'queued' WHERE approval_id = ?1 AND state = 'granted'";
-        self.swap(approval_id, sql, params![approval_id])
+        let sql = "UPDATE approvals SET state = 'queued', owner = ?2 \
+                   WHERE approval_id = ?1 AND state = 'granted'";
+        self.swap(approval_id, sql, params![approval_id, self.instance_id()])
     }
 
     /// `queued` → `resuming`, once the workspace lease is held. With `reserve`, the hold
     /// also gets the ledger id its patch will begin under (kept when it already has one),
-    /// so a resume interrupted from here on finds its ledger row by id.
+    /// so a resume interrupted from here on finds its ledger row by id. Only the hold's
+    /// owner moves it.
     pub fn start_resume(&self, approval_id: &str, reserve: bool) -> Result<Cas, StoreError> {
         let minted = reserve.then(|| format!("op-{}", Uuid::new_v4()));
         let sql = "UPDATE approvals SET state = 'resuming', \
                    operation_id = coalesce(operation_id, ?2) \
-                   WHERE approval_id = ?1 AND state = 'queued'";
-        self.swap(approval_id, sql, params![approval_id, minted])
+                   WHERE approval_id = ?1 AND state = 'queued' AND owner IS ?3";
+        self.swap(approval_id, sql, params![approval_id, minted, self.instance_id()])
     }
 
     /// A `resuming` hold gets a new ledger id: its earlier operation was rolled back by
     /// recovery (nothing of it is on disk), so it runs again under the new one.
     pub fn reserve_again(&self, approval_id: &str) -> Result<Cas, StoreError> {
         let minted = format!("op-{}", Uuid::new_v4());
-        let sql =
-            "UPDATE approvals SET operation_id = ?2 WHERE approval_id = ?1 AND state = 'resuming'";
-        self.swap(approval_id, sql, params![approval_id, minted])
+        let sql = "UPDATE approvals SET operation_id = ?2 \
+                   WHERE approval_id = ?1 AND state = 'resuming' AND owner IS ?3";
+        self.swap(approval_id, sql, params![approval_id, minted, self.instance_id()])
     }
 
     /// `resuming` → `queued`: the action was refused before anything ran (a process
-    /// limit), so the hold can be resumed again.
+    /// limit), so the hold can be resumed again, by any server: it is no longer owned.
     pub fn requeue_hold(&self, approval_id: &str) -> Result<Cas, StoreError> {
-        let sql =
-            "UPDATE approvals SET state = 'queued' WHERE approval_id = ?1 AND state = 'resuming'";
-        self.swap(approval_id, sql, params![approval_id])
+        let sql = "UPDATE approvals SET state = 'queued', owner = NULL \
+                   WHERE approval_id = ?1 AND state = 'resuming' AND owner IS ?2";
+        self.swap(approval_id, sql, params![approval_id, self.instance_id()])
     }
 
     /// `queued` or `resuming` → `consumed`, storing the terminal outcome and scrubbing the
-    /// arguments, in one write.
+    /// arguments, in one write. Only the hold's owner consumes it.
     pub fn consume_hold(&self, approval_id: &str, result_json: &str) -> Result<Cas, StoreError> {
         let sql = "UPDATE approvals SET state = 'consumed', result_json = ?2, params_json = NULL \
-                   WHERE approval_id = ?1 AND state IN ('queued', 'resuming')";
-        self.swap(approval_id, sql, params![approval_id, result_json])
+                   WHERE approval_id = ?1 AND state IN ('queued', 'resuming') AND owner IS ?3";
+        self.swap(approval_id, sql, params![approval_id, result_json, self.instance_id()])
     }
 
     /// Replaces a `consumed` hold's stored outcome: an `unknown` patch outcome once start-up
@@ -162,7 +163,7 @@ impl Store {
     }
 
     /// Runs one conditional update and reports whether it moved the row.
-    fn swap(
+    pub(super) fn swap(
         &self,
         approval_id: &str,
         sql: &str,
@@ -205,6 +206,7 @@ struct RawHold {
     result_json: Option<String>,
     seal: Option<String>,
     root_identity: Option<String>,
+    owner: Option<String>,
 }
 
 impl RawHold {
@@ -223,6 +225,7 @@ impl RawHold {
             result_json: row.get(10)?,
             seal: row.get(11)?,
             root_identity: row.get(12)?,
+            owner: row.get(13)?,
         })
     }
 
@@ -249,6 +252,7 @@ impl RawHold {
             result_json: self.result_json,
             seal: self.seal,
             root_identity: self.root_identity,
+            owner: self.owner,
         })
     }
 }

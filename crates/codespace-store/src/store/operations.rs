@@ -6,6 +6,7 @@ use codespace_types::{EventName, PatchStatus};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Store;
+use super::drafts::{not_owner, stored_owner};
 use super::events::insert_event;
 use super::sql;
 use crate::error::StoreError;
@@ -16,8 +17,10 @@ impl Store {
     /// `finished_at`, and a `recovered` event carrying `reason`: used at start for rows a
     /// crash left unfinished, once the disk has been classified.
     ///
-    /// Refused for a non-terminal status, an unknown id, and a row that is already
-    /// finished ([`StoreError::AlreadyFinished`]): a stored result is never overwritten.
+    /// Refused for a non-terminal status, an unknown id, a row that is already finished
+    /// ([`StoreError::AlreadyFinished`]): a stored result is never overwritten, and a row
+    /// another instance owns ([`StoreError::NotOwner`]): take it over first
+    /// ([`Store::take_over_operation`]).
     pub fn recover(
         &self,
         operation_id: &str,
@@ -58,7 +61,16 @@ impl Store {
                 reason: format!("{status} is not a terminal status"),
             });
         }
-        self.write(|conn| close_row(conn, operation_id, status, result_json, event, reason, now))
+        let me = self.instance_id();
+        self.write(|conn| {
+            // Only the owner (after a take-over, the process settling it) closes a row.
+            if let Some((owner, false)) = stored_owner(conn, operation_id)?
+                && owner.as_deref() != me
+            {
+                return Err(not_owner(operation_id, owner));
+            }
+            close_row(conn, operation_id, status, result_json, event, reason, now)
+        })
     }
 }
 

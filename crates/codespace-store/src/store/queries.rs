@@ -12,7 +12,7 @@ use crate::error::StoreError;
 use crate::model::{OperationRecord, UndoKept};
 
 const SELECT_OPERATION: &str = "SELECT operation_id, operation_key, workspace_id, fingerprint, \
-     status, result_json, created_at, finished_at, reverts, reverted_by, undo_pruned_at, \
+     status, result_json, created_at, finished_at, reverts, reverted_by, undo_pruned_at, owner, \
      undo_bytes FROM operations";
 
 impl Store {
@@ -113,6 +113,7 @@ struct RawOperation {
     reverted_by: Option<String>,
     undo_pruned_at: Option<i64>,
     undo_bytes: i64,
+    owner: Option<String>,
 }
 
 impl RawOperation {
@@ -129,7 +130,8 @@ impl RawOperation {
             reverts: row.get(8)?,
             reverted_by: row.get(9)?,
             undo_pruned_at: row.get(10)?,
-            undo_bytes: row.get(11)?,
+            undo_bytes: row.get(12)?,
+            owner: row.get(11)?,
         })
     }
 }
@@ -188,5 +190,6 @@ fn complete(conn: &Connection, raw: RawOperation) -> Result<OperationRecord, Sto
             bytes: u64::try_from(raw.undo_bytes).unwrap_or(0),
             pruned_at: raw.undo_pruned_at,
         },
+        owner: raw.owner,
     })
 }

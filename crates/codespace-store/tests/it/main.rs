@@ -13,6 +13,7 @@ mod crash;
 mod drafts;
 mod hygiene;
 mod ledger;
+mod owners;
 mod reopen;
 mod revert;
 mod support;

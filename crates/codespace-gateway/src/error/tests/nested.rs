@@ -147,6 +147,7 @@ pub(super) fn store_rows() -> Vec<StoreError> {
             operation_id: "op-1".to_owned(),
             status: OpStatus::Finished(PatchStatus::Applied),
         },
+        StoreError::NotOwner { operation_id: "op-1".to_owned(), owner: Some("inst-1".to_owned()) },
         StoreError::Undo { path: PathBuf::from("l.undo/op-1/0"), op: "fsync", source: io_error() },
         StoreError::InvalidInput { reason: "x".to_owned() },
     ]
