@@ -41,6 +41,8 @@ mod kill;
 mod leases;
 mod long_calls;
 mod messages;
+mod owners;
+mod owners_soak;
 mod patch;
 mod paths;
 mod process;
