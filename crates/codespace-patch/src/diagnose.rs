@@ -49,20 +49,28 @@ pub struct TokenChange {
 }
 
 /// The chunk's change already stands in the file: its new lines (context and `+` lines)
-/// are where its old lines would be. A chunk that changes nothing, or leaves no line,
-/// never counts.
-pub(crate) fn already_applied(lines: &[&str], chunk: &UpdateChunk) -> bool {
+/// are where its old lines would be. "Where" needs a place: context lines around the
+/// change (found anywhere), or else the `@@` line already found (`cursor` is just past it).
+/// A chunk that changes nothing, leaves no line or has neither never counts: a bare
+/// `+` line found somewhere says nothing about this change.
+pub(crate) fn already_applied(lines: &[&str], chunk: &UpdateChunk, cursor: usize) -> bool {
     let (old, new) = (chunk.old_lines(), chunk.new_lines());
+    let has_context = chunk.lines.iter().any(|l| matches!(l, ChunkLine::Context(_)));
+    let from = match (has_context, &chunk.context) {
+        (true, _) => 0,
+        (false, Some(_)) => cursor,
+        (false, None) => return false,
+    };
     if new.is_empty() || old == new {
         return false;
     }
     let mut pattern: &[&str] = &new;
-    if seek(lines, pattern, 0, chunk.end_of_file).is_some() {
+    if seek(lines, pattern, from, chunk.end_of_file).is_some() {
         return true;
     }
     if pattern.last() == Some(&"") {
         pattern = &pattern[..pattern.len() - 1];
-        return !pattern.is_empty() && seek(lines, pattern, 0, chunk.end_of_file).is_some();
+        return !pattern.is_empty() && seek(lines, pattern, from, chunk.end_of_file).is_some();
     }
     false
 }

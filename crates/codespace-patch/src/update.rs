@@ -119,7 +119,7 @@ fn compute_replacements<'p>(
             found = seek(lines, pattern, cursor, chunk.end_of_file);
         }
         let Some(start) = found else {
-            return Err(if already_applied(lines, chunk) {
+            return Err(if already_applied(lines, chunk, cursor) {
                 ChunkFailure::Applied { chunk: index }
             } else {
                 let nearest = nearest_block(lines, chunk, cursor).map(Box::new);

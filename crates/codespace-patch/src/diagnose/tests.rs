@@ -72,13 +72,20 @@ fn a_single_line_without_anchor_is_found_by_similarity() {
 #[test]
 fn already_applied_needs_the_new_lines_and_a_change() {
     let file = ["a", "B", "c"];
-    assert!(already_applied(&file, &chunk(&[" a", "-b", "+B", " c"])));
-    assert!(!already_applied(&file, &chunk(&[" a", "-x", "+y", " c"])));
+    assert!(already_applied(&file, &chunk(&[" a", "-b", "+B", " c"]), 0));
+    assert!(!already_applied(&file, &chunk(&[" a", "-x", "+y", " c"]), 0));
     // A deletion already made: the context stands together.
-    assert!(already_applied(&["a", "c"], &chunk(&[" a", "-b", " c"])));
+    assert!(already_applied(&["a", "c"], &chunk(&[" a", "-b", " c"]), 0));
     // Nothing left to find, or nothing changed.
-    assert!(!already_applied(&file, &chunk(&["-a"])));
-    assert!(!already_applied(&file, &chunk(&[" a", " B"])));
+    assert!(!already_applied(&file, &chunk(&["-a"]), 0));
+    assert!(!already_applied(&file, &chunk(&[" a", " B"]), 0));
+    // No context and no `@@` line: a `+` line found somewhere places nothing.
+    assert!(!already_applied(&file, &chunk(&["-b", "+B"]), 0));
+    // Under an `@@` line, only past it.
+    let mut headed = chunk(&["-b", "+B"]);
+    headed.context = Some("a".into());
+    assert!(already_applied(&file, &headed, 1));
+    assert!(!already_applied(&file, &headed, 2));
 }
 
 #[test]
