@@ -51,8 +51,19 @@ fn host_writer(host: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<
     })
 }
 
+/// `changes` since `cursor`. A loaded machine may keep the watcher's cookie from coming
+/// back within its second (`resync_required` then, though nothing was lost): a few more
+/// looks let it catch up, while a resync that was journalled stays in every answer.
 async fn changes_since(client: &Client, cursor: &Value) -> Value {
-    call(client, "changes", json!({"workspace_id": "w", "since": cursor})).await.unwrap()
+    let mut last = Value::Null;
+    for _ in 0..5 {
+        last =
+            call(client, "changes", json!({"workspace_id": "w", "since": cursor})).await.unwrap();
+        if last["resync_required"] == false {
+            break;
+        }
+    }
+    last
 }
 
 /// Every listed path, and none of the host's.
