@@ -14,7 +14,8 @@ use crate::support::{Env, RawStdio, fault_bin};
 pub(crate) const FILES: usize = 150;
 
 /// A scratch area with workspace `w` (approvals off) holding `f000.txt`..`f149.txt`, `c`
-/// (approvals confirm) holding `a.txt`, and one ledger file every server shares.
+/// (approvals confirm) holding `a.txt`, `x` (approvals confirm, empty, for commands) and
+/// one ledger file every server shares.
 pub(crate) struct Shared {
     pub(crate) env: Env,
     pub(crate) db: PathBuf,
@@ -32,6 +33,10 @@ impl Shared {
             json!({"profile": "workspace-write", "approvals": "confirm", "sandbox": "off"}),
         );
         std::fs::write(c.join("a.txt"), "top\n").unwrap();
+        env.workspace(
+            "x",
+            json!({"profile": "workspace-write", "approvals": "confirm", "sandbox": "off"}),
+        );
         let db = env.path().join("ledger.sqlite3");
         Shared { env, db }
     }

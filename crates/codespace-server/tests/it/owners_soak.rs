@@ -17,7 +17,7 @@ use crate::owners::{Shared, call, send_call};
 use crate::support::RawStdio;
 
 const SERVERS: usize = 4;
-const ROUNDS: u32 = 30;
+const ROUNDS: u32 = 120;
 /// New files each server's patch adds per round.
 const ADDS: usize = 6;
 
@@ -28,6 +28,8 @@ struct Tally {
     patches_told: u32,
     resumes_run: u32,
     resumes_elsewhere: u32,
+    commands_started: u32,
+    commands_ambiguous: u32,
     settled_after_kill: u32,
     contradictions: Vec<String>,
     applied_twice: Vec<String>,
@@ -75,6 +77,7 @@ fn four_servers_on_one_ledger_never_contradict_the_disk() {
     for round in 0..ROUNDS {
         next += 100;
         let hold = granted_hold(&mut servers[0], next, round);
+        let command = granted_command(&mut servers[1], next + 5, round);
         for (i, server) in servers.iter_mut().enumerate() {
             let key = format!("r{round}-s{i}");
             let patch = json!({"workspace_id": "w", "patch": adds(round, i), "operation_key": key});
@@ -85,6 +88,8 @@ fn four_servers_on_one_ledger_never_contradict_the_disk() {
                 "operation_resume",
                 json!({"approval_id": hold}),
             );
+            let resume = json!({"approval_id": command});
+            send_call(server, next + 30 + i as u64, "operation_resume", resume);
         }
         let victim = rng.random_bool(0.8).then(|| rng.random_range(0..SERVERS));
         if let Some(v) = victim {
@@ -96,11 +101,12 @@ fn four_servers_on_one_ledger_never_contradict_the_disk() {
             // settles only the dead one's work.
             servers[v] = dog.start(&s);
         }
+        let mut pids = Vec::new();
         for (i, server) in servers.iter_mut().enumerate() {
             if Some(i) == victim {
                 continue;
             }
-            let ids = [next + 10 + i as u64, next + 20 + i as u64];
+            let ids = [next + 10 + i as u64, next + 20 + i as u64, next + 30 + i as u64];
             let got = answers(server, &ids);
             let patched = got[&ids[0]].as_ref().unwrap_or_else(|e| panic!("round {round}: {e}"));
             assert_eq!(patched["status"], "applied", "round {round}: {patched}");
@@ -116,6 +122,21 @@ fn four_servers_on_one_ledger_never_contradict_the_disk() {
                     tally.resumes_elsewhere += 1;
                 }
             }
+            started_once(&got[&ids[2]], victim.is_some(), &mut pids, round);
+        }
+        // Whoever won the command's claim and lived answered its process_id.
+        assert!(victim.is_some() || !pids.is_empty(), "round {round}: the process_id was lost");
+        next += 40;
+        let last = call(&mut servers[0], next, "operation_resume", json!({"approval_id": command}));
+        started_once(&last, victim.is_some(), &mut pids, round);
+        let surely = victim.is_none() && !pids.is_empty();
+        let runs = command_runs(&s, round, surely);
+        assert!(runs <= 1, "round {round}: the command ran {runs} times");
+        assert!(!surely || runs == 1, "round {round}: a started command never ran");
+        if pids.is_empty() {
+            tally.commands_ambiguous += 1;
+        } else {
+            tally.commands_started += 1;
         }
         // The hold ends applied once, whoever runs or settles it.
         next += 50;
@@ -134,13 +155,15 @@ fn four_servers_on_one_ledger_never_contradict_the_disk() {
         tally.rounds += 1;
     }
     eprintln!(
-        "owners soak: {} rounds in {:.0?}, {} kills, {} patches answered, {} hold resumes run and {} refused as elsewhere, {} operations settled after their server was killed; {} contradictions, {} applied twice, {} live operations touched",
+        "owners soak: {} rounds in {:.0?}, {} kills, {} patches answered, {} patch hold resumes run and {} refused as elsewhere, {} command holds started once and {} left ambiguous by a kill (never started twice), {} operations settled after their server was killed; {} contradictions, {} applied twice, {} live operations touched",
         tally.rounds,
         started.elapsed(),
         tally.kills,
         tally.patches_told,
         tally.resumes_run,
         tally.resumes_elsewhere,
+        tally.commands_started,
+        tally.commands_ambiguous,
         tally.settled_after_kill,
         tally.contradictions.len(),
         tally.applied_twice.len(),
@@ -173,6 +196,46 @@ fn granted_hold(server: &mut RawStdio, id: u64, round: u32) -> String {
     let grant = json!({"approval_id": hold, "decision": "grant"});
     call(server, id + 1, "approval_resolve", grant).unwrap();
     hold
+}
+
+/// A command hold in `x` appending to `x<round>.txt`, created and granted through `server`.
+fn granted_command(server: &mut RawStdio, id: u64, round: u32) -> String {
+    let command = json!(["sh", "-c", format!("echo ran >> x{round}.txt")]);
+    let held = call(server, id, "exec_command", json!({"workspace_id": "x", "command": command}));
+    let held = held.unwrap_err();
+    assert_eq!(held["code"], "APPROVAL_REQUIRED", "{held}");
+    let hold = held["approval_id"].as_str().unwrap().to_owned();
+    let grant = json!({"approval_id": hold, "decision": "grant"});
+    call(server, id + 1, "approval_resolve", grant).unwrap();
+    hold
+}
+
+/// One answer to a command hold's resume: its process (every one the same), the hold being
+/// resumed elsewhere, or (only in a round with a kill) ambiguous.
+fn started_once(got: &Result<Value, Value>, killed: bool, pids: &mut Vec<String>, round: u32) {
+    match got {
+        Ok(v) => {
+            let pid = v["exec_command"]["process_id"].as_str().unwrap_or_else(|| panic!("{v}"));
+            assert!(pids.iter().all(|p| p == pid), "round {round}: {pid} and {pids:?}");
+            pids.push(pid.to_owned());
+        }
+        Err(body) if body["code"] == "APPROVAL_CONFLICT" => {}
+        Err(body) if killed && body["code"] == "APPROVAL_AMBIGUOUS" => {}
+        Err(body) => panic!("round {round}: {body}"),
+    }
+}
+
+/// How many times round `round`'s command ran; when `surely` it ran, waits for it first.
+fn command_runs(s: &Shared, round: u32, surely: bool) -> usize {
+    let path = s.root("x").join(format!("x{round}.txt"));
+    let count = || std::fs::read_to_string(&path).unwrap_or_default().lines().count();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while surely && count() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A second start would land soon after the first.
+    std::thread::sleep(Duration::from_millis(20));
+    count()
 }
 
 fn told_of(result: &Value) -> (String, String) {
