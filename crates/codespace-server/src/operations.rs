@@ -19,11 +19,13 @@ pub(crate) fn run(command: OperationsCommand) -> Result<(), Failure> {
         OperationsCommand::List(args) => {
             let store = open(&args.ledger, &[])?;
             let ops = codespace_gateway::list_operations(&store, args.limit).map_err(runtime)?;
+            let instances = store.instances().map_err(runtime)?;
             let mut out = String::new();
             for op in ops {
+                let owner = owner_note(&store, &instances, &op)?;
                 let status = serde_json::to_value(op.status).map_err(|e| runtime(e.to_string()))?;
                 out.push_str(&format!(
-                    "{}\t{}\t{}\t{}\t{}{}{}\n",
+                    "{}\t{}\t{}\t{}\t{}{}{}{owner}\n",
                     op.operation_id,
                     status.as_str().unwrap_or("?"),
                     op.workspace_id,
@@ -45,6 +47,29 @@ pub(crate) fn run(command: OperationsCommand) -> Result<(), Failure> {
         OperationsCommand::Restore(args) => restore(args),
         OperationsCommand::Revert(args) => revert(args),
     }
+}
+
+/// Who an unfinished operation belongs to: the running server (instance and pid), or a
+/// server that is gone, whose work the next server to meet it settles.
+fn owner_note(
+    store: &Store,
+    instances: &[codespace_store::InstanceRow],
+    op: &codespace_protocol::OperationStatusResult,
+) -> Result<String, Failure> {
+    if op.finished_at.is_some() {
+        return Ok(String::new());
+    }
+    let owner = store.get(&op.operation_id).map_err(runtime)?.and_then(|r| r.owner);
+    let row = owner.as_deref().and_then(|o| instances.iter().find(|i| i.instance_id == o));
+    Ok(match (owner.as_deref(), row) {
+        (Some(owner), Some(row)) if row.alive => {
+            format!("\trunning on {owner} (pid {})", row.pid)
+        }
+        (owner, _) => format!(
+            "\tits server is gone ({}): the next server to meet it settles it",
+            owner.unwrap_or("no owner")
+        ),
+    })
 }
 
 /// What the operation's undo record keeps: bytes and age, or when it was pruned.

@@ -156,12 +156,16 @@ fn a_second_server_never_recovers_a_live_patch() {
     // The operator's commands read the ledger beside both servers and recover nothing.
     let listed = s.cli(&["operations", "list"]);
     assert!(listed.contains("\tunknown\tw\t"), "{listed}");
+    let pid = format!("(pid {})", a.child.id());
+    assert!(listed.contains("\trunning on inst-") && listed.contains(&pid), "{listed}");
     s.cli(&["approvals", "list"]);
     assert_eq!(s.holding("new\n"), 75, "the CLI touched A's files");
     let seen = status_of_key(&mut b, 3, "wide");
     assert_eq!(seen["status"], "unknown", "{seen}");
 
     kill_with_worker(&mut a);
+    let listed = s.cli(&["operations", "list"]);
+    assert!(listed.contains("\tits server is gone (inst-"), "{listed}");
     // B meets the operation again: its server is gone, so B settles it from the disk.
     let settled = status_of_key(&mut b, 4, "wide");
     assert_eq!(settled["status"], "failed_rolled_back", "{settled}");
