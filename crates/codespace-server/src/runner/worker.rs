@@ -83,9 +83,14 @@ pub(crate) fn worker(args: WorkerArgs, faults: WorkerFaults) -> Result<(), Failu
         }
     }
     let access = SocketAccess { mode: args.socket_mode, group: args.socket_group };
-    let process_vars = crate::process_env::ProcessEnv::from_env()?;
-    let (supervisor, _) = crate::config::processes(&process_vars, vec![], args.spill_dir.clone())?;
+    // Before anything that may start a thread: the bind changes the process's umask.
     let listener = listen(&args.socket, access)?;
+    let supervisor = crate::process_env::ProcessEnv::from_env()
+        .and_then(|vars| crate::config::processes(&vars, vec![], args.spill_dir.clone()))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&args.socket);
+        })?
+        .0;
     // One thread: a call's hops between the socket's tasks and its handler stay on it
     // (measured: +189 µs per read over the socket instead of +260 with a thread pool);
     // blocking jobs and walks still run on the blocking pool.
@@ -116,7 +121,7 @@ fn listen(
     let usage = |e: std::io::Error| {
         Failure::Usage(UsageError(format!("--socket {}: {e}", socket.display())))
     };
-    // No thread runs yet: the umask is this thread's to change for the bind.
+    // No other thread runs yet: the umask (the process's) is ours to change for the bind.
     let old = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o177));
     let bound = std::os::unix::net::UnixListener::bind(socket);
     rustix::process::umask(old);
