@@ -1,7 +1,8 @@
 //! The soak of several servers on one ledger: four servers, each round a patch from every
-//! one, a shared granted hold every one resumes at once, and a kill -9 of any of them at a
-//! random moment (restarted at once, its start-up beside the live ones); after each round
-//! the ledger is compared with the disk. Seeded, so a failure replays.
+//! one, a shared granted patch hold and command hold every one resumes at once, and a kill
+//! -9 of any of them at a random moment (restarted at once, its start-up beside the live
+//! ones, and now and then killed again while it starts); after each round the ledger is
+//! compared with the disk. Seeded, so a failure replays.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -97,6 +98,16 @@ fn four_servers_on_one_ledger_never_contradict_the_disk() {
             let _ = servers[v].child.kill();
             servers[v].child.wait().unwrap();
             tally.kills += 1;
+            // Now and then the new server is killed too, while it starts (in its recovery,
+            // say): what it took over is then a dead server's again.
+            if rng.random_bool(0.25) {
+                let ledger = ["--operations-db".as_ref(), s.db.as_os_str()];
+                let mut early = RawStdio::spawn(&s.env, &ledger);
+                std::thread::sleep(Duration::from_micros(rng.random_range(0..30_000)));
+                let _ = early.child.kill();
+                early.child.wait().unwrap();
+                tally.kills += 1;
+            }
             // Started again at once, beside three live servers still at work: its recovery
             // settles only the dead one's work.
             servers[v] = dog.start(&s);
