@@ -52,6 +52,7 @@ mod read;
 mod root;
 mod walk;
 mod write;
+mod writer;
 
 pub use cancel::Cancel;
 /// The version type is shared with every layer above; it is defined once, in `codespace-types`.

@@ -7,8 +7,6 @@
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rustix::fs::{AtFlags, Gid, Mode, OFlags, Stat, Uid};
 use rustix::io::Errno;
@@ -17,6 +15,7 @@ use crate::error::{FsError, from_errno};
 use crate::meta::require_regular;
 use crate::path::WorkspacePath;
 use crate::root::Root;
+use crate::writer::{temp_name, writer_alive};
 
 /// How many temp names are tried before giving up (each collision means someone else
 /// created that exact name; more than a couple means something is wrong).
@@ -24,8 +23,6 @@ const TEMP_ATTEMPTS: u32 = 16;
 /// Names of temp files start with this; crash recovery removes leftovers by it, and the
 /// watcher never lists them as changes.
 pub const TEMP_PREFIX: &str = ".codespace-tmp.";
-/// Distinguishes temp files made by one process in the same nanosecond.
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Root {
     /// Creates `p` and any missing ancestors, like `mkdir -p`, beneath the root.
@@ -159,9 +156,9 @@ impl Root {
 
     /// Removes the temp files an interrupted [`Root::write_atomic`] left in the directory
     /// that holds `p` (crash recovery). Only regular files with the temp prefix are removed,
-    /// and only when the process its name records (`<prefix><pid>.…`) is gone: a live
+    /// and only when the process its name records (pid and start time) is gone: a live
     /// writer's temp file (another server's patch under way in the same directory) is left
-    /// alone. Returns how many were removed.
+    /// alone, and a reused pid is not mistaken for its writer. Returns how many were removed.
     pub fn remove_stale_temp_files(&self, p: &WorkspacePath) -> Result<usize, FsError> {
         let path = p.as_str();
         let parent = match self.open_parent(p, OFlags::RDONLY) {
@@ -216,28 +213,6 @@ impl Root {
         }
         Err(from_errno(last, path, "create temp file"))
     }
-}
-
-/// Whether the process that named temp file `name` (`<prefix><pid>.<n>.<nanos>`) is alive:
-/// this one, or any process signal 0 finds (even one this process may not signal). A name
-/// without a pid is nobody's.
-fn writer_alive(name: &[u8]) -> bool {
-    let Some(rest) = name.strip_prefix(TEMP_PREFIX.as_bytes()) else { return false };
-    let digits = rest.split(|b| *b == b'.').next().unwrap_or_default();
-    let Some(pid) = std::str::from_utf8(digits).ok().and_then(|d| d.parse::<i32>().ok()) else {
-        return false;
-    };
-    let Some(pid) = rustix::process::Pid::from_raw(pid) else { return false };
-    !matches!(rustix::process::test_kill_process(pid), Err(Errno::SRCH))
-}
-
-/// A hidden name unlikely to collide: pid, a per-process counter and the clock. Fixed
-/// length (well under 255 bytes) whatever the target name is.
-fn temp_name() -> String {
-    let pid = rustix::process::getpid().as_raw_nonzero();
-    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    format!("{TEMP_PREFIX}{pid}.{n}.{nanos:08x}")
 }
 
 /// Gives the new file the old one's owner, so a server running as root does not take
