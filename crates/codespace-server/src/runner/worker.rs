@@ -111,8 +111,9 @@ pub(crate) fn worker(args: WorkerArgs, faults: WorkerFaults) -> Result<(), Failu
     })
 }
 
-/// Binds `socket` with no access beyond the owner's (the umask while binding), then gives
-/// it the operator's group and mode.
+/// Binds `socket` with no access beyond the owner's (the umask while binding), gives it
+/// the operator's group and mode, and only then puts it at its path: a peer that sees the
+/// path finds a listening socket with its final access, never one between bind and listen.
 #[expect(clippy::disallowed_methods, reason = "the worker's socket, outside every workspace")]
 fn listen(
     socket: &Path,
@@ -121,18 +122,22 @@ fn listen(
     let usage = |e: std::io::Error| {
         Failure::Usage(UsageError(format!("--socket {}: {e}", socket.display())))
     };
+    if std::fs::symlink_metadata(socket).is_ok() {
+        return Err(usage(std::io::ErrorKind::AddrInUse.into()));
+    }
+    let staged = staging_path(socket);
     // No other thread runs yet: the umask (the process's) is ours to change for the bind.
     let old = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o177));
-    let bound = std::os::unix::net::UnixListener::bind(socket);
+    let bound = std::os::unix::net::UnixListener::bind(&staged);
     rustix::process::umask(old);
     let listener = bound.map_err(usage)?;
     let remove = |failure: Failure| {
-        let _ = std::fs::remove_file(socket);
+        let _ = std::fs::remove_file(&staged);
         failure
     };
     if let Some(gid) = access.group {
         let gid = rustix::fs::Gid::from_raw(gid);
-        rustix::fs::chown(socket, None, Some(gid)).map_err(|e| {
+        rustix::fs::chown(&staged, None, Some(gid)).map_err(|e| {
             remove(Failure::Usage(UsageError(format!(
                 "--socket-group {}: cannot give {} to that group (the worker's user must be in \
                  it): {e}",
@@ -141,12 +146,25 @@ fn listen(
             ))))
         })?;
     }
-    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(access.mode))
+    std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(access.mode))
         .map_err(|e| remove(Failure::Runtime(format!("--socket-mode: {e}"))))?;
     listener
         .set_nonblocking(true)
         .map_err(|e| remove(Failure::Runtime(format!("--socket: {e}"))))?;
+    if staged != socket {
+        // NOREPLACE: a file that appeared at the path meanwhile is not ours to replace.
+        let cwd = rustix::fs::CWD;
+        rustix::fs::renameat_with(cwd, &staged, cwd, socket, rustix::fs::RenameFlags::NOREPLACE)
+            .map_err(|e| remove(usage(e.into())))?;
+    }
     Ok(listener)
+}
+
+/// A short hidden name beside `socket` to bind first; `socket` itself when that name would
+/// not fit in a socket address (108 bytes) where `socket` does.
+fn staging_path(socket: &Path) -> std::path::PathBuf {
+    let staged = socket.with_file_name(format!(".worker-{}.sock", std::process::id()));
+    if staged.as_os_str().len() < 108 { staged } else { socket.to_path_buf() }
 }
 
 /// Accepts connections until one passes the handshake; every other one is dropped (and
