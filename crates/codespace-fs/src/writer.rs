@@ -26,9 +26,10 @@ pub(crate) fn temp_name() -> String {
 
 /// Whether the process that named temp file `name` is alive. A name carrying a start time
 /// (`<prefix><pid>.<start>.<n>.<nanos>`) is alive only while a process with that pid and
-/// that start time exists; an older name (`<prefix><pid>.<n>.<nanos>`), or a start time
-/// `/proc` cannot check, falls back to signal 0 finding the pid (even one this process may
-/// not signal). A name without a pid is nobody's.
+/// that start time exists and is not a zombie (one that has exited writes nothing more,
+/// even before its parent reaps it); an older name (`<prefix><pid>.<n>.<nanos>`) is alive
+/// while its pid is a live process. Where `/proc` cannot tell, signal 0 finding the pid
+/// (even one this process may not signal) counts as alive. A name without a pid is nobody's.
 pub(crate) fn writer_alive(name: &[u8]) -> bool {
     let Some(rest) = name.strip_prefix(TEMP_PREFIX.as_bytes()) else { return false };
     let parts: Vec<&[u8]> = rest.split(|b| *b == b'.').collect();
@@ -38,18 +39,25 @@ pub(crate) fn writer_alive(name: &[u8]) -> bool {
         return false;
     };
     let recorded = if parts.len() == 4 { parts.get(1).and_then(|p| number(p)) } else { None };
-    if let Some(recorded) = recorded.filter(|start| *start != 0) {
-        match start_time_of(pid.as_raw_nonzero().get()) {
-            Ok(start) => return start == recorded,
-            Err(StartUnknown::Gone) => return false,
-            Err(StartUnknown::Unreadable) => {}
+    match process(pid.as_raw_nonzero().get()) {
+        Ok(found) => !found.exited && recorded.is_none_or(|r| r == 0 || r == found.start),
+        Err(Unknown::Gone) => false,
+        Err(Unknown::Unreadable) => {
+            !matches!(rustix::process::test_kill_process(pid), Err(Errno::SRCH))
         }
     }
-    !matches!(rustix::process::test_kill_process(pid), Err(Errno::SRCH))
 }
 
-/// Why a start time is not known.
-enum StartUnknown {
+/// A process as `/proc/<pid>/stat` shows it.
+struct Found {
+    /// Started at this many clock ticks after boot.
+    start: u64,
+    /// A zombie (or dead) process: it has exited.
+    exited: bool,
+}
+
+/// Why `/proc` could not say.
+enum Unknown {
     /// No such process.
     Gone,
     /// `/proc` is not mounted, hidden, or its line could not be parsed.
@@ -57,29 +65,28 @@ enum StartUnknown {
 }
 
 fn start_time(pid: i32) -> Option<u64> {
-    start_time_of(pid).ok()
+    process(pid).ok().map(|found| found.start)
 }
 
-/// Field 22 of `/proc/<pid>/stat` (the start time in clock ticks since boot), read past the
-/// command name's closing parenthesis, since the name itself may hold spaces and `)`.
+/// Fields 3 (state) and 22 (start time) of `/proc/<pid>/stat`, read past the command
+/// name's closing parenthesis, since the name itself may hold spaces and `)`.
 #[expect(
     clippy::disallowed_methods,
     reason = "/proc/<pid>/stat is the kernel's process table, not a workspace file"
 )]
-fn start_time_of(pid: i32) -> Result<u64, StartUnknown> {
+fn process(pid: i32) -> Result<Found, Unknown> {
     let stat = match std::fs::read(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StartUnknown::Gone),
-        Err(_) => return Err(StartUnknown::Unreadable),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unknown::Gone),
+        Err(_) => return Err(Unknown::Unreadable),
     };
-    let close = stat.iter().rposition(|b| *b == b')').ok_or(StartUnknown::Unreadable)?;
-    let after = std::str::from_utf8(&stat[close + 1..]).map_err(|_| StartUnknown::Unreadable)?;
-    // After ")" come field 3 (state) onwards, so field 22 is the 20th.
-    after
-        .split_ascii_whitespace()
-        .nth(19)
-        .and_then(|f| f.parse().ok())
-        .ok_or(StartUnknown::Unreadable)
+    let close = stat.iter().rposition(|b| *b == b')').ok_or(Unknown::Unreadable)?;
+    let after = std::str::from_utf8(&stat[close + 1..]).map_err(|_| Unknown::Unreadable)?;
+    let fields: Vec<&str> = after.split_ascii_whitespace().collect();
+    // After ")" comes field 3 (state), so field 22 is the 20th.
+    let state = fields.first().ok_or(Unknown::Unreadable)?;
+    let start = fields.get(19).and_then(|f| f.parse().ok()).ok_or(Unknown::Unreadable)?;
+    Ok(Found { start, exited: matches!(*state, "Z" | "X" | "x") })
 }
 
 #[cfg(test)]

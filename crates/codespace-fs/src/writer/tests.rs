@@ -27,3 +27,23 @@ fn an_old_style_name_falls_back_to_the_pid() {
     assert!(writer_alive(format!("{TEMP_PREFIX}{pid}.3.0000abcd").as_bytes()));
     assert!(!writer_alive(format!("{TEMP_PREFIX}x.3.0000abcd").as_bytes()));
 }
+
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test makes a zombie of its own and looks it up in the process table"
+)]
+fn a_zombie_writes_nothing_more() {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    // Not waited for yet: once it has exited it stays a zombie until reaped.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let name = format!("{TEMP_PREFIX}{pid}.3.0000abcd");
+    while writer_alive(name.as_bytes()) {
+        assert!(std::time::Instant::now() < deadline, "a zombie counted as a live writer");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    assert!(stat.contains(") Z "), "the child is still there, as a zombie: {stat}");
+    child.wait().unwrap();
+}
