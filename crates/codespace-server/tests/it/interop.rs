@@ -1,6 +1,7 @@
 //! Interoperability: the official Python MCP SDK over stdio and HTTP; the official MCP
-//! conformance suite over HTTP, its fixture-free scenarios against the real binary and the
-//! whole active suite against the build with the `conformance-fixtures` feature; and MCP
+//! conformance suite over HTTP, its fixture-free scenarios against the real binary on both
+//! wires and a revision's whole requirement set against the build with the
+//! `conformance-fixtures` feature; and MCP
 //! Inspector's strict schema lint. The tools are installed by `scripts/test`; when they are
 //! missing these tests fail with the command that installs them (they never pass by
 //! skipping).
@@ -82,8 +83,8 @@ fn node_path(tool: &std::path::Path) -> String {
     format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default())
 }
 
-/// Runs the suite against `url` with `args` (a scenario, a suite) and requires that it ran
-/// and nothing failed; returns its report.
+/// Runs the suite against `url` with `args` (one scenario) and requires that it ran and
+/// nothing failed; returns its report.
 fn conformance(suite: &std::path::Path, url: &str, args: &[&str]) -> String {
     let out = Command::new(suite)
         .args(["server", "--url", url])
@@ -93,12 +94,55 @@ fn conformance(suite: &std::path::Path, url: &str, args: &[&str]) -> String {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains(" 0 failed"), "{args:?}: {stdout}");
+    // A scenario the suite finds inapplicable at the wire asked for exits 0 as SKIPPED.
+    assert!(stdout.contains("Passed: ") && stdout.contains(" 0 failed"), "{args:?}: {stdout}");
     assert!(!stdout.contains("FAILURE"), "{args:?}: {stdout}");
     stdout
 }
 
-/// The scenarios that need no fixture: the real binary passes every one.
+/// Runs a revision's frozen requirement set (`--requirements`), at that revision's wire,
+/// and requires that every scenario it scores passes (the suite's exit status says so);
+/// returns how many scenarios it scored.
+fn requirements(suite: &std::path::Path, url: &str, revision: &str) -> usize {
+    let listed = Command::new(suite)
+        .args(["list", "--server", "--requirements", revision])
+        .env("PATH", node_path(suite))
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    // The scored server scenarios: the list's first section, up to the client scenarios.
+    let scored: Vec<&str> = listed
+        .split("Client scenarios")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .collect();
+    assert!(!scored.is_empty(), "{revision}: no scored scenario listed: {listed}");
+    let out = Command::new(suite)
+        .args(["server", "--url", url, "--requirements", revision])
+        .env("PATH", node_path(suite))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let summary = stdout.split("=== SUMMARY ===").nth(1).unwrap_or_default();
+    let failing: Vec<&str> = scored
+        .iter()
+        .copied()
+        .filter(|s| !summary.lines().any(|l| l.starts_with(&format!("\u{2713} {s}: "))))
+        .collect();
+    assert!(
+        failing.is_empty() && out.status.success(),
+        "{revision}: {} of {} scored scenarios fail: {failing:?}\n{stdout}\n{}",
+        failing.len(),
+        scored.len(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    scored.len()
+}
+
+/// The scenarios that need no fixture, on each wire the suite speaks: the real binary
+/// passes every one.
 #[test]
 fn official_conformance_scenarios_over_http() {
     let suite =
@@ -112,8 +156,25 @@ fn official_conformance_scenarios_over_http() {
         "tools-list",
         "server-sse-multiple-streams",
         "dns-rebinding-protection",
+        "server-session-lifecycle",
     ] {
-        conformance(&suite, &server.url(), &["--scenario", scenario]);
+        conformance(
+            &suite,
+            &server.url(),
+            &["--scenario", scenario, "--spec-version", "2025-11-25"],
+        );
+    }
+    for scenario in [
+        "tools-list",
+        "server-sse-multiple-streams",
+        "dns-rebinding-protection",
+        "http-header-validation",
+    ] {
+        conformance(
+            &suite,
+            &server.url(),
+            &["--scenario", scenario, "--spec-version", "2026-07-28"],
+        );
     }
 }
 
@@ -139,24 +200,16 @@ fn fixture_build() -> std::path::PathBuf {
     target.join("debug/codespace")
 }
 
-/// Every scenario of the suite (the active ones and those still pending upstream), the
-/// fixture ones included, against the fixture build: every one passes.
+/// Every scenario the 2025-11-25 revision requires, the fixture ones included, against the
+/// fixture build at that revision's wire: every one passes.
 #[test]
-fn official_conformance_suite_in_full_against_the_fixture_build() {
+fn official_conformance_requirements_against_the_fixture_build() {
     let suite =
         tool("CODESPACE_CONFORMANCE", "target/test-tools/node/node_modules/.bin/conformance");
     let fixture_bin = fixture_build();
     let env = python_env();
     let server = HttpServer::start(env.http_command_of(&fixture_bin, &["--no-auth"]));
-    let report = conformance(&suite, &server.url(), &["--suite", "all"]);
-    let total = report.lines().find_map(|l| l.strip_prefix("Total: ")).unwrap_or_default();
-    let passed: u32 = total.split(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
-    // 0.1.16 has 40 checks in its active scenarios and 6 in its pending ones; the three of
-    // server-sse-polling apply only to a server that answers a one-response call as an SSE
-    // stream, and this one answers it as application/json (the scenario says so, as INFO).
-    assert!(passed >= 43 && total.ends_with(" 0 failed"), "{report}");
-    let polling = conformance(&suite, &server.url(), &["--scenario", "server-sse-polling"]);
-    assert!(polling.contains("server-sse-content-type"), "{polling}");
+    assert_eq!(requirements(&suite, &server.url(), "2025-11-25"), 30);
 }
 
 /// MCP Inspector's strict lint finds nothing to warn about in any tool's schemas.
