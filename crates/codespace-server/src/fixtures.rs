@@ -1,7 +1,10 @@
 //! The official MCP conformance suite's fixtures: the `test_*` tools, resources, prompts and
-//! completions its scenarios call, with exactly the content each scenario expects. Built
-//! only with the `conformance-fixtures` feature (never by default, never in a release); no
-//! fixture touches a workspace, and the real tools know nothing of them.
+//! completions its scenarios call, with exactly the content each scenario expects, and
+//! `subscriptions/listen` for the resource subscriptions they advertise (the input-required
+//! ones in `mrtr`). Every result carries `resultType` (rmcp drops it for a session of an
+//! older revision). Built only with the `conformance-fixtures` feature (never by default,
+//! never in a release); no fixture touches a workspace, and the real tools know nothing of
+//! them.
 // rmcp marks sampling and logging deprecated (a later protocol revision drops them); the
 // suite's scenarios for the revisions served still exercise them.
 #![expect(deprecated, reason = "the suite tests sampling and logging of the revisions served")]
@@ -10,15 +13,17 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CreateMessageRequestParams, ElicitRequestParams, GetPromptRequestParams, GetPromptResult,
+    CreateMessageRequestParams, ElicitRequestParams, GetPromptRequestParams, GetPromptResponse,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     LoggingMessageNotificationParam, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResult, ServerCapabilities, Tool,
+    ReadResourceResult, ServerCapabilities, SubscriptionFilter, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+
+mod mrtr;
 
 /// A 1x1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -31,6 +36,12 @@ fn wire<T: DeserializeOwned>(value: Value) -> Result<T, McpError> {
         .map_err(|e| McpError::internal_error(format!("fixture: {e}"), None))
 }
 
+/// A finished result (`resultType: "complete"`) from its wire JSON.
+fn finished<T: DeserializeOwned>(mut value: Value) -> Result<T, McpError> {
+    value["resultType"] = json!("complete");
+    wire(value)
+}
+
 fn text(t: &str) -> Value {
     json!({"type": "text", "text": t})
 }
@@ -40,6 +51,12 @@ pub(crate) fn capabilities(mut caps: ServerCapabilities) -> ServerCapabilities {
     caps.prompts = Some(Default::default());
     caps.resources = wire(json!({"subscribe": true})).ok();
     caps
+}
+
+/// What a `subscriptions/listen` gets: whatever it asked for (rmcp narrows it to what the
+/// capabilities above advertise, resource subscriptions).
+pub(crate) fn accepted_subscription_filter(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    requested.clone()
 }
 
 fn no_args(name: &str, description: &str) -> Value {
@@ -72,13 +89,21 @@ pub(crate) fn tools() -> Vec<Tool> {
                "inputSchema": {
                    "$schema": "https://json-schema.org/draft/2020-12/schema",
                    "type": "object",
-                   "$defs": {"address": {"type": "object", "properties": {
-                       "street": {"type": "string"}, "city": {"type": "string"}}}},
+                   "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                       "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
                    "properties": {"name": {"type": "string"},
-                                  "address": {"$ref": "#/$defs/address"}},
+                                  "address": {"$ref": "#/$defs/address"},
+                                  "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                                  "phone": {"type": "string"}, "email": {"type": "string"}},
+                   "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                   "if": {"properties": {"contactMethod": {"const": "phone"}},
+                          "required": ["contactMethod"]},
+                   "then": {"required": ["phone"]},
+                   "else": {"required": ["email"]},
                    "additionalProperties": false}}),
     ];
-    list.into_iter().filter_map(|t| serde_json::from_value(t).ok()).collect()
+    let mrtr = mrtr::TOOLS.iter().map(|(name, description)| no_args(name, description));
+    list.into_iter().chain(mrtr).filter_map(|t| serde_json::from_value(t).ok()).collect()
 }
 
 /// Answers a fixture tool, or None for any other name.
@@ -95,6 +120,9 @@ pub(crate) async fn call(
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
+    if let Some(answer) = mrtr::call(name, request, context).await {
+        return Some(answer);
+    }
     let peer = &context.peer;
     let result = match name {
         "test_simple_text" => content(vec![text("This is a simple text response for testing.")]),
@@ -141,7 +169,7 @@ fn image() -> Value {
 }
 
 fn content(blocks: Vec<Value>) -> Result<CallToolResult, McpError> {
-    wire(json!({"content": blocks}))
+    finished(json!({"content": blocks}))
 }
 
 fn peer_error(e: rmcp::ServiceError) -> McpError {
@@ -251,7 +279,7 @@ fn enums_form() -> Value {
 }
 
 pub(crate) fn list_resources() -> Result<ListResourcesResult, McpError> {
-    wire(json!({"resources": [
+    finished(json!({"resources": [
         {"uri": "test://static-text", "name": "static-text", "mimeType": "text/plain",
          "description": "A static text resource"},
         {"uri": "test://static-binary", "name": "static-binary", "mimeType": "image/png",
@@ -261,7 +289,7 @@ pub(crate) fn list_resources() -> Result<ListResourcesResult, McpError> {
 }
 
 pub(crate) fn list_resource_templates() -> Result<ListResourceTemplatesResult, McpError> {
-    wire(json!({"resourceTemplates": [{"uriTemplate": "test://template/{id}/data",
+    finished(json!({"resourceTemplates": [{"uriTemplate": "test://template/{id}/data",
         "name": "template", "description": "Data by id", "mimeType": "application/json"}]}))
 }
 
@@ -276,28 +304,30 @@ pub(crate) fn read_resource(
         _ => {
             let id = uri.strip_prefix("test://template/").and_then(|r| r.strip_suffix("/data"));
             let Some(id) = id else {
-                return Err(McpError::resource_not_found(format!("no resource {uri}"), None));
+                let data = json!({"uri": uri});
+                return Err(McpError::resource_not_found(format!("no resource {uri}"), Some(data)));
             };
             let data =
                 json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
             json!({"uri": uri, "mimeType": "application/json", "text": data.to_string()})
         }
     };
-    wire(json!({"contents": [body]}))
+    finished(json!({"contents": [body]}))
 }
 
 pub(crate) fn list_prompts() -> Result<ListPromptsResult, McpError> {
     let arg = |name: &str| json!({"name": name, "description": name, "required": true});
-    wire(json!({"prompts": [
+    finished(json!({"prompts": [
         {"name": "test_simple_prompt", "description": "A simple prompt"},
         {"name": "test_prompt_with_arguments", "description": "A prompt with arguments",
          "arguments": [arg("arg1"), arg("arg2")]},
         {"name": "test_prompt_with_embedded_resource", "description": "A prompt with a resource",
          "arguments": [arg("resourceUri")]},
-        {"name": "test_prompt_with_image", "description": "A prompt with an image"}]}))
+        {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+        {"name": mrtr::PROMPT, "description": "A prompt that asks for its context first"}]}))
 }
 
-pub(crate) fn get_prompt(request: &GetPromptRequestParams) -> Result<GetPromptResult, McpError> {
+pub(crate) fn get_prompt(request: &GetPromptRequestParams) -> Result<GetPromptResponse, McpError> {
     let arg = |key: &str| {
         request
             .arguments
@@ -323,9 +353,10 @@ pub(crate) fn get_prompt(request: &GetPromptRequestParams) -> Result<GetPromptRe
         "test_prompt_with_image" => {
             vec![user(image()), user(text("Please analyze the image above."))]
         }
+        mrtr::PROMPT => return mrtr::prompt(request),
         other => return Err(McpError::invalid_params(format!("no prompt {other}"), None)),
     };
-    wire(json!({"messages": messages}))
+    finished::<rmcp::model::GetPromptResult>(json!({"messages": messages})).map(Into::into)
 }
 
 pub(crate) fn complete(request: &CompleteRequestParams) -> Result<CompleteResult, McpError> {
@@ -333,5 +364,5 @@ pub(crate) fn complete(request: &CompleteRequestParams) -> Result<CompleteResult
     let prefix = typed.get("value").and_then(Value::as_str).unwrap_or("");
     let values: Vec<&str> =
         ["paris", "park", "party"].into_iter().filter(|v| v.starts_with(prefix)).collect();
-    wire(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))
+    finished(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))
 }

@@ -373,6 +373,14 @@ impl ServerHandler for CodeSpace {
     }
 
     #[cfg(feature = "conformance-fixtures")]
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(crate::fixtures::accepted_subscription_filter(requested))
+    }
+
+    #[cfg(feature = "conformance-fixtures")]
     async fn subscribe(
         &self,
         _request: rmcp::model::SubscribeRequestParams,
@@ -405,7 +413,7 @@ impl ServerHandler for CodeSpace {
         request: rmcp::model::GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        crate::fixtures::get_prompt(&request).map(Into::into)
+        crate::fixtures::get_prompt(&request)
     }
 
     #[cfg(feature = "conformance-fixtures")]
