@@ -37,6 +37,11 @@ pub enum GatewayError {
     InvalidArguments { tool: String, detail: String },
     #[error("workspace {id:?} is not registered")]
     WorkspaceNotFound { id: String },
+    /// The server is draining (it was told to stop): no new mutation starts.
+    #[error(
+        "the server is shutting down: it finishes what is under way and starts no new patch or command; call again once it is back (or on another server)"
+    )]
+    Draining,
     #[error("{0}")]
     Denied(Denial),
     /// `approval_create` arguments that do not decode as the named tool's.
@@ -147,6 +152,7 @@ impl GatewayError {
             GatewayError::Trust(e) => e.approval_id(),
             GatewayError::InvalidArguments { .. }
             | GatewayError::WorkspaceNotFound { .. }
+            | GatewayError::Draining
             | GatewayError::Denied(..)
             | GatewayError::HeldArguments { .. }
             | GatewayError::Runner(..)
@@ -179,6 +185,7 @@ impl GatewayError {
         match self {
             GatewayError::InvalidArguments { .. } => ErrorCode::InvalidArguments,
             GatewayError::WorkspaceNotFound { .. } => ErrorCode::WorkspaceNotFound,
+            GatewayError::Draining => ErrorCode::ServerDraining,
             GatewayError::Denied(denial) => denial_code(denial),
             GatewayError::SandboxUnavailable(..) => ErrorCode::Unauthorized,
             GatewayError::HeldArguments { tool: HeldTool::ApplyPatch, .. } => {
@@ -240,6 +247,7 @@ impl GatewayError {
             GatewayError::Trust(e) => e.path(),
             GatewayError::InvalidArguments { .. }
             | GatewayError::WorkspaceNotFound { .. }
+            | GatewayError::Draining
             | GatewayError::Denied(..)
             | GatewayError::HeldArguments { .. }
             | GatewayError::HoldRequired { .. }
@@ -291,6 +299,7 @@ impl GatewayError {
             GatewayError::Recorded(body) => body.operation_id.as_deref(),
             GatewayError::InvalidArguments { .. }
             | GatewayError::WorkspaceNotFound { .. }
+            | GatewayError::Draining
             | GatewayError::Denied(..)
             | GatewayError::HeldArguments { .. }
             | GatewayError::HoldRequired { .. }

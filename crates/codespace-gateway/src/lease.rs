@@ -162,6 +162,18 @@ impl Leases {
         })
     }
 
+    /// How many leases are held now: by a request (a patch, a revert or a spawn under way),
+    /// and by a live process.
+    pub fn in_use(&self) -> (usize, usize) {
+        let slots = self.slots();
+        let held = slots.values().filter_map(|s| s.held.as_ref().map(|(h, _)| h));
+        held.fold((0, 0), |(requests, processes), holder| match holder {
+            Holder::Request => (requests + 1, processes),
+            Holder::Process(..) if holder.busy().is_some() => (requests, processes + 1),
+            Holder::Process(..) => (requests, processes),
+        })
+    }
+
     /// Waiters currently queued for `workspace`.
     pub fn waiting(&self, workspace: &str) -> usize {
         self.slots().get(workspace).map_or(0, |s| s.waiters.len())

@@ -14,6 +14,7 @@ mod info;
 mod lease;
 mod ledger;
 mod patch;
+mod pod;
 mod process;
 mod seen;
 mod waits;
@@ -35,6 +36,7 @@ pub use lease::{
     ARGV_SHOWN, HeldBy, Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease,
 };
 pub use patch::{PutBack, RestoreOutcome, list_operations, show_operation};
+pub use pod::Gauges;
 pub use process::ExecSettings;
 pub use waits::ExecWait;
 pub use work::{MAX_INTENT_BYTES, write_instruction};
@@ -80,6 +82,8 @@ pub struct Gateway {
     seen: Arc<seen::Seen>,
     /// The server's key: holds are sealed with it.
     key: ServerKey,
+    /// Set once the server drains: no new mutation starts ([`Gateway::drain`]).
+    draining: std::sync::atomic::AtomicBool,
 }
 
 impl Gateway {
@@ -109,6 +113,7 @@ impl Gateway {
             hints: work::Hints::default(),
             seen: Arc::default(),
             key: config.key,
+            draining: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -153,6 +158,9 @@ impl Gateway {
     fn authorized(&self, id: &str, action: Action) -> Result<&Registered, GatewayError> {
         let reg = self.lookup(id)?;
         allow(&reg.ws, action).map_err(GatewayError::Denied)?;
+        if action != Action::Read && self.is_draining() {
+            return Err(GatewayError::Draining);
+        }
         if self.runner.root_path(id).is_none() {
             return Err(GatewayError::Internal(format!("workspace {id:?} has no opened root")));
         }

@@ -106,6 +106,10 @@ error_codes! {
         meaning: "64 requests are already waiting for this workspace's lease.",
         next: "Retry later with backoff.",
     }
+    ServerDraining = "SERVER_DRAINING" {
+        meaning: "The server was told to stop (SIGTERM) and is draining: it finishes the patches and commands under way but starts no new patch, revert or command; nothing ran. Reads still answer until it exits.",
+        next: "Retry the same call with backoff once the server is back (a restarted pod) or on another server; keep the operation_key so a retry cannot apply twice.",
+    }
     InvalidPatch = "INVALID_PATCH" {
         meaning: "The patch is not valid V4A, or its context does not match the file; the message names the file, chunk and line.",
         next: "Read the file again and send a corrected patch.",

@@ -260,9 +260,27 @@ pub(crate) struct ServeArgs {
     /// Read the person's token for /inbox from this file (first line, trimmed).
     #[arg(long, value_name = "FILE")]
     pub(crate) person_token_file: Option<PathBuf>,
-    /// Extra accepted Host header value (repeatable); loopback names are always accepted.
+    /// Extra accepted Host header value (repeatable): NAME accepts NAME and
+    /// NAME:<bound port>, NAME:PORT exactly that (the Host a router or ingress sends). Loopback names are
+    /// always accepted; every other Host is refused (DNS-rebinding protection).
     #[arg(long = "allowed-host", value_name = "NAME")]
     pub(crate) allowed_hosts: Vec<String>,
+    /// `/metrics` takes the MCP bearer token too. By default it takes none (a scraper
+    /// usually has none) and answers only counts, never a path, argument or output.
+    #[arg(long)]
+    pub(crate) metrics_token: bool,
+    /// On SIGTERM (or SIGINT), how long the server may drain before it exits: new patches
+    /// and commands are refused (SERVER_DRAINING) and /readyz answers 503 at once, patches
+    /// under way finish, commands get their grace, the ledger is flushed, then exit 0. Below
+    /// a pod's default 30 s grace period.
+    #[arg(
+        long,
+        env = "CODESPACE_DRAIN_TIMEOUT_SECS",
+        value_name = "SECS",
+        default_value_t = 20,
+        value_parser = clap::value_parser!(u64).range(1..=3600)
+    )]
+    pub(crate) drain_timeout_secs: u64,
     /// Accepted Origin header value, exact match (repeatable); loopback origins on the bound
     /// port are always accepted.
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]

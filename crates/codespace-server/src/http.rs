@@ -3,7 +3,9 @@
 //! allowlist and Origin allowlist (403), bearer token in constant time (401): the person's
 //! token on `/inbox` (only the page's static files are served without it; the MCP token is
 //! refused there), the MCP token everywhere else; body cap (413).
-//! Every other path is 404.
+//! The pod's probes (`/livez`, `/readyz`) pass no guard; `/metrics` needs no token unless
+//! `--metrics-token` says so, and accepts an IP-literal Host (a scrape at the pod's address)
+//! besides the allowed names. Every other path is 404.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -34,6 +36,8 @@ pub struct Guard {
     /// SHA-256 of the person's token, the only one `/inbox` takes; `None`: `/inbox` takes
     /// none (every call is refused).
     person_digest: Option<[u8; 32]>,
+    /// Whether `/metrics` takes the MCP token (`--metrics-token`); by default it takes none.
+    metrics_token: bool,
 }
 
 /// Which token a request needs.
@@ -84,10 +88,22 @@ impl Guard {
             .collect();
         origins.extend(extra_origins.iter().map(|o| o.trim_end_matches('/').to_ascii_lowercase()));
         let digest = |t: &str| Sha256::digest(t.as_bytes()).into();
-        Guard { hosts, origins, token_digest: token.map(digest), person_digest: person.map(digest) }
+        Guard {
+            hosts,
+            origins,
+            token_digest: token.map(digest),
+            person_digest: person.map(digest),
+            metrics_token: false,
+        }
     }
 
-    fn check(&self, headers: &HeaderMap, needs: Needs) -> Result<(), Box<Response>> {
+    /// `/metrics` takes the MCP token too (`--metrics-token`).
+    pub fn with_metrics_token(mut self, required: bool) -> Guard {
+        self.metrics_token = required;
+        self
+    }
+
+    fn check(&self, headers: &HeaderMap, needs: Needs, ip_host: bool) -> Result<(), Box<Response>> {
         // Only the first value of a header is looked at below, so a second one (a foreign
         // Origin after an allowed one) would go unchecked. RFC 9112 makes a repeated Host a
         // 400, and RFC 6454 allows one Origin value, so both are malformed, not foreign.
@@ -102,7 +118,9 @@ impl Guard {
         }
         let host =
             headers.get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_ascii_lowercase);
-        if !host.is_some_and(|h| self.hosts.contains(&h)) {
+        // An IP literal is never a rebinding (the browser sends the name it resolved), so
+        // where `ip_host` says so (a scrape at the pod's address) it is accepted too.
+        if !host.is_some_and(|h| self.hosts.contains(&h) || (ip_host && is_ip_literal(&h))) {
             return Err(Box::new(refuse(
                 StatusCode::FORBIDDEN,
                 "forbidden",
@@ -164,6 +182,15 @@ impl Guard {
     }
 }
 
+/// `10.0.0.5`, `10.0.0.5:8787`, `[fd00::1]` or `[fd00::1]:8787`.
+fn is_ip_literal(host: &str) -> bool {
+    let address = match host.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map(|(v6, _)| v6),
+        None => Some(host.split_once(':').map_or(host, |(v4, _)| v4)),
+    };
+    address.is_some_and(|a| a.parse::<std::net::IpAddr>().is_ok())
+}
+
 fn bracket_v6(host: &str) -> String {
     if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.to_owned() }
 }
@@ -175,14 +202,19 @@ fn refuse(status: StatusCode, error: &str, reason: &str) -> Response {
 
 async fn check_request(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
-    let needs = if crate::inbox::is_public(req.method(), path) {
+    if crate::health::is_probe(path) {
+        return next.run(req).await;
+    }
+    let metrics = path == "/metrics";
+    let needs = if crate::inbox::is_public(req.method(), path) || (metrics && !guard.metrics_token)
+    {
         Needs::Nothing
     } else if path == "/inbox" || path.starts_with("/inbox/") {
         Needs::PersonToken
     } else {
         Needs::McpToken
     };
-    match guard.check(req.headers(), needs) {
+    match guard.check(req.headers(), needs, metrics) {
         Ok(()) => next.run(req).await,
         Err(refusal) => *refusal,
     }
@@ -202,6 +234,7 @@ pub fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationToken) -> 
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(shutdown);
     let gateway = handler.gateway();
+    let pod = crate::health::routes(gateway.clone(), handler.health(), handler.metrics());
     let service: StreamableHttpService<CodeSpace, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(handler.session()),
         Arc::new(LocalSessionManager::default()),
@@ -212,6 +245,7 @@ pub fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationToken) -> 
         .layer(middleware::from_fn(crate::http_json::prefer_json))
         .layer(middleware::from_fn(crate::http_body::check_message))
         .merge(crate::inbox::routes(gateway))
+        .merge(pod)
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(Arc::new(guard), check_request))
 }

@@ -45,6 +45,7 @@ fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::RootReplaced => StatusCode::CONFLICT,
         ErrorCode::Unauthorized | ErrorCode::ApprovalPersonRequired => StatusCode::FORBIDDEN,
         ErrorCode::LedgerError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::ServerDraining => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::InvalidArguments
         | ErrorCode::WorkspaceNotFound
         | ErrorCode::InvalidPattern

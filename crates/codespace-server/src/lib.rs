@@ -7,10 +7,12 @@ mod approvals;
 mod cli;
 mod config;
 mod doctor;
+mod drain;
 mod elicit;
 #[cfg(feature = "conformance-fixtures")]
 mod fixtures;
 mod frame;
+pub mod health;
 pub mod http;
 mod http_body;
 mod http_json;
@@ -19,6 +21,7 @@ mod instructions;
 mod instructions_cli;
 mod logging;
 pub mod mcp;
+pub mod metrics;
 mod operations;
 mod person;
 mod process_env;
@@ -27,6 +30,7 @@ mod server_key;
 mod signals;
 mod stdio;
 mod tools;
+mod trace;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -187,6 +191,9 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
         max_age_secs: args.undo_max_age_secs,
         max_bytes: args.undo_max_bytes,
     });
+    let metrics = metrics::Metrics::new();
+    let commits = Arc::clone(&metrics);
+    store.observe_commits(Box::new(move |took| commits.ledger_commit(took)));
     // Seals holds (what a person was shown is what runs); made once, kept across restarts.
     let key = server_key::load_or_create(&state_dir)?;
     // This server owns the work it records from here on: its lock beside the ledger says
@@ -234,7 +241,8 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
             None => config::generate_token(&state_dir),
         };
         let wait = Duration::from_secs(args.elicitation_timeout_secs);
-        let served = runtime.block_on(serve_http(gateway, args, (token, source), person, wait));
+        let handler = mcp::CodeSpace::new(gateway, wait).with_metrics(metrics);
+        let served = runtime.block_on(serve_http(handler, args, (token, source), person));
         runner::remove_run_dir(run_dir.as_deref());
         served
     } else {
@@ -345,12 +353,13 @@ async fn serve_stdio(gateway: Arc<Gateway>, elicit_wait: Duration) -> Result<(),
 
 #[expect(clippy::disallowed_methods, reason = "the token file this server wrote dies with it")]
 async fn serve_http(
-    gateway: Arc<Gateway>,
+    handler: mcp::CodeSpace,
     args: ServeArgs,
     (token, source): (Option<String>, TokenSource),
     person: person::PersonToken,
-    elicit_wait: Duration,
 ) -> Result<(), Failure> {
+    let gateway = handler.gateway();
+    let health = handler.health();
     let addr_text = format!("{}:{}", bracketed(&args.host), args.port);
     let listener = tokio::net::TcpListener::bind(&addr_text)
         .await
@@ -364,10 +373,10 @@ async fn serve_http(
         &args.allowed_origins,
         token.as_deref(),
         Some(person.token()),
-    );
+    )
+    .with_metrics_token(args.metrics_token);
     let shutdown = CancellationToken::new();
-    let app =
-        http::router(mcp::CodeSpace::new(gateway.clone(), elicit_wait), guard, shutdown.clone());
+    let app = http::router(handler, guard, shutdown.clone());
     logging::serving();
     // A generated token is written only now that the port is ours, named for it.
     let written = match (&source, token.as_deref()) {
@@ -399,16 +408,23 @@ async fn serve_http(
     let shown = bracketed(&local.ip().to_string());
     eprintln!("listening on http://{shown}:{}/mcp", local.port());
     eprintln!("inbox page for the person at http://{shown}:{}/inbox/", local.port());
-    let stop = shutdown.clone();
+    health.serving();
+    let limit = Duration::from_secs(args.drain_timeout_secs);
+    let drain = drain::Drain { gateway: gateway.clone(), health, stop: shutdown.clone(), limit };
+    let drained = Arc::new(std::sync::OnceLock::new());
+    let outcome = Arc::clone(&drained);
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
-            stop.cancel();
+            let _ = outcome.set(drain.run().await);
         })
         .await
         .map_err(|e| Failure::Runtime(format!("http server: {e}")));
-    // Sessions ending never kill a process; the server ending kills them all.
-    gateway.shutdown().await;
+    if drained.get().is_none() {
+        // The listener failed without a signal: sessions ending never kill a process, the
+        // server ending kills them all.
+        gateway.shutdown().await;
+    }
     // The token dies with the server that minted it.
     for path in written.into_iter().chain(person_file) {
         let _ = std::fs::remove_file(path);

@@ -22,8 +22,10 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tracing::Instrument;
 
 use crate::logging::{self, SessionLevel};
+use crate::metrics::{self, Metrics};
 use crate::signals::{CallSignals, WaitProgress};
 
 /// One handler per MCP session; every clone shares the same gateway. `CodeSpace::session`
@@ -40,6 +42,10 @@ pub struct CodeSpace {
     log_level: Arc<SessionLevel>,
     /// How long a held call waits for a person's answer through elicitation.
     elicit_wait: std::time::Duration,
+    /// Every call is counted and timed here; `/metrics` reads it.
+    metrics: Arc<Metrics>,
+    /// Where the server is in its life, for `/readyz`.
+    health: Arc<crate::health::Health>,
 }
 
 impl CodeSpace {
@@ -54,7 +60,25 @@ impl CodeSpace {
             initialized: Arc::new(AtomicBool::new(false)),
             shape: Arc::new(OnceLock::new()),
             log_level: SessionLevel::new(),
+            metrics: Metrics::new(),
+            health: crate::health::Health::new(),
         }
+    }
+
+    /// The handler counting its calls in `metrics` (shared with the ledger's commit times).
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// The metrics every session counts its calls in.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
+    }
+
+    /// Where the server is in its life, as `/readyz` reports it.
+    pub fn health(&self) -> Arc<crate::health::Health> {
+        self.health.clone()
     }
 
     /// The gateway every session shares (the `/inbox` API uses it too).
@@ -140,10 +164,9 @@ fn respond<T: Serialize>(
     }
 }
 
-/// Decodes, then runs one gateway call.
+/// Decodes, then runs one gateway call, and counts it with its outcome code and time.
 async fn run<P, R, Fut>(
-    shape: Shape,
-    name: &str,
+    (shape, name, metrics): (Shape, &'static str, &Metrics),
     args: Option<rmcp::model::JsonObject>,
     call: impl FnOnce(P) -> Fut,
 ) -> Result<CallToolResponse, McpError>
@@ -152,29 +175,38 @@ where
     R: Serialize,
     Fut: std::future::Future<Output = Result<R, GatewayError>>,
 {
-    match decode(name, args) {
-        Ok(params) => respond(shape, call(params).await),
-        Err(e) => respond::<R>(shape, Err(e)),
-    }
+    let started = std::time::Instant::now();
+    let result = match decode(name, args) {
+        Ok(params) => call(params).await,
+        Err(e) => Err(e),
+    };
+    let code = match &result {
+        Ok(_) => metrics::OK,
+        Err(e) => e.code().as_str(),
+    };
+    let took = started.elapsed();
+    metrics.call(name, code, took);
+    tracing::debug!(code, took_ms = took.as_millis() as u64, "tool call answered");
+    respond(shape, result)
 }
 
 /// One tool call, driven as its table row says (see `for_each_tool!`).
 macro_rules! drive {
     (plain, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, .. } = $call;
-        run(shape, name, args, |p| g.$name(p)).await
+        let Call { shape, name, args, gateway: g, metrics: m, .. } = $call;
+        run((shape, name, m), args, |p| g.$name(p)).await
     }};
     // A cancellation raises the walk's stop flag; a progress token gets its counts.
     (walk, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, context, .. } = $call;
+        let Call { shape, name, args, gateway: g, context, metrics: m, .. } = $call;
         let signals = CallSignals::new(context);
         let (cancel, progress) = (signals.cancel.clone(), signals.progress.clone());
-        run(shape, name, args, |p| g.$name(p, cancel, progress)).await
+        run((shape, name, m), args, |p| g.$name(p, cancel, progress)).await
     }};
     // A fresh hold may be put to the person, and its result returned in the same call.
     (held, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, context, elicit_wait: wait } = $call;
-        run(shape, name, args, |p| async move {
+        let Call { shape, name, args, gateway: g, context, elicit_wait: wait, metrics: m } = $call;
+        run((shape, name, m), args, |p| async move {
             let first = g.$name(p).await;
             crate::elicit::ask(g, context, wait, first, |r| r.$name).await
         })
@@ -183,26 +215,26 @@ macro_rules! drive {
     // A wait_ms wait ends when the client cancels the request; a progress token hears
     // that it still waits.
     (wait, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, context, .. } = $call;
+        let Call { shape, name, args, gateway: g, context, metrics: m, .. } = $call;
         tracing::debug!(
             "request {} ({name}) started: a wait ends when it is cancelled",
             context.id
         );
         let _progress = WaitProgress::new(context);
-        let answer = run(shape, name, args, |p| g.$name(p, context.ct.cancelled())).await;
+        let answer = run((shape, name, m), args, |p| g.$name(p, context.ct.cancelled())).await;
         note_cancelled(context, name);
         answer
     }};
     // `held`, then `wait` for the command it started (there, or in the hold the person
     // granted in the same call).
     (held_wait, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, context, elicit_wait: wait } = $call;
+        let Call { shape, name, args, gateway: g, context, elicit_wait: wait, metrics: m } = $call;
         tracing::debug!(
             "request {} ({name}) started: a wait ends when it is cancelled",
             context.id
         );
         let _progress = WaitProgress::new(context);
-        let answer = run(shape, name, args, |p| async move {
+        let answer = run((shape, name, m), args, |p| async move {
             let settle = codespace_gateway::ExecWait::from(&p);
             let first = g.$name(p).await;
             let started = crate::elicit::ask(g, context, wait, first, |r| r.$name).await?;
@@ -217,11 +249,13 @@ macro_rules! drive {
 /// What one `tools/call` brings to its tool.
 struct Call<'a> {
     shape: Shape,
-    name: &'a str,
+    /// The tool table's name, never the request's text: it labels the call's metrics.
+    name: &'static str,
     args: Option<rmcp::model::JsonObject>,
     gateway: &'a Gateway,
     context: &'a RequestContext<RoleServer>,
     elicit_wait: std::time::Duration,
+    metrics: &'a Metrics,
 }
 
 /// The dispatch: each tool of the table to its gateway method, driven as its row says.
@@ -234,6 +268,10 @@ macro_rules! dispatch {
                 args: Option<rmcp::model::JsonObject>,
                 context: &RequestContext<RoleServer>,
             ) -> Option<Result<CallToolResponse, McpError>> {
+                let name: &'static str = match name {
+                    $(tool::$konst => tool::$konst,)*
+                    _ => return None,
+                };
                 let call = Call {
                     shape: self.shape.get().copied().unwrap_or(Shape::WithTextCopy),
                     name,
@@ -241,6 +279,7 @@ macro_rules! dispatch {
                     gateway: &self.gateway,
                     context,
                     elicit_wait: self.elicit_wait,
+                    metrics: &self.metrics,
                 };
                 Some(match name {
                     $(tool::$konst => drive!($drive, $name, call),)*
@@ -338,7 +377,12 @@ impl ServerHandler for CodeSpace {
         if let Some(answer) = crate::fixtures::call(name, &request, &context).await {
             return answer;
         }
-        match self.dispatch(name, request.arguments.clone(), &context).await {
+        let traceparent = (request.meta.as_ref().and_then(|m| m.get_traceparent()))
+            .or_else(|| context.meta.get_traceparent());
+        let span = crate::trace::call_span(name, &context.id, traceparent);
+        let answer =
+            self.dispatch(name, request.arguments.clone(), &context).instrument(span).await;
+        match answer {
             Some(answer) => answer,
             // An unknown tool is the client's protocol error, not the model's.
             None => Err(McpError::invalid_params(format!("tool not found: {name}"), None)),

@@ -70,5 +70,8 @@ pub use model::{
     Cas, Event, HoldFilter, HoldRecord, InstanceRow, NewHold, OpStatus, OperationRecord,
     PlannedFile, Retention, UndoKept,
 };
-pub use store::{BUSY_TIMEOUT, ChangeStamp, Draft, Drafted, IntentRow, Store, WorkRow, Works};
+pub use store::{
+    BUSY_TIMEOUT, ChangeStamp, CommitObserver, Draft, Drafted, IntentRow, Store, Tally, WorkRow,
+    Works,
+};
 pub use undo::UndoLog;

@@ -27,6 +27,7 @@
 //! - `undo_rows`: the old content the plan's transaction stored, read back or written out.
 //! - `works`: works and intents, read and changed in one transaction by the gateway
 //!   (`works/statements.rs`: the SQL; `works/columns.rs`: stored columns into rows).
+//! - `tally`: how many holds wait for a person and instructions for the agent (metrics).
 //! - `sql`: the column texts of statuses, kinds, event names and versions, both ways.
 
 mod busy;
@@ -41,6 +42,7 @@ mod queries;
 mod retention;
 mod sql;
 mod stamp;
+mod tally;
 mod undo_rows;
 mod works;
 
@@ -52,6 +54,7 @@ use rusqlite::{Connection, TransactionBehavior};
 pub use busy::BUSY_TIMEOUT;
 pub use drafts::{Draft, Drafted};
 pub use stamp::ChangeStamp;
+pub use tally::Tally;
 pub use works::{IntentRow, WorkRow, Works};
 
 use crate::error::{StoreError, is_storage_failure};
@@ -81,7 +84,12 @@ pub struct Store {
     /// This process's instance, once [`Store::start_instance`] made it one: the owner of
     /// the work it records.
     instance: OnceLock<Instance>,
+    /// Told how long each write transaction took, body and commit (its fsync) together.
+    commit_observer: OnceLock<CommitObserver>,
 }
+
+/// What [`Store::observe_commits`] is given: called with each write transaction's time.
+pub type CommitObserver = Box<dyn Fn(std::time::Duration) + Send + Sync>;
 
 struct Inner {
     conn: Connection,
@@ -113,7 +121,14 @@ impl Store {
             retention: Retention::default(),
             owners,
             instance: OnceLock::new(),
+            commit_observer: OnceLock::new(),
         }
+    }
+
+    /// Has `observer` told how long each write transaction takes from now on (set once; a
+    /// later call is ignored).
+    pub fn observe_commits(&self, observer: CommitObserver) {
+        let _ = self.commit_observer.set(observer);
     }
 
     /// Sets the bound undo records are kept within (the default: [`Retention::default`]).
@@ -161,8 +176,13 @@ impl Store {
         if let Some(cause) = &inner.degraded {
             return Err(StoreError::Degraded { cause: cause.clone() });
         }
+        let started = std::time::Instant::now();
         let result = in_transaction(&mut inner.conn, TransactionBehavior::Immediate, body);
         note_failure(&mut inner, &result);
+        drop(inner);
+        if let Some(observe) = self.commit_observer.get() {
+            observe(started.elapsed());
+        }
         result
     }
 

@@ -61,6 +61,7 @@ pub(super) fn describe(e: &GatewayError, body: &mut ErrorBody) {
         }
         GatewayError::InvalidArguments { .. }
         | GatewayError::WorkspaceNotFound { .. }
+        | GatewayError::Draining
         | GatewayError::Denied(..)
         | GatewayError::HeldArguments { .. }
         | GatewayError::HoldRequired { .. }

@@ -26,6 +26,7 @@ use codespace_files::Changed;
 fn table() -> Vec<(GatewayError, ErrorCode)> {
     let mut rows = vec![
         (GatewayError::WorkspaceNotFound { id: "w".to_owned() }, ErrorCode::WorkspaceNotFound),
+        (GatewayError::Draining, ErrorCode::ServerDraining),
         (
             GatewayError::Denied(Denial::Profile {
                 profile: Profile::ReadOnly,
@@ -281,6 +282,7 @@ fn variant(e: &GatewayError) -> &'static str {
     match e {
         GatewayError::InvalidArguments { .. } => "InvalidArguments",
         GatewayError::WorkspaceNotFound { .. } => "WorkspaceNotFound",
+        GatewayError::Draining => "Draining",
         GatewayError::Denied(..) => "Denied",
         GatewayError::HeldArguments { .. } => "HeldArguments",
         GatewayError::HoldRequired { .. } => "HoldRequired",
@@ -327,10 +329,10 @@ fn every_internal_error_has_its_wire_code() {
     let mut seen: Vec<&str> = table.iter().map(|(e, _)| variant(e)).collect();
     seen.sort_unstable();
     seen.dedup();
-    assert_eq!(seen.len(), 33, "every GatewayError variant has a row: {seen:?}");
-    // 42 direct rows, 6 of a revert, 4 that keep a hold trustworthy, then 8 fs, 13 + 8 plan,
+    assert_eq!(seen.len(), 34, "every GatewayError variant has a row: {seen:?}");
+    // 43 direct rows, 6 of a revert, 4 that keep a hold trustworthy, then 8 fs, 13 + 8 plan,
     // 2 x 9 process and 2 x 12 ledger rows.
-    assert_eq!(table.len(), 42 + 6 + 4 + 8 + 21 + 18 + 24);
+    assert_eq!(table.len(), 43 + 6 + 4 + 8 + 21 + 18 + 24);
     assert!(
         table
             .iter()

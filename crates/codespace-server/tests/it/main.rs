@@ -45,6 +45,7 @@ mod owners;
 mod owners_soak;
 mod patch;
 mod paths;
+mod pod;
 mod process;
 mod process_bounds;
 mod process_sandbox;
