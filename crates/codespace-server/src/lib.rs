@@ -336,7 +336,7 @@ async fn serve_stdio(gateway: Arc<Gateway>, elicit_wait: Duration) -> Result<(),
     let ct = service.cancellation_token();
     let result = tokio::select! {
         r = service.waiting() => r.map(drop).map_err(|e| Failure::Runtime(format!("stdio transport: {e}"))),
-        () = shutdown_signal() => {
+        () = drain::shutdown_signal() => {
             ct.cancel();
             Ok(())
         }
@@ -415,7 +415,7 @@ async fn serve_http(
     let outcome = Arc::clone(&drained);
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
-            shutdown_signal().await;
+            drain::shutdown_signal().await;
             let _ = outcome.set(drain.run().await);
         })
         .await
@@ -434,20 +434,4 @@ async fn serve_http(
 
 fn bracketed(host: &str) -> String {
     if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.to_owned() }
-}
-
-/// Resolves on SIGTERM or SIGINT.
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) =
-        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
-    else {
-        // Without signal handlers the process still ends on EOF or by the default action.
-        std::future::pending::<()>().await;
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
 }

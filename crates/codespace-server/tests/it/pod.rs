@@ -1,6 +1,7 @@
 //! The server as a citizen of a pod, through the real binary: the probes (`/livez`,
 //! `/readyz`) answer without a token or a known Host; `/metrics` is scraped and parsed and
-//! its counters move with the calls made; SIGTERM drains (a 503 from `/readyz`,
+//! its counters move with the calls made; `--allowed-host` names pass the Host check and
+//! nothing else does; a `traceparent` in `_meta` is in the call's log span; SIGTERM drains (a 503 from `/readyz`,
 //! `SERVER_DRAINING` for a new command, the live one given its grace) and exits 0.
 
 use std::collections::BTreeMap;
@@ -142,4 +143,76 @@ async fn sigterm_drains_refuses_new_work_gives_commands_their_grace_and_exits_0(
     };
     assert_eq!(status.code(), Some(0), "{status:?}");
     assert!(root.join("cleaned").exists(), "the command's TERM trap did not run to its end");
+}
+
+#[tokio::test]
+async fn allowed_hosts_are_accepted_and_every_other_host_refused() {
+    let env = Env::new();
+    let server = env.http(&[
+        "--token",
+        TOKEN,
+        "--allowed-host",
+        "codespace.sandbox.svc",
+        "--allowed-host",
+        "router.example:443",
+    ]);
+    let port = server.addr.rsplit(':').next().unwrap().to_owned();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let post = |host: &str| {
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{init}",
+            init.len()
+        );
+        raw_http(&server.addr, request.as_bytes()).status
+    };
+    // What a router sends: the name alone, the name on the bound port, an exact NAME:PORT.
+    for host in [
+        "codespace.sandbox.svc".to_owned(),
+        format!("codespace.sandbox.svc:{port}"),
+        "CODESPACE.sandbox.svc".to_owned(),
+        "router.example:443".to_owned(),
+        format!("127.0.0.1:{port}"),
+    ] {
+        assert_eq!(post(&host), 200, "{host}");
+    }
+    // Everything else keeps the DNS-rebinding refusal, IP literals included on /mcp.
+    for host in [
+        "evil.example".to_owned(),
+        "codespace.sandbox.svc.evil.example".to_owned(),
+        "router.example".to_owned(),
+        "router.example:80".to_owned(),
+        "codespace.sandbox.svc:1".to_owned(),
+        "10.1.2.3".to_owned(),
+    ] {
+        assert_eq!(post(&host), 403, "{host}");
+    }
+}
+
+#[tokio::test]
+async fn a_traceparent_in_meta_becomes_the_calls_span_in_the_log() {
+    let env = Env::new();
+    let mut cmd = env.http_command(&["--token", TOKEN]);
+    cmd.env("RUST_LOG", "codespace_server=debug");
+    let server = HttpServer::start(cmd);
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let body = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {
+            "name": "workspace_info",
+            "arguments": {"workspace_id": "nope"},
+            "_meta": {"traceparent": format!("00-{trace_id}-00f067aa0ba902b7-01")}
+        }
+    });
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    let opened = server.post("/mcp", &[&auth], init);
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let session = opened.header("mcp-session-id").expect("session id").to_owned();
+    let session_header = format!("Mcp-Session-Id: {session}");
+    let version = "MCP-Protocol-Version: 2025-06-18";
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    server.post("/mcp", &[&auth, &session_header, version], initialized);
+    let answered = server.post("/mcp", &[&auth, &session_header, version], &body.to_string());
+    assert!(answered.body.contains("WORKSPACE_NOT_FOUND"), "{answered:?}");
+    server.wait_for_stderr(&format!("trace_id=\"{trace_id}\""), Duration::from_secs(10));
 }

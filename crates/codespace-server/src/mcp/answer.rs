@@ -1,0 +1,104 @@
+//! One call's answer: its arguments decoded, the gateway's result shaped as the session
+//! asked (`Shape`), and the call counted in the metrics with its outcome code and time.
+
+use codespace_gateway::GatewayError;
+use codespace_protocol::STRUCTURED_ONLY_CAPABILITY;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, InitializeRequestParams};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::metrics::{self, Metrics};
+
+/// How a session's successful results are shaped on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shape {
+    /// `structuredContent` plus the same JSON as text, as the MCP spec says a tool SHOULD
+    /// (clients that read only `content` see the result): the default.
+    WithTextCopy,
+    /// `structuredContent` alone with an empty `content`: the client declared
+    /// [`STRUCTURED_ONLY_CAPABILITY`].
+    StructuredOnly,
+}
+
+impl Shape {
+    pub(super) fn declared_by(request: &InitializeRequestParams) -> Shape {
+        let experimental = request.capabilities.experimental.as_ref();
+        match experimental.is_some_and(|e| e.contains_key(STRUCTURED_ONLY_CAPABILITY)) {
+            true => Shape::StructuredOnly,
+            false => Shape::WithTextCopy,
+        }
+    }
+}
+
+/// Decodes tool arguments. Arguments that do not fit the schema are the model's to fix, so
+/// they are a tool result with `isError` naming the field (SEP-1303), not a protocol error.
+fn decode<T: DeserializeOwned>(
+    name: &str,
+    args: Option<rmcp::model::JsonObject>,
+) -> Result<T, GatewayError> {
+    let value = serde_json::Value::Object(args.unwrap_or_default());
+    serde_json::from_value(value).map_err(|e| GatewayError::InvalidArguments {
+        tool: name.to_owned(),
+        detail: e.to_string(),
+    })
+}
+
+fn respond<T: Serialize>(
+    shape: Shape,
+    result: Result<T, GatewayError>,
+) -> Result<CallToolResponse, McpError> {
+    match result {
+        Ok(value) => {
+            let failed =
+                |e| McpError::internal_error(format!("result serialization failed: {e}"), None);
+            let json = serde_json::to_value(value).map_err(failed)?;
+            let content = match shape {
+                // The text copy through serde_json's writer, not `Value`'s `Display` (what
+                // `CallToolResult::structured` uses), which escapes a long string several
+                // times slower through `fmt::Formatter`.
+                Shape::WithTextCopy => {
+                    vec![ContentBlock::text(serde_json::to_string(&json).map_err(failed)?)]
+                }
+                Shape::StructuredOnly => vec![],
+            };
+            let mut result = CallToolResult::success(content);
+            result.structured_content = Some(json);
+            Ok(result.into())
+        }
+        Err(e) => {
+            let body = e.to_body();
+            tracing::debug!(code = %body.code, "tool refused");
+            let text = serde_json::to_string(&body).map_err(|e| {
+                McpError::internal_error(format!("error serialization failed: {e}"), None)
+            })?;
+            Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into())
+        }
+    }
+}
+
+/// Decodes, then runs one gateway call, and counts it with its outcome code and time.
+pub(super) async fn run<P, R, Fut>(
+    (shape, name, metrics): (Shape, &'static str, &Metrics),
+    args: Option<rmcp::model::JsonObject>,
+    call: impl FnOnce(P) -> Fut,
+) -> Result<CallToolResponse, McpError>
+where
+    P: DeserializeOwned,
+    R: Serialize,
+    Fut: std::future::Future<Output = Result<R, GatewayError>>,
+{
+    let started = std::time::Instant::now();
+    let result = match decode(name, args) {
+        Ok(params) => call(params).await,
+        Err(e) => Err(e),
+    };
+    let code = match &result {
+        Ok(_) => metrics::OK,
+        Err(e) => e.code().as_str(),
+    };
+    let took = started.elapsed();
+    metrics.call(name, code, took);
+    tracing::debug!(code, took_ms = took.as_millis() as u64, "tool call answered");
+    respond(shape, result)
+}
