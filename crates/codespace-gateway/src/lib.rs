@@ -36,7 +36,7 @@ pub use lease::{
     ARGV_SHOWN, HeldBy, Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease,
 };
 pub use patch::{PutBack, RestoreOutcome, list_operations, show_operation};
-pub use pod::Gauges;
+pub use pod::{Gauges, ResetReport};
 pub use process::ExecSettings;
 pub use waits::ExecWait;
 pub use work::{MAX_INTENT_BYTES, write_instruction};

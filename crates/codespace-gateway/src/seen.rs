@@ -29,6 +29,14 @@ struct Inner {
 }
 
 impl Seen {
+    /// Forgets everything (an operator's reset); returns how many entries there were.
+    pub(crate) fn clear(&self) -> usize {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = inner.content.len();
+        *inner = Inner::default();
+        n
+    }
+
     /// Keeps `content`, the whole file at `path` of `ws` at `version`; a larger one than
     /// [`SEEN_MAX_ENTRY_BYTES`] or an absent version is not kept.
     pub(crate) fn remember(&self, ws: &str, path: &str, version: Version, content: &[u8]) {

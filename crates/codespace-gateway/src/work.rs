@@ -11,6 +11,7 @@
 mod hint;
 mod inbox;
 mod owners;
+mod reset;
 mod steer;
 
 use codespace_protocol::{Delivery, IntentState, UserIntent, WorkState, WorkSummary};

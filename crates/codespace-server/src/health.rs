@@ -1,8 +1,9 @@
 //! The pod's endpoints beside `/mcp`: `GET /livez` (the process serves HTTP: always 200),
 //! `GET /readyz` (200 only while serving; 503 with the reason while starting, while
 //! draining after SIGTERM, when the ledger refuses writes or when the runner worker is
-//! lost) and `GET /metrics` (the Prometheus text format, `metrics.rs`). The probes need no
-//! token and no Host check: they answer a state word and a reason, nothing else.
+//! lost), `GET /metrics` (the Prometheus text format, `metrics.rs`) and `POST /reset` (an
+//! operator's reset for warm reuse, with the person token: `Gateway::reset`). The probes
+//! need no token and no Host check: they answer a state word and a reason, nothing else.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -10,7 +11,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use axum::Router;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use codespace_gateway::Gateway;
 use http::{StatusCode, header};
 
@@ -63,6 +64,7 @@ pub(crate) fn routes(gateway: Arc<Gateway>, health: Arc<Health>, metrics: Arc<Me
         .route("/livez", get(livez))
         .route("/readyz", get(readyz))
         .route("/metrics", get(scrape))
+        .route("/reset", post(reset))
         .with_state(Pod { gateway, health, metrics })
 }
 
@@ -89,6 +91,13 @@ async fn readyz(State(pod): State<Pod>) -> Response {
             StatusCode::SERVICE_UNAVAILABLE,
             serde_json::json!({ "ready": false, "state": state, "reason": reason }),
         ),
+    }
+}
+
+async fn reset(State(pod): State<Pod>) -> Response {
+    match pod.gateway.reset().await {
+        Ok(report) => answer(StatusCode::OK, serde_json::json!(report)),
+        Err(e) => answer(StatusCode::INTERNAL_SERVER_ERROR, serde_json::json!(e.to_body())),
     }
 }
 

@@ -3,7 +3,8 @@
 //! allowlist and Origin allowlist (403), bearer token in constant time (401): the person's
 //! token on `/inbox` (only the page's static files are served without it; the MCP token is
 //! refused there), the MCP token everywhere else; body cap (413).
-//! The pod's probes (`/livez`, `/readyz`) pass no guard; `/metrics` needs no token unless
+//! `/reset` (an operator's reset for warm reuse) takes the person's token, never the
+//! agent's. The pod's probes (`/livez`, `/readyz`) pass no guard; `/metrics` needs no token unless
 //! `--metrics-token` says so, and accepts an IP-literal Host (a scrape at the pod's address)
 //! besides the allowed names. Every other path is 404.
 
@@ -209,7 +210,7 @@ async fn check_request(State(guard): State<Arc<Guard>>, req: Request, next: Next
     let needs = if crate::inbox::is_public(req.method(), path) || (metrics && !guard.metrics_token)
     {
         Needs::Nothing
-    } else if path == "/inbox" || path.starts_with("/inbox/") {
+    } else if path == "/inbox" || path.starts_with("/inbox/") || path == "/reset" {
         Needs::PersonToken
     } else {
         Needs::McpToken

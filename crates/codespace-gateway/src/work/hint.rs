@@ -91,6 +91,11 @@ type HintKey = (String, Option<String>);
 const MAX_HINTS: usize = 256;
 
 impl Hints {
+    /// Forgets every hint (an operator's reset).
+    pub(crate) fn clear(&self) {
+        self.last.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    }
+
     fn get(&self, key: &HintKey, now: ChangeStamp) -> Option<Option<Coordination>> {
         let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         last.get(key).filter(|(stamp, _)| *stamp == now).map(|(_, hint)| hint.clone())

@@ -46,6 +46,7 @@ mod owners_soak;
 mod patch;
 mod paths;
 mod pod;
+mod pod_reset;
 mod process;
 mod process_bounds;
 mod process_sandbox;

@@ -106,6 +106,14 @@ impl Store {
         self.swap(approval_id, sql, params![approval_id, now])
     }
 
+    /// `granted` → `denied`: an operator's reset withdraws a grant no resume has claimed
+    /// yet (its arguments scrubbed as a denial's are).
+    pub fn withdraw_grant(&self, approval_id: &str, now: i64) -> Result<Cas, StoreError> {
+        let sql = "UPDATE approvals SET state = 'denied', resolved_at = ?2, params_json = NULL \
+                   WHERE approval_id = ?1 AND state = 'granted'";
+        self.swap(approval_id, sql, params![approval_id, now])
+    }
+
     /// `granted` → `queued`: a resume of this instance claimed the hold, which it now owns.
     pub fn queue_hold(&self, approval_id: &str) -> Result<Cas, StoreError> {
         let sql = "UPDATE approvals SET state = 'queued', owner = ?2 \
