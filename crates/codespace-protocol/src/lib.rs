@@ -45,6 +45,12 @@ pub const SERVER_NAME: &str = "codespace";
 /// declares it back to say it honours it; a session that does not declare it gets both.
 pub const STRUCTURED_ONLY_CAPABILITY: &str = "codespace/structuredContentOnly";
 
+/// The routing header (SEP-2243) a tool's `workspace_id` is mirrored in: its input schema
+/// marks the field with `x-mcp-header`, so a client of the 2026-07-28 revision sends the
+/// value again as `Mcp-Param-Workspace-Id` and a gateway can route by workspace without
+/// reading the body; a header that disagrees with the body is refused (-32020).
+pub const WORKSPACE_ID_HEADER: &str = "Workspace-Id";
+
 /// Version string of a missing file.
 pub const VERSION_ABSENT: &str = "absent";
 

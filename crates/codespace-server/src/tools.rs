@@ -1,9 +1,11 @@
 //! The tool catalog, made from the protocol's tool table (`for_each_tool!`): names, titles,
 //! descriptions, input and output schemas, annotations.
-//! Schemas are normalised for clients: an optional field is simply not required.
+//! Schemas are normalised for clients: an optional field is simply not required; a
+//! `workspace_id` is marked for its routing header.
 
 use std::sync::Arc;
 
+use codespace_protocol::WORKSPACE_ID_HEADER;
 use rmcp::handler::server::common::{schema_for_output, schema_for_type};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use rmcp::schemars::JsonSchema;
@@ -45,12 +47,34 @@ fn spec<P: JsonSchema + 'static, R: JsonSchema + 'static>(
     // exec_command or write_stdin starts a second process or writes twice.
     annotations.idempotent_hint = Some(!matches!(effect, Effect::Mutate | Effect::Coordinate));
     annotations.open_world_hint = Some(false);
-    let input = normalised(&schema_for_type::<P>());
+    let input = routed(normalised(&schema_for_type::<P>()));
     let output = normalised(&schema_for_output::<R>());
     Tool::new(name, description, Arc::new(input))
         .with_title(title)
         .with_raw_output_schema(Arc::new(output))
         .with_annotations(annotations)
+}
+
+/// `schema` with its `workspace_id` marked for mirroring in the routing header
+/// [`WORKSPACE_ID_HEADER`] (SEP-2243's `x-mcp-header`): a top-level one, or the one inside
+/// `approval_create`'s `arguments` (the held tool's own argument object, declared here as
+/// having a string `workspace_id` so that the annotation sits on a `properties` path).
+fn routed(mut schema: JsonObject) -> JsonObject {
+    let header = || (String::from("x-mcp-header"), Value::from(WORKSPACE_ID_HEADER));
+    let Some(Value::Object(properties)) = schema.get_mut("properties") else { return schema };
+    if let Some(Value::Object(field)) = properties.get_mut("workspace_id") {
+        field.extend([header()]);
+    } else if let Some(Value::Object(held)) = properties.get_mut("arguments") {
+        let field =
+            serde_json::json!({"type": "string", "description": "Registered workspace id."});
+        let mut field = field.as_object().cloned().unwrap_or_default();
+        field.extend([header()]);
+        let fields = held.entry("properties").or_insert_with(|| Value::Object(JsonObject::new()));
+        if let Value::Object(fields) = fields {
+            fields.insert("workspace_id".to_owned(), Value::Object(field));
+        }
+    }
+    schema
 }
 
 /// The schema as clients should see it: an optional field (`Option<T>`) is not required

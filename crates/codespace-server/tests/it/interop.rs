@@ -169,6 +169,8 @@ fn official_conformance_scenarios_over_http() {
         "server-sse-multiple-streams",
         "dns-rebinding-protection",
         "http-header-validation",
+        // Still pending upstream: it needs a tool with an `x-mcp-header` field (workspace_id).
+        "http-custom-header-server-validation",
     ] {
         conformance(
             &suite,

@@ -72,3 +72,4 @@ mod waits;
 mod watch;
 mod watch_escape;
 mod watch_renames;
+mod wire;
