@@ -18,13 +18,17 @@
 //!   servers on the ledger), running it once.
 //! - `reconcile`: a hold found `resuming`, interrupted (its server gone).
 //! - `wait`: a resume's wait for a person's decision on a pending hold.
+//! - `question`: the person's prompt about a hold, and the sealed `requestState` of a
+//!   question a client answers on a retry (MCP 2026-07-28).
 
+mod question;
 mod reconcile;
 mod resume;
 mod seal;
 mod summary;
 mod wait;
 
+pub use question::Question;
 pub(crate) use resume::{Resume, start};
 pub(crate) use summary::check_created_names_in;
 

@@ -30,7 +30,7 @@ use codespace_store::Store;
 use codespace_types::ServerKey;
 
 pub use error::{GatewayError, TrustError};
-pub use holds::{decide as decide_hold, list_holds, show_hold};
+pub use holds::{Question, decide as decide_hold, list_holds, show_hold};
 pub use info::HostFacts;
 pub use lease::{
     ARGV_SHOWN, HeldBy, Lease, LeaseError, Leases, Liveness, MAX_WAITERS, ProcessLease,

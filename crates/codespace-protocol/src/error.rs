@@ -246,6 +246,14 @@ error_codes! {
         meaning: "The workspace id of the hold now names another directory (device and inode) than the one the hold was made for (another registry, or the root replaced). Nothing ran, and the hold never runs.",
         next: "Call the tool again to open a new hold for the workspace as it is now, for the person to decide on.",
     }
+    RequestStateInvalid = "REQUEST_STATE_INVALID" {
+        meaning: "The requestState of a retry (MCP 2026-07-28, after an input_required answer to a held call) is not one this server sealed for this call: it was changed, cut, made under another server key, or made for another hold, tool, request or workspace. Nothing ran and no decision was recorded.",
+        next: "Send requestState back exactly as it came, with the same tool and arguments; or call the tool again without requestState and inputResponses (the same request's pending hold is asked about again).",
+    }
+    RequestStateExpired = "REQUEST_STATE_EXPIRED" {
+        meaning: "The requestState of a retry is this server's, but the time to answer its question (the elicitation timeout) has passed. Nothing ran and no decision was recorded: the hold stays as it was.",
+        next: "Call the tool again without requestState and inputResponses: the same request's pending hold is asked about again, with a fresh requestState.",
+    }
     Internal = "INTERNAL" {
         meaning: "An invariant of the server failed; this is a bug.",
         next: "Report it; do not treat it as busy.",

@@ -77,7 +77,9 @@ fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::ProcessIoFailed
         | ErrorCode::Timeout
         | ErrorCode::IntentNotEditable
-        | ErrorCode::UnsafePathName => StatusCode::BAD_REQUEST,
+        | ErrorCode::UnsafePathName
+        | ErrorCode::RequestStateInvalid
+        | ErrorCode::RequestStateExpired => StatusCode::BAD_REQUEST,
     }
 }
 

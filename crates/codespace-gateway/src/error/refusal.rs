@@ -94,7 +94,9 @@ pub(super) fn describe(e: &GatewayError, body: &mut ErrorBody) {
         | GatewayError::Trust(
             TrustError::PersonOnly { .. }
             | TrustError::Unverified { .. }
-            | TrustError::RootMismatch { .. },
+            | TrustError::RootMismatch { .. }
+            | TrustError::StateInvalid { .. }
+            | TrustError::StateExpired { .. },
         )
         | GatewayError::IntentRevisionConflict { .. }
         | GatewayError::Internal(..) => {}

@@ -330,9 +330,9 @@ fn every_internal_error_has_its_wire_code() {
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), 34, "every GatewayError variant has a row: {seen:?}");
-    // 43 direct rows, 6 of a revert, 4 that keep a hold trustworthy, then 8 fs, 13 + 8 plan,
+    // 43 direct rows, 6 of a revert, 6 that keep a hold trustworthy, then 8 fs, 13 + 8 plan,
     // 2 x 9 process and 2 x 12 ledger rows.
-    assert_eq!(table.len(), 43 + 6 + 4 + 8 + 21 + 18 + 24);
+    assert_eq!(table.len(), 43 + 6 + 6 + 8 + 21 + 18 + 24);
     assert!(
         table
             .iter()

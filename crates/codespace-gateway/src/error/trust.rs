@@ -1,6 +1,7 @@
 //! [`TrustError`]: the refusals that keep a hold meaning what a person saw: a created name
-//! a person could be misled by, a decision only a person may make, and a stored request or
-//! a workspace root that is not the one the hold was made for. Each maps to its own code
+//! a person could be misled by, a decision only a person may make, a stored request or
+//! a workspace root that is not the one the hold was made for, and a retry's `requestState`
+//! the server did not seal for it (or whose time has passed). Each maps to its own code
 //! here, beside [`super::GatewayError::code`].
 
 use codespace_protocol::ErrorCode;
@@ -25,6 +26,16 @@ pub enum TrustError {
     /// The workspace's root is not the directory the hold was made for.
     #[error("hold {approval_id} was not run: {why}; open a new hold by calling the tool again")]
     RootMismatch { approval_id: String, why: String },
+    /// A retry's `requestState` is not one this server sealed for this call.
+    #[error(
+        "requestState refused, nothing ran: {why}. Send it back exactly as it came with the same arguments, or call the tool again without requestState to be asked again"
+    )]
+    StateInvalid { why: String },
+    /// A retry's `requestState` is this server's, but its time to answer has passed.
+    #[error(
+        "requestState for hold {approval_id} expired {ago} s ago, nothing ran and the hold is as it was: call the tool again without requestState to be asked again"
+    )]
+    StateExpired { approval_id: String, ago: u64 },
 }
 
 impl TrustError {
@@ -50,6 +61,8 @@ impl TrustError {
             TrustError::PersonOnly { .. } => ErrorCode::ApprovalPersonRequired,
             TrustError::Unverified { .. } => ErrorCode::ApprovalUnverified,
             TrustError::RootMismatch { .. } => ErrorCode::ApprovalRootMismatch,
+            TrustError::StateInvalid { .. } => ErrorCode::RequestStateInvalid,
+            TrustError::StateExpired { .. } => ErrorCode::RequestStateExpired,
         }
     }
 
@@ -57,8 +70,9 @@ impl TrustError {
         match self {
             TrustError::PersonOnly { approval_id, .. }
             | TrustError::Unverified { approval_id, .. }
-            | TrustError::RootMismatch { approval_id, .. } => Some(approval_id),
-            TrustError::UnsafeName { .. } => None,
+            | TrustError::RootMismatch { approval_id, .. }
+            | TrustError::StateExpired { approval_id, .. } => Some(approval_id),
+            TrustError::UnsafeName { .. } | TrustError::StateInvalid { .. } => None,
         }
     }
 
@@ -67,7 +81,9 @@ impl TrustError {
             TrustError::UnsafeName { path, .. } => Some(path),
             TrustError::PersonOnly { .. }
             | TrustError::Unverified { .. }
-            | TrustError::RootMismatch { .. } => None,
+            | TrustError::RootMismatch { .. }
+            | TrustError::StateInvalid { .. }
+            | TrustError::StateExpired { .. } => None,
         }
     }
 }

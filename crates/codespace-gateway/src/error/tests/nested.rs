@@ -186,5 +186,7 @@ pub(super) fn trust_rows() -> Vec<(crate::error::TrustError, ErrorCode)> {
             TrustError::RootMismatch { approval_id: id(), why: "w".to_owned() },
             ErrorCode::ApprovalRootMismatch,
         ),
+        (TrustError::StateInvalid { why: "w".to_owned() }, ErrorCode::RequestStateInvalid),
+        (TrustError::StateExpired { approval_id: id(), ago: 1 }, ErrorCode::RequestStateExpired),
     ]
 }
