@@ -308,7 +308,8 @@ pub(crate) struct ServeArgs {
     )]
     pub(crate) undo_max_bytes: u64,
     /// How long a held call waits for a person's answer when the client supports
-    /// elicitation; then the hold stays pending and the call returns APPROVAL_REQUIRED.
+    /// elicitation; then the hold stays pending and the call returns APPROVAL_REQUIRED. On
+    /// MCP 2026-07-28, how long a question's requestState stays valid.
     #[arg(
         long,
         env = "CODESPACE_ELICITATION_TIMEOUT_SECS",

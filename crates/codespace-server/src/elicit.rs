@@ -7,6 +7,7 @@
 //! `APPROVAL_DENIED` naming the hold. Cancel, timeout or a failed request:
 //! the hold stays pending, and the call returns `APPROVAL_REQUIRED` as without elicitation.
 //! The hold's row moves exactly as `approval_resolve` and `operation_resume` move it.
+//! (On MCP 2026-07-28 the server sends no request: `mrtr` asks in the call's result.)
 
 use std::time::Duration;
 
@@ -19,12 +20,13 @@ use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::{ElicitationError, RequestContext};
 use serde::Deserialize;
 
-/// The form the person fills in.
+/// The form the person fills in (in `elicitation/create`, and in the elicitation an
+/// `input_required` answer embeds).
 #[derive(Debug, Deserialize, JsonSchema)]
-struct Answer {
+pub(crate) struct Answer {
     /// Let this change run now.
     #[schemars(title = "Allow it")]
-    grant: bool,
+    pub(crate) grant: bool,
 }
 
 rmcp::elicit_safe!(Answer);
@@ -45,20 +47,19 @@ pub(crate) async fn ask<R>(
     first: Result<R, GatewayError>,
     pick: impl FnOnce(OperationResumeResult) -> Option<R>,
 ) -> Result<R, GatewayError> {
-    let (approval_id, summary) = match &first {
-        Err(GatewayError::HoldRequired { approval_id, state: ApprovalState::Pending, summary }) => {
-            (approval_id.clone(), summary.clone())
+    let approval_id = match &first {
+        Err(GatewayError::HoldRequired { approval_id, state: ApprovalState::Pending, .. }) => {
+            approval_id.clone()
         }
         Ok(_) | Err(_) => return first,
     };
     if !context.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Form) {
         return first;
     }
-    // The summary's names are written out already; a hold made before that was, too.
-    let message = format!(
-        "CodeSpace holds this change for your decision (hold {approval_id}):\n{}\n\nAllow it to run?",
-        codespace_types::visible::escape(&summary, true)
-    );
+    // The summary, and a patch itself, with every hidden character written out.
+    let Ok(message) = gateway.hold_prompt(&approval_id).await else {
+        return first;
+    };
     let reply = tokio::select! {
         answer = context.peer.elicit_with_timeout::<Answer>(message, Some(wait)) => reply(answer),
         () = context.ct.cancelled() => Reply::Undecided,
@@ -70,22 +71,32 @@ pub(crate) async fn ask<R>(
             return first;
         }
     };
-    // The person answered in the client's prompt.
-    let resolved = gateway
-        .person_resolve(ApprovalResolveParams { approval_id: approval_id.clone(), decision })
-        .await;
-    match (decision, resolved) {
-        (Decision::Grant, Ok(_)) => {
+    decided(gateway, approval_id, ApprovalState::Pending, decision, pick).await
+}
+
+/// The person's `decision` on hold `approval_id` (last seen in `state`), answered in the
+/// client's prompt: recorded as the person's, then a grant runs the hold in this call.
+/// A grant of a hold already decided elsewhere runs (or replays) what the hold says.
+pub(crate) async fn decided<R>(
+    gateway: &Gateway,
+    approval_id: String,
+    state: ApprovalState,
+    decision: Decision,
+    pick: impl FnOnce(OperationResumeResult) -> Option<R>,
+) -> Result<R, GatewayError> {
+    if state == ApprovalState::Pending || decision == Decision::Deny {
+        let resolve = ApprovalResolveParams { approval_id: approval_id.clone(), decision };
+        gateway.person_resolve(resolve).await?;
+    }
+    match decision {
+        Decision::Grant => {
             let resume = OperationResumeParams { approval_id, wait_ms: None };
             let resumed = gateway.operation_resume(resume, std::future::pending()).await?;
             pick(resumed).ok_or_else(|| {
                 GatewayError::Internal("the resumed hold holds another tool's result".to_owned())
             })
         }
-        (Decision::Deny, Ok(hold)) => {
-            Err(GatewayError::HoldDenied { approval_id: hold.approval_id })
-        }
-        (Decision::Grant | Decision::Deny, Err(e)) => Err(e),
+        Decision::Deny => Err(GatewayError::HoldDenied { approval_id }),
     }
 }
 

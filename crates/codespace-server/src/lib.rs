@@ -22,6 +22,7 @@ mod instructions_cli;
 mod logging;
 pub mod mcp;
 pub mod metrics;
+mod mrtr;
 mod operations;
 mod person;
 mod process_env;

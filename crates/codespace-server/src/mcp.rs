@@ -24,8 +24,9 @@ use tracing::Instrument;
 
 use crate::logging::{self, SessionLevel};
 use crate::metrics::Metrics;
+use crate::mrtr::{Asked, Retry};
 use crate::signals::{CallSignals, WaitProgress};
-use answer::{Shape, run};
+use answer::{Shape, run, run_asked};
 
 mod answer;
 
@@ -111,12 +112,14 @@ macro_rules! drive {
         let (cancel, progress) = (signals.cancel.clone(), signals.progress.clone());
         run((shape, name, m), args, |p| g.$name(p, cancel, progress)).await
     }};
-    // A fresh hold may be put to the person, and its result returned in the same call.
+    // A fresh hold may be put to the person, and its result returned in the same call (or
+    // asked in the result, on 2026-07-28, and run in the retry that answers).
     (held, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, context, elicit_wait: wait, metrics: m } = $call;
-        run((shape, name, m), args, |p| async move {
-            let first = g.$name(p).await;
-            crate::elicit::ask(g, context, wait, first, |r| r.$name).await
+        let Call { shape, name, args, gateway: g, context, elicit_wait: wait, metrics: m, retry } =
+            $call;
+        run_asked((shape, name, m), args, |p| async move {
+            let call = |p| g.$name(p);
+            crate::mrtr::held(g, context, wait, retry, (name, p), call, |r| r.$name).await
         })
         .await
     }};
@@ -134,19 +137,25 @@ macro_rules! drive {
         answer
     }};
     // `held`, then `wait` for the command it started (there, or in the hold the person
-    // granted in the same call).
+    // granted in the same call or in the retry that answered).
     (held_wait, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, context, elicit_wait: wait, metrics: m } = $call;
+        let Call { shape, name, args, gateway: g, context, elicit_wait: wait, metrics: m, retry } =
+            $call;
         tracing::debug!(
             "request {} ({name}) started: a wait ends when it is cancelled",
             context.id
         );
         let _progress = WaitProgress::new(context);
-        let answer = run((shape, name, m), args, |p| async move {
+        let answer = run_asked((shape, name, m), args, |p| async move {
             let settle = codespace_gateway::ExecWait::from(&p);
-            let first = g.$name(p).await;
-            let started = crate::elicit::ask(g, context, wait, first, |r| r.$name).await?;
-            g.exec_wait(started, settle, context.ct.cancelled()).await
+            let call = |p| g.$name(p);
+            let asked = crate::mrtr::held(g, context, wait, retry, (name, p), call, |r| r.$name);
+            match asked.await? {
+                Asked::Ran(started) => {
+                    g.exec_wait(started, settle, context.ct.cancelled()).await.map(Asked::Ran)
+                }
+                Asked::Input(question) => Ok(Asked::Input(question)),
+            }
         })
         .await;
         note_cancelled(context, name);
@@ -164,6 +173,8 @@ struct Call<'a> {
     context: &'a RequestContext<RoleServer>,
     elicit_wait: std::time::Duration,
     metrics: &'a Metrics,
+    /// What a retry of an `input_required` answer brought back.
+    retry: Retry,
 }
 
 /// The dispatch: each tool of the table to its gateway method, driven as its row says.
@@ -173,7 +184,7 @@ macro_rules! dispatch {
             async fn dispatch(
                 &self,
                 name: &str,
-                args: Option<rmcp::model::JsonObject>,
+                request: CallToolRequestParams,
                 context: &RequestContext<RoleServer>,
             ) -> Option<Result<CallToolResponse, McpError>> {
                 let name: &'static str = match name {
@@ -183,11 +194,12 @@ macro_rules! dispatch {
                 let call = Call {
                     shape: self.shape.get().copied().unwrap_or(Shape::WithTextCopy),
                     name,
-                    args,
+                    args: request.arguments,
                     gateway: &self.gateway,
                     context,
                     elicit_wait: self.elicit_wait,
                     metrics: &self.metrics,
+                    retry: Retry { state: request.request_state, responses: request.input_responses },
                 };
                 Some(match name {
                     $(tool::$konst => drive!($drive, $name, call),)*
@@ -280,7 +292,8 @@ impl ServerHandler for CodeSpace {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let name = request.name.as_ref();
+        let name = request.name.clone();
+        let name = name.as_ref();
         #[cfg(feature = "conformance-fixtures")]
         if let Some(answer) = crate::fixtures::call(name, &request, &context).await {
             return answer;
@@ -288,8 +301,7 @@ impl ServerHandler for CodeSpace {
         let traceparent = (request.meta.as_ref().and_then(|m| m.get_traceparent()))
             .or_else(|| context.meta.get_traceparent());
         let span = crate::trace::call_span(name, &context.id, traceparent);
-        let answer =
-            self.dispatch(name, request.arguments.clone(), &context).instrument(span).await;
+        let answer = self.dispatch(name, request, &context).instrument(span).await;
         match answer {
             Some(answer) => answer,
             // An unknown tool is the client's protocol error, not the model's.

@@ -20,6 +20,9 @@ pub(crate) const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_te
 /// The outcome label of a call that succeeded.
 pub(crate) const OK: &str = "OK";
 
+/// The outcome label of a held call that asked the person in its result (`input_required`).
+pub(crate) const INPUT_REQUIRED: &str = "INPUT_REQUIRED";
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
     tool: &'static str,

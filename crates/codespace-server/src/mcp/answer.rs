@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::metrics::{self, Metrics};
+use crate::mrtr::Asked;
 
 /// How a session's successful results are shaped on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,17 +89,37 @@ where
     R: Serialize,
     Fut: std::future::Future<Output = Result<R, GatewayError>>,
 {
+    run_asked((shape, name, metrics), args, |p| async move { call(p).await.map(Asked::Ran) }).await
+}
+
+/// [`run`] for a held call, whose answer may be a question for the person
+/// (`input_required`, counted as `INPUT_REQUIRED`).
+pub(super) async fn run_asked<P, R, Fut>(
+    (shape, name, metrics): (Shape, &'static str, &Metrics),
+    args: Option<rmcp::model::JsonObject>,
+    call: impl FnOnce(P) -> Fut,
+) -> Result<CallToolResponse, McpError>
+where
+    P: DeserializeOwned,
+    R: Serialize,
+    Fut: std::future::Future<Output = Result<Asked<R>, GatewayError>>,
+{
     let started = std::time::Instant::now();
     let result = match decode(name, args) {
         Ok(params) => call(params).await,
         Err(e) => Err(e),
     };
     let code = match &result {
-        Ok(_) => metrics::OK,
+        Ok(Asked::Ran(_)) => metrics::OK,
+        Ok(Asked::Input(_)) => metrics::INPUT_REQUIRED,
         Err(e) => e.code().as_str(),
     };
     let took = started.elapsed();
     metrics.call(name, code, took);
     tracing::debug!(code, took_ms = took.as_millis() as u64, "tool call answered");
-    respond(shape, result)
+    match result {
+        Ok(Asked::Input(question)) => Ok(CallToolResponse::InputRequired(question)),
+        Ok(Asked::Ran(r)) => respond(shape, Ok(r)),
+        Err(e) => respond::<R>(shape, Err(e)),
+    }
 }

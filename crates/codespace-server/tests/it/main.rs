@@ -41,6 +41,7 @@ mod kill;
 mod leases;
 mod long_calls;
 mod messages;
+mod mrtr;
 mod owners;
 mod owners_soak;
 mod patch;

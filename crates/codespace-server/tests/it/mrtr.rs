@@ -1,0 +1,153 @@
+//! A held call on MCP 2026-07-28 (the official Python SDK in its default `auto` mode, with
+//! an elicitation callback): the call answers `input_required`, the SDK asks the person
+//! through the callback and retries with the answer and the sealed `requestState`; a grant
+//! runs the change in that retry, a decline denies the hold. A changed, cut or borrowed
+//! `requestState` is refused (`REQUEST_STATE_INVALID`) and an expired one
+//! (`REQUEST_STATE_EXPIRED`): nothing runs, no decision is recorded. The state outlives a
+//! restart of the server (its key is in the state directory).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::approvals::Holds;
+use crate::support::{bin, codespace_vars};
+
+/// Runs `python_mrtr.py` in `mode` against workspace `c` (approvals=confirm); a question's
+/// state expires after `ttl_secs`.
+fn mrtr(h: &Holds, mode: &str, ttl_secs: &str) -> Value {
+    let python = crate::interop::tool("CODESPACE_PYTHON", "target/test-tools/venv/bin/python");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/python_mrtr.py");
+    let mut cmd = Command::new(&python);
+    for name in codespace_vars() {
+        cmd.env_remove(name);
+    }
+    let out = cmd
+        .arg(script)
+        .args([bin(), h.env.config().to_str().unwrap(), "c", mode])
+        .env("XDG_STATE_HOME", h.env.state())
+        .env("RUST_LOG", "warn")
+        .env("CODESPACE_OPERATIONS_DB", &h.db)
+        .env("CODESPACE_ELICITATION_TIMEOUT_SECS", ttl_secs)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{mode}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let seen: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(seen["protocol"], "2026-07-28", "the SDK's auto mode speaks 2026-07-28: {seen}");
+    seen
+}
+
+/// The one hold, from the operator CLI.
+fn only_hold(h: &Holds) -> Value {
+    let listed = h.cli(&["list", "--json"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 1, "{rows}");
+    rows[0].clone()
+}
+
+fn error_body(call: &Value) -> Value {
+    assert_eq!(call["is_error"], true, "{call}");
+    serde_json::from_str(call["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn a_held_patch_granted_in_the_prompt_is_applied_in_the_retry() {
+    let h = Holds::new();
+    let seen = mrtr(&h, "accept", "600");
+    let call = &seen["call"];
+    assert_eq!(call["is_error"], false, "{seen}");
+    assert_eq!(call["result"]["status"], "applied", "the tool's own result: {seen}");
+    assert_eq!(h.file("c"), "top\nasked\n");
+    let asked = &seen["seen"].as_array().unwrap()[..];
+    assert_eq!(asked.len(), 1, "asked once: {seen}");
+    let message = asked[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("update a.txt (+1 -0)") && message.contains("workspace c"),
+        "{message}"
+    );
+    assert!(
+        message.contains(
+            "The patch:\n*** Begin Patch\n*** Update File: a.txt\n@@\n top\n+asked\n*** End Patch"
+        ),
+        "the patch itself: {message}"
+    );
+    assert_eq!(asked[0]["schema"]["properties"]["grant"]["type"], "boolean", "{seen}");
+    let hold = only_hold(&h);
+    assert_eq!(hold["state"], "consumed");
+    assert_eq!(hold["operation_id"], call["result"]["operation_id"], "{hold}");
+}
+
+#[test]
+fn a_held_patch_declined_in_the_prompt_is_denied() {
+    let h = Holds::new();
+    let seen = mrtr(&h, "decline", "600");
+    let body = error_body(&seen["call"]);
+    assert_eq!(body["code"], "APPROVAL_DENIED", "{body}");
+    let hold = only_hold(&h);
+    assert_eq!(hold["state"], "denied");
+    assert_eq!(body["approval_id"], hold["approval_id"]);
+    assert_eq!(h.file("c"), "top\n");
+}
+
+#[test]
+fn a_changed_cut_or_borrowed_request_state_is_refused_and_nothing_runs() {
+    let h = Holds::new();
+    let seen = mrtr(&h, "tamper", "600");
+    assert_eq!(seen["first"]["input_required"], true, "{seen}");
+    assert_eq!(seen["first"]["keys"], serde_json::json!(["codespace_hold"]), "{seen}");
+    for retry in ["changed", "cut", "other_request"] {
+        let body = error_body(&seen[retry]);
+        assert_eq!(body["code"], "REQUEST_STATE_INVALID", "{retry}: {body}");
+        assert!(body["message"].as_str().unwrap().contains("nothing ran"), "{retry}: {body}");
+    }
+    let message = error_body(&seen["other_request"])["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("made for another request"), "{message}");
+    assert_eq!(h.file("c"), "top\n", "nothing was applied");
+    assert_eq!(only_hold(&h)["state"], "pending", "no decision was recorded");
+}
+
+#[test]
+fn an_expired_request_state_is_refused_and_a_new_call_asks_again() {
+    let h = Holds::new();
+    let seen = mrtr(&h, "expire", "1");
+    let body = error_body(&seen["late"]);
+    assert_eq!(body["code"], "REQUEST_STATE_EXPIRED", "{body}");
+    let hold = only_hold(&h);
+    assert_eq!(body["approval_id"], hold["approval_id"], "{body}");
+    // The same request asked again reuses the pending hold, and the grant applies it once.
+    assert_eq!(seen["again"]["result"]["status"], "applied", "{seen}");
+    assert_eq!(h.file("c"), "top\nasked\n");
+    assert_eq!(only_hold(&h)["state"], "consumed");
+}
+
+/// The state is sealed with the key in the state directory: a server started after the one
+/// that asked opens it.
+#[test]
+fn a_question_asked_before_a_restart_is_answered_after_it() {
+    let h = Holds::new();
+    let seen = mrtr(&h, "restart", "600");
+    assert_eq!(seen["first"]["input_required"], true, "{seen}");
+    assert_eq!(seen["after_restart"]["result"]["status"], "applied", "{seen}");
+    assert_eq!(h.file("c"), "top\nasked\n");
+    assert_eq!(only_hold(&h)["state"], "consumed");
+}
+
+#[test]
+fn a_held_command_granted_in_the_prompt_runs_in_the_retry() {
+    let h = Holds::new();
+    let seen = mrtr(&h, "exec", "600");
+    let call = &seen["call"];
+    assert_eq!(call["is_error"], false, "{seen}");
+    assert_eq!(call["result"]["exit_code"], 0, "waited for the command: {seen}");
+    let ran = std::fs::read_to_string(h.root("c").join("ran.txt")).unwrap();
+    assert_eq!(ran, "ran\n");
+    let message = seen["seen"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(r#"run ["sh","-c","echo ran > ran.txt"] in workspace c"#),
+        "the argv and workspace: {message}"
+    );
+    assert_eq!(only_hold(&h)["state"], "consumed");
+}
