@@ -65,6 +65,11 @@ fn accepting_grants_and_runs_the_change_in_the_same_call() {
         message.contains("update a.txt (+1 -0)") && message.contains("workspace c"),
         "{message}"
     );
+    assert!(
+        message
+            .contains("The patch:\n*** Begin Patch\n*** Update File: a.txt\n@@\n top\n+elicited\n"),
+        "the patch itself: {message}"
+    );
     assert_eq!(asked["schema"]["properties"]["grant"]["type"], "boolean", "{asked}");
     let hold = only_hold(&h);
     assert_eq!(hold["state"], "consumed");
