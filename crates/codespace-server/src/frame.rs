@@ -1,11 +1,13 @@
 //! The checks every incoming JSON-RPC message passes before rmcp sees it, on stdio and over
-//! HTTP, so that malformed input always gets an answer: invalid JSON (invalid UTF-8 and lone
-//! surrogates included) is -32700, a batch or a message that is not a request is -32600,
-//! `tools/call` arguments that are not an object are -32602, and a request before
-//! `initialize` is -32600. rmcp alone would drop some of these silently or answer them with
-//! a code that points the client elsewhere.
+//! HTTP, so that malformed input always gets an answer, before `initialize` as after it:
+//! invalid JSON (invalid UTF-8 and lone surrogates included) is -32700; a batch, a message
+//! that is not an object, and a request whose `id` is not a string or an integer (an object,
+//! `null`, `1.5`) are -32600 with id `null` (no id can be echoed); a standard method whose
+//! params do not fit it (`tools/call` without a `name`, arguments that are not an object) is
+//! -32602; and a request before `initialize` is -32600. rmcp alone would drop some of these
+//! silently or answer them with a code that points the client elsewhere.
 
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -42,28 +44,108 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Value, Value> {
         .map_err(|e| error(None, PARSE_ERROR, &format!("Parse error: {e}")))
 }
 
+/// The standard request methods: one of these that rmcp reads as a custom request had params
+/// that do not fit it.
+const STANDARD_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "subscriptions/listen",
+    "completion/complete",
+    "logging/setLevel",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+];
+
+/// The standard methods the 2026-07-28 revision removed: a request of the stateless lifecycle
+/// that names one is rmcp's to answer -32601, whatever its params.
+const REMOVED_IN_2026: &[&str] =
+    &["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
+
+/// Whether `method` is a standard one whose params, read as a custom request, did not fit.
+fn misfit(value: &Value, method: &str) -> bool {
+    STANDARD_METHODS.contains(&method)
+        && !(REMOVED_IN_2026.contains(&method) && carries_inline_version(value))
+}
+
+/// Whether a message carries its protocol version inline (the stateless lifecycle).
+fn carries_inline_version(value: &Value) -> bool {
+    value
+        .get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(INLINE_VERSION_KEY))
+        .is_some()
+}
+
+/// Whether `id` may be a request's id: MCP allows a string or an integer, never `null`.
+fn is_request_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
+}
+
+/// What is wrong with a message's shape, whatever the session's state: a batch, a message
+/// that is not an object, a request whose id cannot be one. None for a message of the right
+/// shape, or for a response (never answered) whose id is not a request's.
+pub(crate) fn misshapen(value: &Value) -> Option<Verdict> {
+    let refuse = |what| Some(Verdict::Answer(error(None, INVALID_REQUEST, what)));
+    let Value::Object(obj) = value else {
+        return match value.is_array() {
+            true => {
+                refuse("Invalid Request: batches are not supported; send one message at a time")
+            }
+            false => refuse("Invalid Request: a message is a JSON object"),
+        };
+    };
+    match obj.get("id") {
+        Some(id) if !is_request_id(id) && obj.contains_key("method") => {
+            refuse("Invalid Request: a request's id is a string or an integer")
+        }
+        Some(id) if !is_request_id(id) => Some(Verdict::Drop),
+        _ => None,
+    }
+}
+
 /// Checks one parsed message.
 pub(crate) fn check(value: Value) -> Verdict {
-    let Value::Object(obj) = &value else {
-        let what = if value.is_array() {
-            "Invalid Request: batches are not supported; send one message at a time"
-        } else {
-            "Invalid Request: a message is a JSON object"
-        };
-        return Verdict::Answer(error(None, INVALID_REQUEST, what));
-    };
-    let id = obj.get("id").filter(|id| id.is_string() || id.is_number());
+    if let Some(verdict) = misshapen(&value) {
+        return verdict;
+    }
+    let Value::Object(obj) = &value else { return Verdict::Drop };
+    let id = obj.get("id").filter(|id| is_request_id(id));
     let method = obj.get("method").and_then(Value::as_str);
     if method == Some("tools/call") {
-        let args = obj.get("params").and_then(|p| p.get("arguments"));
+        let params = obj.get("params");
+        let args = params.and_then(|p| p.get("arguments"));
         if args.is_some_and(|a| !a.is_object() && !a.is_null()) {
             let message = "Invalid params: tools/call arguments must be an object";
+            return Verdict::Answer(error(id, INVALID_PARAMS, message));
+        }
+        if id.is_some() && !params.and_then(|p| p.get("name")).is_some_and(Value::is_string) {
+            let message = "Invalid params: tools/call needs `name`, the tool's name as a string";
             return Verdict::Answer(error(id, INVALID_PARAMS, message));
         }
     }
     // From the borrowed value: cloning the tree first copied every message (a patch's
     // whole text with it) once more.
     match ClientJsonRpcMessage::deserialize(&value) {
+        Ok(ClientJsonRpcMessage::Request(request))
+            if id.is_some()
+                && method.is_some_and(|m| misfit(&value, m))
+                && matches!(request.request, ClientRequest::CustomRequest(_)) =>
+        {
+            let m = method.unwrap_or_default();
+            let message = format!("Invalid params: the params do not fit {m}");
+            Verdict::Answer(error(id, INVALID_PARAMS, &message))
+        }
         Ok(message) => Verdict::Forward(Box::new(message)),
         // A notification is never answered, even when it is malformed.
         Err(_) if id.is_none() && method.is_some() => Verdict::Drop,
@@ -82,16 +164,12 @@ pub(crate) fn check(value: Value) -> Verdict {
 pub(crate) fn allowed_before_initialize(value: &Value) -> bool {
     let method = value.get("method").and_then(Value::as_str);
     matches!(method, Some("initialize" | "ping" | "server/discover"))
-        || value
-            .get("params")
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(INLINE_VERSION_KEY))
-            .is_some()
+        || carries_inline_version(value)
 }
 
 /// The answer to a request sent before `initialize` (None for a notification or response).
 pub(crate) fn not_initialized(value: &Value) -> Option<Value> {
-    let id = value.get("id").filter(|id| id.is_string() || id.is_number())?;
+    let id = value.get("id").filter(|id| is_request_id(id))?;
     value.get("method")?;
     Some(error(
         Some(id),

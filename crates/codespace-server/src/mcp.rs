@@ -309,6 +309,16 @@ impl ServerHandler for CodeSpace {
         }
     }
 
+    /// A method this server does not know: -32601 naming it.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        let message = format!("Method not found: {}", request.method);
+        Err(McpError::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, message, None))
+    }
+
     #[cfg(feature = "conformance-fixtures")]
     async fn list_resources(
         &self,

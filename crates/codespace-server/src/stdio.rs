@@ -282,6 +282,13 @@ impl Stdio {
                 return None;
             }
         };
+        // A message of the wrong shape gets its answer whether or not a session is open.
+        if let Some(verdict) = frame::misshapen(&value) {
+            if let Verdict::Answer(answer) = verdict {
+                self.queue(&answer);
+            }
+            return None;
+        }
         if !self.open {
             if !frame::allowed_before_initialize(&value) {
                 // rmcp ends the session on anything else first; answer or drop it instead.

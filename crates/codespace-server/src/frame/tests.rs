@@ -62,3 +62,39 @@ fn only_initialize_ping_and_inline_requests_open_a_session() {
     assert_eq!(not_initialized(&early).unwrap()["error"]["code"], INVALID_REQUEST);
     assert!(not_initialized(&json!({"method": "notifications/initialized"})).is_none());
 }
+
+#[test]
+fn a_misshapen_frame_is_invalid_request_with_a_null_id() {
+    for bytes in [
+        &b"[]"[..],
+        br#""ping""#,
+        b"null",
+        br#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+        br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+        br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+        br#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+    ] {
+        let reply = answer(bytes);
+        assert_eq!(reply["error"]["code"], INVALID_REQUEST, "{}", String::from_utf8_lossy(bytes));
+        assert_eq!(reply["id"], Value::Null, "{}", String::from_utf8_lossy(bytes));
+    }
+    // A response with an id no request can have is dropped, never answered.
+    let response = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#;
+    assert!(matches!(verdict(response), Verdict::Drop));
+}
+
+#[test]
+fn a_standard_method_whose_params_do_not_fit_is_invalid_params() {
+    for bytes in [
+        &br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#[..],
+        br#"{"jsonrpc":"2.0","id":4,"method":"tools/call"}"#,
+        br#"{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{}}"#,
+    ] {
+        let reply = answer(bytes);
+        assert_eq!(reply["error"]["code"], INVALID_PARAMS, "{}", String::from_utf8_lossy(bytes));
+        assert_eq!(reply["id"], 4);
+    }
+    // An unknown method goes on to the handler, which names it.
+    let unknown = br#"{"jsonrpc":"2.0","id":5,"method":"no/such"}"#;
+    assert!(matches!(verdict(unknown), Verdict::Forward(_)));
+}

@@ -28,6 +28,7 @@ mod exec_wait;
 mod files;
 mod files_bounds;
 mod files_search;
+mod framing;
 mod grace;
 mod handler;
 mod hold_person;
