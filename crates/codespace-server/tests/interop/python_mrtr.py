@@ -2,11 +2,15 @@
 negotiates MCP 2026-07-28, where a held call answers `input_required`) with an elicitation
 callback, and prints what the callback saw and what each call returned, as one JSON line.
 
-Usage: python_mrtr.py BIN CONFIG WORKSPACE MODE
-MODE: accept (grant ticked), decline, exec (accept a held exec_command), tamper (drive the
+Usage: python_mrtr.py BIN CONFIG WORKSPACE MODE [OTHER_STATE_HOME]
+BIN may be the URL of a running server over HTTP (CONFIG is then unused).
+MODE: accept (grant ticked), decline, exec (accept a held exec_command), revert (accept the
+patch, then accept an operation_revert of it; the revert's call is shown), tamper (drive the
 rounds by hand and send back a changed requestState, or one made for another request),
 expire (drive the rounds by hand and answer after the state expired, then call again),
-restart (take the question from one server, answer it to the next, started after it exited).
+restart (take the question from one server, answer it to the next, started after it exited),
+foreign (take the question from one server, answer it to one with another state directory,
+so another key: OTHER_STATE_HOME).
 """
 
 import asyncio
@@ -38,7 +42,10 @@ async def main():
     binary, config, workspace, mode = sys.argv[1:5]
     env = {k: os.environ[k] for k in os.environ if k in ("PATH", "HOME", "XDG_STATE_HOME", "RUST_LOG")
            or k.startswith("CODESPACE_")}
-    target = StdioServerParameters(command=binary, args=["serve", "--config", config], env=env)
+    if binary.startswith("http"):
+        target = binary
+    else:
+        target = StdioServerParameters(command=binary, args=["serve", "--config", config], env=env)
     seen = []
 
     async def on_elicit(context, params):
@@ -57,6 +64,10 @@ async def main():
         out["protocol"] = client.protocol_version
         if mode in ("accept", "decline"):
             out["call"] = shown(await client.call_tool("apply_patch", args))
+        elif mode == "revert":
+            applied = await client.call_tool("apply_patch", args)
+            revert = {"workspace_id": workspace, "operation_id": applied.structured_content["operation_id"]}
+            out["call"] = shown(await client.call_tool("operation_revert", revert))
         elif mode == "exec":
             command = {"workspace_id": workspace, "command": ["sh", "-c", "echo ran > ran.txt"],
                        "wait_ms": 20000}
@@ -80,7 +91,10 @@ async def main():
                     "apply_patch", args, input_responses=grant, request_state=state,
                     allow_input_required=True))
                 out["again"] = shown(await client.call_tool("apply_patch", args))
-    if mode == "restart":
+    if mode in ("restart", "foreign"):
+        if mode == "foreign":
+            other = dict(env, XDG_STATE_HOME=sys.argv[5])
+            target = StdioServerParameters(command=binary, args=["serve", "--config", config], env=other)
         async with Client(target, elicitation_callback=on_elicit) as client:
             out["after_restart"] = shown(await client.session.call_tool(
                 "apply_patch", args, input_responses=grant, request_state=out["first"]["state"],

@@ -17,6 +17,17 @@ use crate::support::{bin, codespace_vars};
 /// Runs `python_mrtr.py` in `mode` against workspace `c` (approvals=confirm); a question's
 /// state expires after `ttl_secs`.
 fn mrtr(h: &Holds, mode: &str, ttl_secs: &str) -> Value {
+    mrtr_with(h, mode, ttl_secs, &[])
+}
+
+/// [`mrtr`] with more arguments: the server's URL in place of the binary's path, say.
+fn mrtr_with(h: &Holds, mode: &str, ttl_secs: &str, more: &[&str]) -> Value {
+    let config = h.env.config();
+    let target = match more.first() {
+        Some(url) if url.starts_with("http") => *url,
+        Some(_) | None => bin(),
+    };
+    let rest = more.iter().filter(|m| !m.starts_with("http"));
     let python = crate::interop::tool("CODESPACE_PYTHON", "target/test-tools/venv/bin/python");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/python_mrtr.py");
     let mut cmd = Command::new(&python);
@@ -25,7 +36,8 @@ fn mrtr(h: &Holds, mode: &str, ttl_secs: &str) -> Value {
     }
     let out = cmd
         .arg(script)
-        .args([bin(), h.env.config().to_str().unwrap(), "c", mode])
+        .args([target, config.to_str().unwrap(), "c", mode])
+        .args(rest)
         .env("XDG_STATE_HOME", h.env.state())
         .env("RUST_LOG", "warn")
         .env("CODESPACE_OPERATIONS_DB", &h.db)
@@ -119,6 +131,48 @@ fn an_expired_request_state_is_refused_and_a_new_call_asks_again() {
     assert_eq!(body["approval_id"], hold["approval_id"], "{body}");
     // The same request asked again reuses the pending hold, and the grant applies it once.
     assert_eq!(seen["again"]["result"]["status"], "applied", "{seen}");
+    assert_eq!(h.file("c"), "top\nasked\n");
+    assert_eq!(only_hold(&h)["state"], "consumed");
+}
+
+/// A held revert is asked about and run in the retry as a patch is.
+#[test]
+fn a_held_revert_granted_in_the_prompt_runs_in_the_retry() {
+    let h = Holds::new();
+    let seen = mrtr(&h, "revert", "600");
+    let call = &seen["call"];
+    assert_eq!(call["result"]["status"], "applied", "the revert's own result: {seen}");
+    assert!(call["result"]["reverts"].is_string(), "{seen}");
+    assert_eq!(h.file("c"), "top\n");
+    let asked = seen["seen"][1]["message"].as_str().unwrap();
+    assert!(asked.contains("revert operation") && asked.contains("restore a.txt"), "{asked}");
+}
+
+/// A server with another state directory (so another key) refuses the state.
+#[test]
+fn a_request_state_made_under_another_key_is_refused() {
+    let h = Holds::new();
+    let other = tempfile::tempdir().unwrap();
+    let seen = mrtr_with(&h, "foreign", "600", &[other.path().to_str().unwrap()]);
+    assert_eq!(seen["first"]["input_required"], true, "{seen}");
+    let body = error_body(&seen["after_restart"]);
+    assert_eq!(body["code"], "REQUEST_STATE_INVALID", "{body}");
+    assert!(body["message"].as_str().unwrap().contains("another server key"), "{body}");
+    assert_eq!(h.file("c"), "top\n", "nothing was applied");
+    assert_eq!(only_hold(&h)["state"], "pending");
+}
+
+/// Over HTTP, on 2026-07-28 too: the question, the grant, the change applied in the retry.
+#[test]
+fn a_held_patch_is_granted_over_http() {
+    let h = Holds::new();
+    let db = h.db.display().to_string();
+    let mut cmd = h.env.http_command(&["--no-auth"]);
+    cmd.env("CODESPACE_OPERATIONS_DB", &db);
+    let server = crate::support::HttpServer::start(cmd);
+    let seen = mrtr_with(&h, "accept", "600", &[&server.url()]);
+    assert_eq!(seen["call"]["result"]["status"], "applied", "{seen}");
+    assert_eq!(seen["seen"].as_array().unwrap().len(), 1, "asked once: {seen}");
     assert_eq!(h.file("c"), "top\nasked\n");
     assert_eq!(only_hold(&h)["state"], "consumed");
 }
