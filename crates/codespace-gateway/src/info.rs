@@ -2,6 +2,7 @@
 //! this server enforces.
 
 mod commands;
+mod external;
 
 use codespace_policy::{Action, Workspace, allow};
 use codespace_protocol as wire;
@@ -22,11 +23,16 @@ use codespace_types::{
 use crate::{Gateway, GatewayError};
 
 /// What this host and build can enforce, as probed at start.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HostFacts {
     /// What the Linux command sandbox needs and this host lacks, as probed at start; empty
     /// when it can be entered.
     pub sandbox_missing: Vec<String>,
+    /// The kernel's Landlock ABI, `None` when it has none (gVisor, say): what an
+    /// externally isolated workspace's commands get of it.
+    pub landlock_abi: Option<u32>,
+    /// The kernel installs seccomp filters.
+    pub seccomp: bool,
 }
 
 impl HostFacts {
@@ -110,6 +116,8 @@ impl Gateway {
     fn execution(&self, ws: &Workspace, watch: Option<WatchReport>) -> WorkspaceExecutionInfo {
         let host_env = matches!(ws.environment_kind, EnvironmentKind::Host);
         let sandboxed = self.host.command_sandbox() && host_env && ws.sandbox == SandboxSetting::On;
+        let external = (host_env && ws.sandbox == SandboxSetting::External)
+            .then(|| self.host.external_isolation(ws.network));
         WorkspaceExecutionInfo {
             environment: environment(ws),
             permissions: PermissionsInfo {
@@ -124,16 +132,22 @@ impl Gateway {
                 file_tools_workspace_scoped: true,
                 command_sandbox: if sandboxed {
                     CommandSandbox::LinuxSandbox
+                } else if external.is_some() {
+                    CommandSandbox::External
                 } else {
                     CommandSandbox::None
                 },
                 sandbox_setting: ws.sandbox,
+                external: external.clone(),
             },
-            network: NetworkInfo {
-                policy: ws.network,
-                enforcement: if sandboxed { Enforcement::Enforced } else { Enforcement::None },
-                client_may_escalate: false,
-                note: Some(network_note(sandboxed, ws.network).to_owned()),
+            network: match external {
+                Some(_) => self.host.external_network(ws.network),
+                None => NetworkInfo {
+                    policy: ws.network,
+                    enforcement: if sandboxed { Enforcement::Enforced } else { Enforcement::None },
+                    client_may_escalate: false,
+                    note: Some(network_note(sandboxed, ws.network).to_owned()),
+                },
             },
             approvals: ws.approvals,
             holds: holds(ws.approvals, ws.approvers, sandboxed),

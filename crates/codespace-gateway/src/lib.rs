@@ -136,7 +136,7 @@ impl Gateway {
         };
         let config = GatewayConfig {
             key: ServerKey::from_bytes([0x5a; codespace_types::KEY_BYTES]),
-            host: HostFacts { sandbox_missing },
+            host: HostFacts { sandbox_missing, ..HostFacts::default() },
             server_version: "test".to_owned(),
             store,
             runner: Arc::new(runner),

@@ -12,7 +12,7 @@ use codespace_protocol::{
     TerminateProcessParams, WriteStdinParams,
 };
 use codespace_runner::{
-    ProcError, RunnerError, SandboxPolicy, SpawnJob, Started, Terminate, WaitFor,
+    ExternalPolicy, ProcError, RunnerError, SandboxPolicy, SpawnJob, Started, Terminate, WaitFor,
 };
 use codespace_types::{Approvals, SandboxSetting};
 
@@ -69,20 +69,27 @@ impl ExecSettings {
         env
     }
 
-    /// The sandbox a command of `ws` runs under (`None`: the operator's explicit opt-out):
-    /// a private root holding the system directories, the workspace (writable only for
-    /// workspace-write) and its extra read roots, and the network policy.
-    fn sandbox(&self, ws: &Workspace, root: &std::path::Path) -> Option<SandboxPolicy> {
+    /// What a command of `ws` runs under: the sandbox (a private root holding the system
+    /// directories, the workspace, writable only for workspace-write, and its extra read
+    /// roots, and the network policy), or for an externally isolated workspace the same
+    /// roots confined without namespaces as far as `host` allows, or neither (the
+    /// operator's explicit opt-out).
+    fn confinement(
+        &self,
+        ws: &Workspace,
+        root: &std::path::Path,
+        host: &crate::HostFacts,
+    ) -> (Option<SandboxPolicy>, Option<ExternalPolicy>) {
+        let mut read_roots = ws.extra_read_roots.clone();
+        let mut writable_roots = Vec::new();
+        if ws.profile.can_write() {
+            writable_roots.push(root.to_path_buf());
+        } else {
+            read_roots.push(root.to_path_buf());
+        }
         match ws.sandbox {
             SandboxSetting::On => {
-                let mut read_roots = ws.extra_read_roots.clone();
-                let mut writable_roots = Vec::new();
-                if ws.profile.can_write() {
-                    writable_roots.push(root.to_path_buf());
-                } else {
-                    read_roots.push(root.to_path_buf());
-                }
-                Some(SandboxPolicy {
+                let policy = SandboxPolicy {
                     read_roots,
                     writable_roots,
                     masked: self.masked.clone(),
@@ -90,9 +97,20 @@ impl ExecSettings {
                     max_pids: self.max_pids,
                     // Bound from the pinned descriptor the command starts in, not its path.
                     workdir: Some(root.to_path_buf()),
-                })
+                };
+                (Some(policy), None)
             }
-            SandboxSetting::Off => None,
+            SandboxSetting::External => {
+                let policy = ExternalPolicy {
+                    read_roots,
+                    writable_roots,
+                    network: ws.network,
+                    landlock: host.external_landlock(),
+                    seccomp: host.seccomp,
+                };
+                (None, Some(policy))
+            }
+            SandboxSetting::Off => (None, None),
         }
     }
 }
@@ -116,8 +134,8 @@ impl Gateway {
     /// empty argv, a NUL byte, a reply size out of bounds.
     pub(crate) fn check_command(&self, p: &ExecCommandParams) -> Result<(), GatewayError> {
         let reg = self.lookup(&p.workspace_id)?;
-        // Fail closed: without a command sandbox, only an explicit `sandbox: "off"` runs
-        // commands, unconfined.
+        // Fail closed: without a command sandbox, only an explicit `sandbox: "off"` (or
+        // `"external"`: the pod is the boundary) runs commands, never `"on"`.
         if reg.ws.sandbox == SandboxSetting::On && !self.host.command_sandbox() {
             return Err(GatewayError::SandboxUnavailable(self.host.sandbox_missing.join(", ")));
         }
@@ -157,7 +175,7 @@ impl Gateway {
         let root = self.runner.root_path(&p.workspace_id).ok_or_else(|| {
             GatewayError::Internal(format!("workspace {:?} has no opened root", p.workspace_id))
         })?;
-        let sandbox = settings.sandbox(&reg.ws, root);
+        let (sandbox, external) = settings.confinement(&reg.ws, root, &self.host);
         let granted = self.granted_timeout(&p)?;
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
         if let Some(approval_id) = resume {
@@ -171,6 +189,7 @@ impl Gateway {
             timeout: Duration::from_secs(granted.secs),
             kill_grace: Duration::from_millis(reg.ws.kill_grace_ms),
             sandbox,
+            external,
         };
         // On failure the lease is dropped here, so a refused spawn never holds the workspace.
         let Started { id, exited, confirmed } =

@@ -47,6 +47,7 @@ fn main() {
             timeout: Duration::from_secs(60),
             kill_grace: Duration::from_secs(2),
             sandbox: None,
+            external: None,
         };
         let mut out = std::io::stdout();
 

@@ -49,6 +49,7 @@ async fn run(reaper: &str, mode: &str, argv: &[String]) -> i32 {
         timeout: Duration::from_secs(3600),
         kill_grace: Duration::from_secs(2),
         sandbox: None,
+        external: None,
     };
     let mut out = std::io::stdout();
     match mode {

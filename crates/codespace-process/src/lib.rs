@@ -70,8 +70,9 @@ mod supervisor;
 mod tree;
 mod types;
 
-/// The sandbox policy a [`SpawnRequest`] may carry (re-exported from `codespace-sandbox`).
-pub use codespace_sandbox::SandboxPolicy;
+/// The sandbox and external policies a [`SpawnRequest`] may carry (re-exported from
+/// `codespace-sandbox`).
+pub use codespace_sandbox::{ExternalPolicy, SandboxPolicy};
 pub use error::ProcError;
 pub use reaper::reaper_main;
 pub use spawn::DEFAULT_PATH;

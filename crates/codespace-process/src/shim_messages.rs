@@ -58,8 +58,8 @@
 
 use std::ffi::OsString;
 
-use codespace_sandbox::SandboxPolicy;
 use codespace_sandbox::envelope::{self, EnvelopeError};
+use codespace_sandbox::{ExternalPolicy, SandboxPolicy};
 
 /// The shim could not start the command (also sent as a `Failed` report).
 pub(crate) const EXIT_SPAWN_FAILED: i32 = 127;
@@ -78,6 +78,8 @@ pub(crate) struct ShimArgs {
     pub(crate) cwd_fd: i32,
     pub(crate) tty: bool,
     pub(crate) sandbox: Option<SandboxPolicy>,
+    /// Confinement without namespaces (never with `sandbox`).
+    pub(crate) external: Option<ExternalPolicy>,
     /// The child's `PATH`, on which `argv[0]` is looked up.
     pub(crate) search_path: OsString,
     pub(crate) argv: Vec<OsString>,
@@ -110,6 +112,12 @@ impl ShimArgs {
         }
         if self.argv.is_empty() {
             return Err("argv must not be empty".into());
+        }
+        if self.sandbox.is_some() && self.external.is_some() {
+            return Err("a sandbox and an external policy are exclusive".into());
+        }
+        if let Some(p) = &self.external {
+            p.check().map_err(|e| format!("external: {e}"))?;
         }
         self.sandbox.as_ref().map_or(Ok(()), |p| p.check().map_err(|e| format!("sandbox: {e}")))
     }

@@ -107,6 +107,7 @@ pub(crate) struct ShimSpec<'a> {
     pub(crate) cwd: OwnedFd,
     pub(crate) tty: bool,
     pub(crate) sandbox: Option<codespace_sandbox::SandboxPolicy>,
+    pub(crate) external: Option<codespace_sandbox::ExternalPolicy>,
     pub(crate) rows: u16,
     pub(crate) cols: u16,
 }
@@ -131,6 +132,7 @@ pub(crate) async fn start_shim(
         cwd_fd: cwd.as_raw_fd(),
         tty: spec.tty,
         sandbox: spec.sandbox.take(),
+        external: spec.external.take(),
         search_path: spec.search_path.into(),
         argv: spec.argv.iter().map(OsString::from).collect(),
     };

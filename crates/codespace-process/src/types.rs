@@ -42,6 +42,11 @@ pub struct SpawnRequest {
     /// command does not run: [`ProcError::SpawnFailed`](crate::ProcError::SpawnFailed).
     /// `None` runs the command unconfined.
     pub sandbox: Option<codespace_sandbox::SandboxPolicy>,
+    /// Run without namespaces but confined by [`codespace_sandbox::confine`] (no new
+    /// privileges, Landlock and seccomp as the policy asks, no capabilities), for a
+    /// workspace whose isolation boundary is the pod or VM. If that cannot be applied the
+    /// command does not run. Never set together with `sandbox`.
+    pub external: Option<codespace_sandbox::ExternalPolicy>,
 }
 
 /// A started process.

@@ -231,10 +231,23 @@ pub struct ProcessInfo {
 pub struct IsolationInfo {
     /// Always true: file tools resolve beneath the registered root and never follow links.
     pub file_tools_workspace_scoped: bool,
-    /// `none` or `linux-sandbox`: what confines commands in this process.
+    /// `none`, `linux-sandbox` or `external`: what confines commands in this process.
     pub command_sandbox: CommandSandbox,
-    /// The operator's `sandbox` setting: `on` or `off`.
+    /// The operator's `sandbox` setting: `on`, `off` or `external`.
     pub sandbox_setting: SandboxSetting,
+    /// Under `sandbox: "external"`: what this server still enforces on commands, and what
+    /// it leaves to the pod or VM the operator declared the boundary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalIsolation>,
+}
+
+/// What confines commands of a workspace whose isolation boundary is the pod or VM.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub struct ExternalIsolation {
+    /// What this server enforces on every command there, one phrase each.
+    pub enforced: Vec<String>,
+    /// What it does not (the pod or VM must), one phrase each.
+    pub not_enforced: Vec<String>,
 }
 
 /// The network policy for commands.
@@ -266,6 +279,9 @@ pub enum CommandSandbox {
     /// Nothing: commands run unconfined, or are refused.
     None,
     LinuxSandbox,
+    /// No namespaces (the pod or VM is the boundary), but no new privileges, Landlock and
+    /// seccomp where the kernel has them: `external` says which.
+    External,
 }
 
 /// Whether a policy is actually enforced on commands.

@@ -19,7 +19,9 @@ mod walks;
 // beneath the runner that reach the disk or processes, on which the gateway may not depend.
 // The only re-exports across crates the tidy check allows here.
 pub use codespace_fs::{Cancel, FsError, Progress, WorkspacePath};
-pub use codespace_process::{ProcError, SandboxPolicy, TTY_COLS, TTY_ROWS, Terminate, WaitFor};
+pub use codespace_process::{
+    ExternalPolicy, ProcError, SandboxPolicy, TTY_COLS, TTY_ROWS, Terminate, WaitFor,
+};
 pub use codespace_watch::{BadCursor, Cursor, MAX_VERSION_ENTRIES, WatchReport};
 pub use local::{Hook, LocalRunner, OpenError, WriteHook};
 pub use remote::{

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use codespace_fs::{Cancel, Progress};
-use codespace_process::SandboxPolicy;
+use codespace_process::{ExternalPolicy, SandboxPolicy};
 
 use crate::ops::{self, Failed, Job, Run, RunBlocking, RunWalk};
 use crate::remote::SocketRunner;
@@ -23,6 +23,8 @@ pub struct SpawnJob {
     /// SIGTERM to SIGKILL when the command is ended; the most a terminate may ask for.
     pub kill_grace: Duration,
     pub sandbox: Option<SandboxPolicy>,
+    /// Confinement without namespaces, for an externally isolated workspace.
+    pub external: Option<ExternalPolicy>,
 }
 
 /// A command the runner started, or may have started.

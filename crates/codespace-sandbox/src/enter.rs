@@ -44,7 +44,7 @@ use crate::policy::SandboxPolicy;
 pub const LANDLOCK_ABI: ABI = ABI::V7;
 
 /// Devices a command may open for reading, writing and ioctl (a missing one is skipped).
-const DEVICES: [&str; 8] = [
+pub(crate) const DEVICES: [&str; 8] = [
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -55,7 +55,7 @@ const DEVICES: [&str; 8] = [
     "/dev/pts",
 ];
 /// Writable scratch space private to the sandbox.
-const SCRATCH: [&str; 2] = ["/tmp", "/dev/shm"];
+pub(crate) const SCRATCH: [&str; 2] = ["/tmp", "/dev/shm"];
 
 /// The canonical roots the launcher bound into the new root.
 #[derive(Debug, Default)]
@@ -125,7 +125,7 @@ pub(crate) fn enter(
     drop_capabilities()
 }
 
-fn set_no_new_privs() -> Result<(), SandboxError> {
+pub(crate) fn set_no_new_privs() -> Result<(), SandboxError> {
     rustix::thread::set_no_new_privs(true).map_err(|e| SandboxError::errno("no_new_privs", e))
 }
 
@@ -180,7 +180,7 @@ fn landlock(policy: &SandboxPolicy, visible: &Visible) -> Result<(), SandboxErro
     Ok(())
 }
 
-fn path_fd(path: &Path) -> Result<PathFd, SandboxError> {
+pub(crate) fn path_fd(path: &Path) -> Result<PathFd, SandboxError> {
     PathFd::new(path)
         .map_err(|e| SandboxError::other("landlock", format!("{}: {e}", path.display())))
 }
@@ -304,7 +304,7 @@ fn namespace_rules() -> Result<[(i64, Vec<SeccompRule>); 2], SandboxError> {
 }
 
 /// `capset` with every set empty, and the ambient set cleared.
-fn drop_capabilities() -> Result<(), SandboxError> {
+pub(crate) fn drop_capabilities() -> Result<(), SandboxError> {
     rustix::thread::clear_ambient_capability_set()
         .map_err(|e| SandboxError::errno("ambient capabilities", e))?;
     let none = CapabilitySets {

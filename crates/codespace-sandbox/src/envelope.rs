@@ -14,8 +14,8 @@ use serde::de::DeserializeOwned;
 
 /// The version of every message's layout. Raise it whenever any message changes, or what
 /// the shim understands of the supervisor's signals (2: SIGUSR1 asks it to send SIGTERM to
-/// its tree).
-pub const VERSION: u32 = 2;
+/// its tree; 3: the shim's external policy).
+pub const VERSION: u32 = 3;
 
 /// The largest frame [`frame`] makes and a reader should accept.
 pub const MAX_FRAME: u32 = 1 << 20;

@@ -26,6 +26,10 @@ pub struct HostProbe {
     pub mount_and_pid_namespaces: bool,
     /// openat2(2) with RESOLVE_BENEATH works.
     pub openat2: bool,
+    /// AppArmor's `kernel.apparmor_restrict_unprivileged_userns` (Ubuntu 23.10+): `Some(true)`
+    /// when unprivileged user namespaces are restricted (then the namespace probes above
+    /// fail unless a profile allows this binary), `None` when the kernel has no such knob.
+    pub apparmor_restricts_userns: Option<bool>,
 }
 
 impl HostProbe {
@@ -67,7 +71,14 @@ pub fn probe() -> HostProbe {
         user_and_network_namespaces: namespaces(),
         mount_and_pid_namespaces: mount_and_pid_namespaces(),
         openat2: openat2(),
+        apparmor_restricts_userns: apparmor_restricts_userns(),
     }
+}
+
+#[expect(clippy::disallowed_methods, reason = "reads one sysctl of the host")]
+fn apparmor_restricts_userns() -> Option<bool> {
+    let text = std::fs::read_to_string("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+    text.ok().map(|t| t.trim() != "0")
 }
 
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;

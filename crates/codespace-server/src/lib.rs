@@ -41,7 +41,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use codespace_gateway::{Gateway, GatewayConfig, HostFacts, Workspaces};
+use codespace_gateway::{Gateway, GatewayConfig, Workspaces};
 use codespace_runner::WorkerFaults;
 use codespace_store::Store;
 use rmcp::ServiceExt;
@@ -213,7 +213,7 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
             key,
             // Without every layer of the sandbox, a `sandbox: "on"` workspace refuses
             // commands instead of running them weaker.
-            host: HostFacts { sandbox_missing: codespace_sandbox::probe().missing() },
+            host: doctor::at_start(&registry),
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             store: Arc::new(store),
             runner: Arc::new(runner),

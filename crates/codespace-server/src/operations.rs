@@ -182,7 +182,7 @@ fn operator_gateway(registry: &RegistryArgs, ledger: &LedgerArgs) -> Result<Gate
         GatewayConfig {
             // The operator's commands make no hold, so no seal needs to outlive this process.
             key: crate::server_key::ephemeral(),
-            host: HostFacts { sandbox_missing: vec![] },
+            host: HostFacts::default(),
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             store: Arc::new(store),
             runner: Arc::new(runner),

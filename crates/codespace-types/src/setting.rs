@@ -66,6 +66,10 @@ words! {
         On = "on",
         // The explicit opt-out.
         Off = "off",
+        // The pod or VM the server runs in is the isolation boundary (the operator says
+        // so): no namespaces, but no new privileges, Landlock and seccomp where the kernel
+        // has them, and each reported.
+        External = "external",
     }
 }
 

@@ -14,12 +14,12 @@ use crate::{Gateway, MAX_WAITERS};
 
 impl Gateway {
     /// Commands run only where policy and the sandbox setting allow it: with sandbox=on and
-    /// no sandbox built, they are refused, not run unconfined. Under approvals=confirm they
+    /// no sandbox built, they are refused, not run unconfined (nor externally confined). Under approvals=confirm they
     /// wait in a hold, and still run once granted.
     pub(super) fn process_info(&self, ws: &Workspace, sandboxed: bool) -> ProcessInfo {
         let available = host_env(ws)
             && allow(ws, Action::Exec).is_ok()
-            && (self.host.command_sandbox() || ws.sandbox == SandboxSetting::Off)
+            && (self.host.command_sandbox() || ws.sandbox != SandboxSetting::On)
             && tool_live(tool::EXEC_COMMAND);
         ProcessInfo {
             available,

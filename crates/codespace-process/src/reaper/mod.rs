@@ -22,7 +22,10 @@
 //!    exec'ing (namespaces, a private root, Landlock, seccomp, no capabilities; the child
 //!    then ends exactly as the command does); if any step fails, nothing is exec'd and the
 //!    shim reports `failed` with the step and reason (sent back on a private close-on-exec
-//!    pipe), so nothing runs unsandboxed.
+//!    pipe), so nothing runs unsandboxed. With an external policy instead (the pod is the
+//!    boundary), the shim first confines itself ([`codespace_sandbox::confine`]: no new
+//!    privileges, Landlock and seccomp as asked, no capabilities), so the command inherits
+//!    it; a failure is reported the same way and nothing runs.
 //!    Then it points its own fds 0-2 at `/dev/null`, holding no end of the command's stdio.
 //! 5. Waits. A term request (SIGUSR1 from the supervisor, when it ends the command with a
 //!    grace) sends SIGTERM (and SIGCONT) to every descendant, once. A kill request (SIGTERM
@@ -88,6 +91,7 @@ fn run(args: &ShimArgs) -> i32 {
         None => PathSearch::new(&args.argv[0], &args.search_path)
             .find()
             .map_err(|e| ShimReport::Failed { errno: e.errno, message: e.message })
+            .and_then(|exe| confine(args).map(|()| exe))
             .and_then(|exe| command::spawn_plain(args, &exe)),
     };
     let main = match main {
@@ -110,6 +114,16 @@ fn run(args: &ShimArgs) -> i32 {
     send(&mut report, &line);
     reap::clean_up(&set);
     code
+}
+
+/// Under an external policy, confines the shim itself (and so the command and everything
+/// it starts) before the command starts; a failure is the command's spawn failure.
+fn confine(args: &ShimArgs) -> Result<(), ShimReport> {
+    let Some(policy) = &args.external else { return Ok(()) };
+    codespace_sandbox::confine(policy).map_err(|e| ShimReport::Failed {
+        errno: e.errno,
+        message: format!("{}: {e}", args.argv[0].to_string_lossy()),
+    })
 }
 
 /// Steps 1-3 of the module docs: session, parent-death signal, signal mask, descriptors,

@@ -11,6 +11,7 @@ fn args() -> ShimArgs {
         cwd_fd: 8,
         tty: true,
         sandbox: None,
+        external: None,
         search_path: "/usr/bin:bin::-odd".into(),
         argv: vec!["printf".into(), "%s\n".into(), "a b".into(), "--".into(), "-x".into()],
     }

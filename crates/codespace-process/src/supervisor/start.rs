@@ -64,6 +64,7 @@ impl Supervisor {
             cwd,
             tty: req.tty,
             sandbox: req.sandbox.clone(),
+            external: req.external.clone(),
             rows: TTY_ROWS,
             cols: TTY_COLS,
         };

@@ -46,6 +46,7 @@ pub(crate) fn req(argv: &[&str]) -> SpawnRequest {
         // SIGKILL at once, as the tree tests expect; the grace has its own tests.
         kill_grace: Duration::ZERO,
         sandbox: None,
+        external: None,
     }
 }
 

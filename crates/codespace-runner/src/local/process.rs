@@ -33,6 +33,7 @@ impl LocalRunner {
             timeout: job.timeout,
             kill_grace: job.kill_grace,
             sandbox: job.sandbox,
+            external: job.external,
         };
         Ok(self.supervisor.spawn_as(id, req).await?)
     }

@@ -25,6 +25,7 @@ mod contract;
 mod docs;
 mod elicitation;
 mod exec_wait;
+mod external;
 mod files;
 mod files_bounds;
 mod files_search;

@@ -17,7 +17,15 @@ const ALLOWED: &[(&str, &str, &[&str], &str)] = &[
     (
         "codespace-runner/src/lib.rs",
         "codespace_process",
-        &["ProcError", "SandboxPolicy", "TTY_COLS", "TTY_ROWS", "Terminate", "WaitFor"],
+        &[
+            "ExternalPolicy",
+            "ProcError",
+            "SandboxPolicy",
+            "TTY_COLS",
+            "TTY_ROWS",
+            "Terminate",
+            "WaitFor",
+        ],
         "words of the Runner interface the gateway names; the gateway may not depend on \
          codespace-process, which starts processes",
     ),
@@ -31,8 +39,8 @@ const ALLOWED: &[(&str, &str, &[&str], &str)] = &[
     (
         "codespace-process/src/lib.rs",
         "codespace_sandbox",
-        &["SandboxPolicy"],
-        "the supervisor's configuration speaks the sandbox's policy, and the runner names it \
+        &["ExternalPolicy", "SandboxPolicy"],
+        "the supervisor's configuration speaks the sandbox's policies, and the runner names it \
          through the supervisor",
     ),
     (
