@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use codespace_protocol::{ApprovalState, Decision};
-use codespace_runner::Runner;
+use codespace_runner::{Runner, RunnerCounters, ops};
 use codespace_store::{Cas, HoldFilter, Store, Tally};
 use serde::Serialize;
 
@@ -23,6 +23,9 @@ pub struct Gauges {
     /// What waits in the ledger: holds for a person, instructions for the agent. `None`
     /// when the ledger could not be read.
     pub ledger: Option<Tally>,
+    /// The runner's counters (watcher resyncs, spilled output); `None` when it could not be
+    /// asked (a lost worker).
+    pub runner: Option<RunnerCounters>,
 }
 
 impl Gateway {
@@ -67,7 +70,13 @@ impl Gateway {
     pub async fn gauges(&self) -> Gauges {
         let (requests, processes) = self.leases.in_use();
         let ledger = self.ledger.run(|store| Ok(store.tally()?)).await.ok();
-        Gauges { live_processes: processes as u64, mutations_in_flight: requests as u64, ledger }
+        let runner = self.runner.run(ops::Counters {}).await.ok();
+        Gauges {
+            runner,
+            live_processes: processes as u64,
+            mutations_in_flight: requests as u64,
+            ledger,
+        }
     }
 }
 

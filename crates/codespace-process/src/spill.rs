@@ -51,6 +51,8 @@ pub(crate) struct SpillDir {
     /// The directory, opened and `flock`ed: the lock says "alive" to a sweeping start.
     dir: OwnedFd,
     next: AtomicU64,
+    /// Bytes written to this directory's files since it was made (the metrics' count).
+    written: AtomicU64,
 }
 
 impl SpillDir {
@@ -83,12 +85,22 @@ impl SpillDir {
             let held = rustix::fs::fstat(&dir)?;
             match rustix::fs::lstat(&path) {
                 Ok(now) if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino) => {
-                    return Ok(Arc::new(SpillDir { path, dir, next: AtomicU64::new(0) }));
+                    return Ok(Arc::new(SpillDir {
+                        path,
+                        dir,
+                        next: AtomicU64::new(0),
+                        written: AtomicU64::new(0),
+                    }));
                 }
                 _ => continue,
             }
         }
         Err(io::Error::other("could not create a spill directory"))
+    }
+
+    /// Bytes written to spill files so far.
+    pub(crate) fn written(&self) -> u64 {
+        self.written.load(Ordering::Relaxed)
     }
 
     /// The directory's path.
@@ -142,6 +154,7 @@ impl SpillFile {
             let (pos, room) = self.place(at);
             let n = room.min(data.len());
             self.file.write_all_at(&data[..n], pos)?;
+            self.dir.written.fetch_add(n as u64, Ordering::Relaxed);
             at += n as u64;
             data = &data[n..];
         }

@@ -28,7 +28,7 @@ pub use remote::{
     CALL_DEADLINE, ConnectError, SocketRunner, WelcomedGateway, WorkerFaults, serve_gateway,
     serve_worker, welcome_gateway,
 };
-pub use seam::{ProcessFacts, Runner, SpawnJob, Started};
+pub use seam::{ProcessFacts, Runner, RunnerCounters, SpawnJob, Started};
 pub use walks::{FindJob, FindPage, GrepJob, WalkCaps};
 
 use codespace_files::{FilesError, PlanFailure};

@@ -148,6 +148,17 @@ impl Run<ops::WatchReport> for LocalRunner {
     }
 }
 
+impl Run<ops::Counters> for LocalRunner {
+    /// Every watcher's resyncs and the supervisor's spilled bytes.
+    async fn run(&self, _job: ops::Counters) -> Result<crate::RunnerCounters, RunnerError> {
+        let watches = self.workspaces.values().filter_map(|w| w.watch.as_ref());
+        Ok(crate::RunnerCounters {
+            watcher_resyncs: watches.map(|w| w.report().stats.resyncs).sum(),
+            spilled_bytes: self.supervisor.spilled_bytes(),
+        })
+    }
+}
+
 /// Runs blocking file work off the async executor.
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, RunnerError> + Send + 'static,

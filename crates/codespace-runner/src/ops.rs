@@ -162,6 +162,8 @@ ops! {
     /// What the watcher reports (`None`: watching is off).
     run WatchReport { ws: String }
         -> Result<Option<codespace_watch::WatchReport>, RunnerError>, wait(_) = NOW;
+    /// The runner's counters since it started, for the server's metrics.
+    run Counters {} -> Result<crate::RunnerCounters, RunnerError>, wait(_) = NOW;
 
     /// Checks every expected version against the disk, then plans the patch. Writes nothing.
     blocking Prepare { ws: String, patch: String, expected: Vec<(WorkspacePath, Version)> }

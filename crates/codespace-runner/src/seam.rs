@@ -48,6 +48,15 @@ pub struct ProcessFacts {
     pub max_completed: u64,
 }
 
+/// The runner's counters since it started (the server's metrics).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RunnerCounters {
+    /// Watcher resyncs, every workspace's together.
+    pub watcher_resyncs: u64,
+    /// Command output written to spill files.
+    pub spilled_bytes: u64,
+}
+
 /// The runner the gateway talks to.
 #[derive(Debug)]
 pub enum Runner {

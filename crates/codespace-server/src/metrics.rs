@@ -47,6 +47,10 @@ pub struct Metrics {
     pending_holds: Gauge,
     queued_instructions: Gauge,
     ledger_commit: Histogram,
+    watcher_resyncs: Counter,
+    spilled_bytes: Counter,
+    /// Held while the runner's totals are copied in, so two scrapes never add one twice.
+    totals: std::sync::Mutex<()>,
 }
 
 fn call_histogram() -> Histogram {
@@ -97,7 +101,23 @@ impl Metrics {
             Unit::Seconds,
             ledger_commit.clone(),
         );
+        let watcher_resyncs = Counter::default();
+        registry.register(
+            "watcher_resyncs",
+            "Workspace watcher resyncs (each dropped that workspace's caches)",
+            watcher_resyncs.clone(),
+        );
+        let spilled_bytes = Counter::default();
+        registry.register_with_unit(
+            "output_spilled",
+            "Command output written to spill files beyond the in-memory rings",
+            Unit::Bytes,
+            spilled_bytes.clone(),
+        );
         Arc::new(Metrics {
+            totals: std::sync::Mutex::new(()),
+            watcher_resyncs,
+            spilled_bytes,
             registry,
             calls,
             latency,
@@ -130,6 +150,16 @@ impl Metrics {
             .map_or((-1, -1), |t| (t.pending_holds as i64, t.queued_instructions as i64));
         self.pending_holds.set(holds);
         self.queued_instructions.set(queued);
+        // The runner keeps totals; each counter moves up to its total.
+        if let Some(runner) = gauges.runner {
+            let _one = self.totals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            for (counter, total) in [
+                (&self.watcher_resyncs, runner.watcher_resyncs),
+                (&self.spilled_bytes, runner.spilled_bytes),
+            ] {
+                counter.inc_by(total.saturating_sub(counter.get()));
+            }
+        }
         let mut text = String::new();
         prometheus_client::encoding::prometheus_text::encode(&mut text, &self.registry)?;
         Ok(text)

@@ -76,6 +76,9 @@ pub struct CacheStats {
     pub listing_misses: u64,
     /// Cookies that did not come back in time (the call walked instead).
     pub sync_timeouts: u64,
+    /// Resyncs (an overflow, an error, an unclassifiable event, a lagging subscriber): each
+    /// dropped both caches.
+    pub resyncs: u64,
     pub version_entries: u64,
     pub listing_entries: u64,
 }

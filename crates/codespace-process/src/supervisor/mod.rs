@@ -87,6 +87,12 @@ impl Supervisor {
         &self.config
     }
 
+    /// Output bytes written to spill files since this supervisor started (0 before the
+    /// first spill, or without a spill directory).
+    pub fn spilled_bytes(&self) -> u64 {
+        self.spill.get().and_then(Option::as_ref).map_or(0, |d| d.written())
+    }
+
     /// Queues `data` for the process's stdin (written in order, then flushed, by its
     /// writer task); `close` then sends end of file. On pipes, close drops the write end. On
     /// a PTY, close sends the terminal's VEOF character (normally ^D): once if the input so

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::process::{exec, wait_output};
+use crate::process::{exec, wait_exit, wait_output};
 use crate::support::{Env, HttpServer, call, raw_http, refused};
 
 const TOKEN: &str = "pod-token-1";
@@ -68,6 +68,9 @@ async fn probes_answer_without_a_token_and_metrics_count_the_calls() {
     let applied =
         call(&client, "apply_patch", json!({"workspace_id": "w", "patch": patch})).await.unwrap();
     assert_eq!(applied["status"], "applied");
+    // Output beyond the in-memory ring spills.
+    let seq = exec(&client, "w", &["seq", "1", "600000"], false).await;
+    wait_exit(&client, &seq).await;
     let id = exec(&client, "w", &["sh", "-c", "echo ready; sleep 30"], false).await;
     wait_output(&client, &id, "ready").await;
 
@@ -80,6 +83,8 @@ async fn probes_answer_without_a_token_and_metrics_count_the_calls() {
     assert!(at(r#"codespace_tool_call_duration_seconds_bucket{tool="read",le="+Inf"}"#) == 3.0);
     assert!(at("codespace_ledger_commit_duration_seconds_count") >= 2.0, "{after:?}");
     assert_eq!(at("codespace_live_processes"), 1.0);
+    assert!(at("codespace_output_spilled_bytes_total") > 0.0, "{after:?}");
+    assert_eq!(at("codespace_watcher_resyncs_total"), 0.0);
     // No label value comes from a request's text.
     assert!(after.keys().all(|k| !k.contains("../x")), "{after:?}");
     call(&client, "terminate_process", json!({"process_id": id})).await.unwrap();
@@ -215,4 +220,47 @@ async fn a_traceparent_in_meta_becomes_the_calls_span_in_the_log() {
     let answered = server.post("/mcp", &[&auth, &session_header, version], &body.to_string());
     assert!(answered.body.contains("WORKSPACE_NOT_FOUND"), "{answered:?}");
     server.wait_for_stderr(&format!("trace_id=\"{trace_id}\""), Duration::from_secs(10));
+}
+
+/// A server connected to a worker started on its own (`--runner-socket`): when that
+/// worker dies the server keeps serving HTTP, not ready. (A worker the server started itself
+/// takes the server down with it, so that a supervisor restarts both.)
+#[tokio::test]
+async fn readyz_turns_503_when_the_runner_worker_is_lost() {
+    let mut env = Env::new();
+    env.workspace("w", json!({"profile": "workspace-write", "sandbox": "off"}));
+    let socket = env.path().join("worker.sock");
+    let mut worker = env
+        .command()
+        .arg("worker")
+        .arg("--socket")
+        .arg(&socket)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !socket.exists() {
+        assert!(Instant::now() < deadline, "the worker never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let socket_arg = socket.to_str().unwrap().to_owned();
+    let mut cmd = env.http_command(&["--token", TOKEN, "--runner-socket", &socket_arg]);
+    cmd.env_remove("CODESPACE_RUNNER");
+    let server = HttpServer::start(cmd);
+    assert_eq!(get(&server, "/readyz", "127.0.0.1", None).0, 200);
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, body) = get(&server, "/readyz", "127.0.0.1", None);
+        if status == 503 {
+            assert!(body.contains("runner worker is lost"), "{body}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "/readyz still {status}: {body}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Still alive: the process serves, it is only not ready.
+    assert_eq!(get(&server, "/livez", "127.0.0.1", None).0, 200);
 }

@@ -99,6 +99,7 @@ pub(crate) fn emit(inner: &mut Inner, kind: EventKind) {
     inner.seq += 1;
     if matches!(kind, EventKind::ResyncRequired) {
         inner.caches.clear();
+        inner.caches.stats.resyncs += 1;
     }
     inner.journal.record(inner.seq, &kind);
     let ev = WatchEvent { epoch: inner.epoch, seq: inner.seq, kind };

@@ -84,11 +84,13 @@ fn restart_bumps_the_epoch_and_resets_seq_and_a_forced_resync_is_emitted() {
         sub.recv_timeout(WAIT).unwrap(),
         WatchEvent { epoch: 1, seq: 1, kind: EventKind::ResyncRequired }
     );
+    assert_eq!(w.report().stats.resyncs, 1, "each resync is counted");
     w.restart().unwrap();
     assert_eq!(
         sub.recv_timeout(WAIT).unwrap(),
         WatchEvent { epoch: 2, seq: 1, kind: EventKind::ResyncRequired }
     );
+    assert_eq!(w.report().stats.resyncs, 2, "a restart's resync too, the count kept");
     std::fs::write(dir.path().join("after"), "x").unwrap();
     let ev = until(&sub, |k| matches!(k, EventKind::Create { path } if path == "after"));
     assert_eq!((ev.epoch, ev.seq), (2, 2));
