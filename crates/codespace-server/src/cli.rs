@@ -214,7 +214,7 @@ pub(crate) struct RestoreArgs {
     pub(crate) operation_id: String,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub(crate) struct RegistryArgs {
     /// Workspace registry (JSON). Without it, the current directory is workspace `default`.
     #[arg(long, env = "CODESPACE_CONFIG", value_name = "FILE")]

@@ -12,6 +12,7 @@ mod elicit;
 #[cfg(feature = "conformance-fixtures")]
 mod fixtures;
 mod frame;
+mod hangup;
 pub mod health;
 pub mod http;
 mod http_body;
@@ -243,6 +244,7 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
         };
         let wait = Duration::from_secs(args.elicitation_timeout_secs);
         let handler = mcp::CodeSpace::new(gateway, wait).with_metrics(metrics);
+        runtime.spawn(hangup::watch(args.registry.clone(), registry));
         let served = runtime.block_on(serve_http(handler, args, (token, source), person));
         runner::remove_run_dir(run_dir.as_deref());
         served

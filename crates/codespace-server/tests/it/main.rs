@@ -49,6 +49,7 @@ mod owners_soak;
 mod patch;
 mod paths;
 mod pod;
+mod pod_hangup;
 mod pod_reset;
 mod process;
 mod process_bounds;

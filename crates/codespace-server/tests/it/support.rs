@@ -94,6 +94,12 @@ impl Env {
         root
     }
 
+    /// The registry's workspace entries, for a test that changes them before writing it
+    /// again with [`Env::config`].
+    pub fn workspaces_mut(&mut self) -> &mut BTreeMap<String, Value> {
+        &mut self.workspaces
+    }
+
     pub fn raw_workspace(&mut self, id: &str, entry: Value) {
         self.workspaces.insert(id.to_owned(), entry);
     }
