@@ -17,6 +17,7 @@ mod patch;
 mod pod;
 mod process;
 mod seen;
+mod tasks;
 mod waits;
 mod work;
 mod workspaces;

@@ -254,6 +254,10 @@ error_codes! {
         meaning: "The requestState of a retry is this server's, but the time to answer its question (the elicitation timeout) has passed. Nothing ran and no decision was recorded: the hold stays as it was.",
         next: "Call the tool again without requestState and inputResponses: the same request's pending hold is asked about again, with a fresh requestState.",
     }
+    TaskInterrupted = "TASK_INTERRUPTED" {
+        meaning: "A task's server exited before the task settled, and the task cannot be settled from the ledger: a command or a search is never rerun (its process ended with that server), and a patch task whose operation was never recorded wrote nothing. The task is failed with this code in its error's data.",
+        next: "Look at the workspace as it is now (process_status, changes, operation_status), then call the tool again if the work should still run.",
+    }
     Internal = "INTERNAL" {
         meaning: "An invariant of the server failed; this is a bug.",
         next: "Report it; do not treat it as busy.",

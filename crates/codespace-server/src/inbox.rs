@@ -42,7 +42,8 @@ fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::ApprovalAmbiguous
         | ErrorCode::ApprovalUnverified
         | ErrorCode::ApprovalRootMismatch
-        | ErrorCode::RootReplaced => StatusCode::CONFLICT,
+        | ErrorCode::RootReplaced
+        | ErrorCode::TaskInterrupted => StatusCode::CONFLICT,
         ErrorCode::Unauthorized | ErrorCode::ApprovalPersonRequired => StatusCode::FORBIDDEN,
         ErrorCode::LedgerError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         ErrorCode::ServerDraining => StatusCode::SERVICE_UNAVAILABLE,

@@ -31,6 +31,9 @@ mod runner;
 mod server_key;
 mod signals;
 mod stdio;
+#[cfg(feature = "conformance-fixtures")]
+mod task_fixtures;
+mod tasks;
 mod tools;
 mod trace;
 

@@ -48,6 +48,8 @@ pub struct CodeSpace {
     metrics: Arc<Metrics>,
     /// Where the server is in its life, for `/readyz`.
     health: Arc<crate::health::Health>,
+    /// The tasks this server runs now (the Tasks extension), shared by every session.
+    tasks: Arc<crate::tasks::Running>,
 }
 
 impl CodeSpace {
@@ -64,6 +66,7 @@ impl CodeSpace {
             log_level: SessionLevel::new(),
             metrics: Metrics::new(),
             health: crate::health::Health::new(),
+            tasks: Arc::default(),
         }
     }
 
@@ -231,6 +234,9 @@ impl ServerHandler for CodeSpace {
             .enable_logging()
             .enable_tools()
             .build();
+        let mut capabilities = capabilities;
+        let extensions = capabilities.extensions.get_or_insert_with(Default::default);
+        extensions.insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
         #[cfg(feature = "conformance-fixtures")]
         let capabilities = crate::fixtures::capabilities(capabilities);
         ServerConfig::new(capabilities)
@@ -277,6 +283,8 @@ impl ServerHandler for CodeSpace {
         let mut tools = self.tools.as_ref().clone();
         #[cfg(feature = "conformance-fixtures")]
         tools.extend(crate::fixtures::tools());
+        #[cfg(feature = "conformance-fixtures")]
+        tools.extend(crate::task_fixtures::tools());
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -284,6 +292,9 @@ impl ServerHandler for CodeSpace {
         let found = self.tools.iter().find(|t| t.name == name).cloned();
         #[cfg(feature = "conformance-fixtures")]
         let found = found.or_else(|| crate::fixtures::tools().into_iter().find(|t| t.name == name));
+        #[cfg(feature = "conformance-fixtures")]
+        let found =
+            found.or_else(|| crate::task_fixtures::tools().into_iter().find(|t| t.name == name));
         found
     }
 
@@ -294,6 +305,15 @@ impl ServerHandler for CodeSpace {
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.clone();
         let name = name.as_ref();
+        if let Some(answer) =
+            crate::tasks::start(&self.gateway, &self.tasks, &request, &context).await
+        {
+            return answer;
+        }
+        #[cfg(feature = "conformance-fixtures")]
+        if let Some(answer) = crate::task_fixtures::call(&request, &context).await {
+            return answer;
+        }
         #[cfg(feature = "conformance-fixtures")]
         if let Some(answer) = crate::fixtures::call(name, &request, &context).await {
             return answer;
@@ -317,6 +337,30 @@ impl ServerHandler for CodeSpace {
     ) -> Result<rmcp::model::CustomResult, McpError> {
         let message = format!("Method not found: {}", request.method);
         Err(McpError::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, message, None))
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        crate::tasks::get(&self.gateway, request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        crate::tasks::update(&self.gateway, request.task_id).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        crate::tasks::cancel(&self.gateway, &self.tasks, request.task_id).await
     }
 
     #[cfg(feature = "conformance-fixtures")]

@@ -62,7 +62,7 @@ mod undo;
 
 pub use codespace_types::{
     ApprovalState, ChangeKind, Decision, Delivery, EventName, HeldTool, IntentKind, IntentState,
-    Version, WorkState,
+    TaskState, Version, WorkState,
 };
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
@@ -71,7 +71,7 @@ pub use model::{
     PlannedFile, Retention, UndoKept,
 };
 pub use store::{
-    BUSY_TIMEOUT, ChangeStamp, CommitObserver, Draft, Drafted, IntentRow, Store, Tally, WorkRow,
-    Works,
+    BUSY_TIMEOUT, ChangeStamp, CommitObserver, Draft, Drafted, IntentRow, Store, Tally, TaskRow,
+    TaskSettle, WorkRow, Works,
 };
 pub use undo::UndoLog;

@@ -64,6 +64,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0010_owners",
         sql: include_str!("../migrations/0010_owners.sql"),
     },
+    Migration {
+        version: 11,
+        name: "0011_tasks",
+        sql: include_str!("../migrations/0011_tasks.sql"),
+    },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).

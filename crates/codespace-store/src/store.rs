@@ -28,6 +28,8 @@
 //! - `works`: works and intents, read and changed in one transaction by the gateway
 //!   (`works/statements.rs`: the SQL; `works/columns.rs`: stored columns into rows).
 //! - `tally`: how many holds wait for a person and instructions for the agent (metrics).
+//! - `tasks`: the tasks of the MCP Tasks extension: created before the client hears of
+//!   them, settled once, taken over from a dead owner.
 //! - `sql`: the column texts of statuses, kinds, event names and versions, both ways.
 
 mod busy;
@@ -43,6 +45,7 @@ mod retention;
 mod sql;
 mod stamp;
 mod tally;
+mod tasks;
 mod undo_rows;
 mod works;
 
@@ -55,6 +58,7 @@ pub use busy::BUSY_TIMEOUT;
 pub use drafts::{Draft, Drafted};
 pub use stamp::ChangeStamp;
 pub use tally::Tally;
+pub use tasks::{TaskRow, TaskSettle};
 pub use works::{IntentRow, WorkRow, Works};
 
 use crate::error::{StoreError, is_storage_failure};

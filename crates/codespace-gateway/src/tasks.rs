@@ -1,0 +1,83 @@
+//! The ledger's tasks (the MCP Tasks extension), each call on the blocking pool: created
+//! before the client hears of them, changed and settled once by their owner, and taken
+//! over from an owner that is gone.
+
+use codespace_store::{TaskRow, TaskSettle, TaskState};
+
+use crate::{Gateway, GatewayError};
+
+/// Unix milliseconds now.
+fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+impl Gateway {
+    /// Records `task` (its creation time now) as this server's; it is committed when this
+    /// returns, so a `CreateTaskResult` sent after it names a task that survives a restart.
+    pub async fn task_create(&self, mut task: TaskRow) -> Result<TaskRow, GatewayError> {
+        task.created_at_ms = now_ms();
+        task.updated_at_ms = task.created_at_ms;
+        task.owner = self.ledger.instance_id();
+        self.ledger
+            .run(move |store| {
+                store.create_task(&task)?;
+                Ok(task)
+            })
+            .await
+    }
+
+    /// The task `task_id` as the ledger has it; `None` when unknown.
+    pub async fn task(&self, task_id: String) -> Result<Option<TaskRow>, GatewayError> {
+        self.ledger.run(move |store| Ok(store.task(&task_id)?)).await
+    }
+
+    /// Moves an unsettled task between `working` and `input_required`, or notes its
+    /// process; `false` once it settled.
+    pub async fn task_progress(
+        &self,
+        task_id: String,
+        state: TaskState,
+        message: Option<String>,
+        process_id: Option<String>,
+    ) -> Result<bool, GatewayError> {
+        self.ledger
+            .run(move |store| {
+                let (message, process) = (message.as_deref(), process_id.as_deref());
+                Ok(store.update_task(&task_id, state, message, process, now_ms())?)
+            })
+            .await
+    }
+
+    /// Settles the task once; `false` when it had settled already.
+    pub async fn task_settle(
+        &self,
+        task_id: String,
+        settle: TaskSettle,
+    ) -> Result<bool, GatewayError> {
+        self.ledger.run(move |store| Ok(store.settle_task(&task_id, &settle, now_ms())?)).await
+    }
+
+    /// Records that the client cancelled the task; `false` when it had settled already.
+    pub async fn task_cancel(&self, task_id: String) -> Result<bool, GatewayError> {
+        self.ledger.run(move |store| Ok(store.request_task_cancel(&task_id, now_ms())?)).await
+    }
+
+    /// An unsettled task whose owner is gone (its server exited, however it exited) is
+    /// taken over by this server with one compare-and-swap; `true` when this call won it
+    /// and must settle it. A task of a live server (this one included) is left alone.
+    pub async fn task_take_over(&self, task: &TaskRow) -> Result<bool, GatewayError> {
+        if task.state.is_terminal() {
+            return Ok(false);
+        }
+        let (id, owner) = (task.task_id.clone(), task.owner.clone());
+        self.ledger
+            .run(move |store| {
+                if store.owner_alive(owner.as_deref()) {
+                    return Ok(false);
+                }
+                Ok(store.take_over_task(&id, owner.as_deref())?)
+            })
+            .await
+    }
+}

@@ -1,0 +1,205 @@
+//! Tasks of the MCP Tasks extension ([`TaskRow`]): written before the client hears of
+//! them, settled once, and taken over from a dead owner with one compare-and-swap.
+
+use codespace_types::TaskState;
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::Store;
+use crate::error::StoreError;
+
+/// One task as the ledger keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRow {
+    /// `task-<uuid v4>`, minted by the server.
+    pub task_id: String,
+    /// The tool the task runs.
+    pub tool: String,
+    pub workspace_id: Option<String>,
+    /// `apply_patch`: the key its operation is recorded under in `workspace_id`.
+    pub operation_key: Option<String>,
+    /// A command task: the process it started.
+    pub process_id: Option<String>,
+    /// The instance running it; `None` for nobody alive.
+    pub owner: Option<String>,
+    pub state: TaskState,
+    pub status_message: Option<String>,
+    /// A completed task's tool result (JSON).
+    pub result: Option<String>,
+    /// A failed task's JSON-RPC error (JSON).
+    pub error: Option<String>,
+    /// `tasks/cancel` asked for it and the owner has not settled it yet.
+    pub cancel_requested: bool,
+    pub ttl_ms: Option<u64>,
+    /// Unix milliseconds.
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+/// How a task settles: its terminal state and what it keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSettle {
+    /// `Completed`, `Failed` or `Cancelled` (anything else is refused).
+    pub state: TaskState,
+    pub status_message: Option<String>,
+    pub result: Option<String>,
+    pub error: Option<String>,
+}
+
+const COLUMNS: &str = "task_id, tool, workspace_id, operation_key, process_id, owner, state, \
+                       status_message, result, error, cancel_requested, ttl_ms, created_at_ms, \
+                       updated_at_ms";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<(TaskRow, String)> {
+    let state: String = r.get(6)?;
+    let ttl: Option<i64> = r.get(11)?;
+    Ok((
+        TaskRow {
+            task_id: r.get(0)?,
+            tool: r.get(1)?,
+            workspace_id: r.get(2)?,
+            operation_key: r.get(3)?,
+            process_id: r.get(4)?,
+            owner: r.get(5)?,
+            state: TaskState::Working,
+            status_message: r.get(7)?,
+            result: r.get(8)?,
+            error: r.get(9)?,
+            cancel_requested: r.get::<_, i64>(10)? != 0,
+            ttl_ms: ttl.and_then(|t| u64::try_from(t).ok()),
+            created_at_ms: r.get(12)?,
+            updated_at_ms: r.get(13)?,
+        },
+        state,
+    ))
+}
+
+impl Store {
+    /// Records a new task owned by this process's instance, committed (fsynced) before it
+    /// returns: the task exists before the client hears its id.
+    pub fn create_task(&self, task: &TaskRow) -> Result<(), StoreError> {
+        let owner = self.instance_id().map(str::to_owned);
+        let ttl = task.ttl_ms.map(|t| i64::try_from(t).unwrap_or(i64::MAX));
+        self.write(|conn| {
+            conn.prepare_cached(&format!(
+                "INSERT INTO tasks ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, NULL, \
+                 0, ?9, ?10, ?10)"
+            ))?
+            .execute(params![
+                task.task_id,
+                task.tool,
+                task.workspace_id,
+                task.operation_key,
+                task.process_id,
+                owner,
+                task.state.as_str(),
+                task.status_message,
+                ttl,
+                task.created_at_ms,
+            ])?;
+            Ok(())
+        })
+    }
+
+    /// The task `task_id`; `Ok(None)` when the ledger has none.
+    pub fn task(&self, task_id: &str) -> Result<Option<TaskRow>, StoreError> {
+        let found = self.read(|conn| {
+            Ok(conn
+                .prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE task_id = ?1"))?
+                .query_row(params![task_id], row)
+                .optional()?)
+        })?;
+        let Some((mut task, state)) = found else { return Ok(None) };
+        task.state = state.parse().map_err(|e: codespace_types::UnknownWord| {
+            StoreError::CorruptRow { operation_id: task_id.to_owned(), detail: e.to_string() }
+        })?;
+        Ok(Some(task))
+    }
+
+    /// Notes the process a command task started, or a non-terminal state change (`working`
+    /// and `input_required` both ways, with its message); `false` once it has settled.
+    pub fn update_task(
+        &self,
+        task_id: &str,
+        state: TaskState,
+        status_message: Option<&str>,
+        process_id: Option<&str>,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        if state.is_terminal() {
+            return Err(StoreError::InvalidInput {
+                reason: format!("a task settles through settle_task, not to {state}"),
+            });
+        }
+        self.write(|conn| {
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE tasks SET state = ?2, status_message = ?3, \
+                     process_id = coalesce(?4, process_id), updated_at_ms = ?5 \
+                     WHERE task_id = ?1 AND state IN ('working', 'input_required')",
+                )?
+                .execute(params![task_id, state.as_str(), status_message, process_id, now_ms])?;
+            Ok(changed == 1)
+        })
+    }
+
+    /// Settles the task once: `false` when it had settled already (the first settlement
+    /// stands, as an operation's terminal status does).
+    pub fn settle_task(
+        &self,
+        task_id: &str,
+        settle: &TaskSettle,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        if !settle.state.is_terminal() {
+            return Err(StoreError::InvalidInput {
+                reason: format!("a task settles in a terminal state, not {}", settle.state),
+            });
+        }
+        self.write(|conn| {
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE tasks SET state = ?2, status_message = ?3, result = ?4, error = ?5, \
+                     updated_at_ms = ?6 \
+                     WHERE task_id = ?1 AND state IN ('working', 'input_required')",
+                )?
+                .execute(params![
+                    task_id,
+                    settle.state.as_str(),
+                    settle.status_message,
+                    settle.result,
+                    settle.error,
+                    now_ms
+                ])?;
+            Ok(changed == 1)
+        })
+    }
+
+    /// Marks an unsettled task for cancellation (its owner stops it and settles it
+    /// `cancelled`); `false` when it had settled already or is unknown.
+    pub fn request_task_cancel(&self, task_id: &str, now_ms: i64) -> Result<bool, StoreError> {
+        self.write(|conn| {
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE tasks SET cancel_requested = 1, updated_at_ms = ?2 \
+                     WHERE task_id = ?1 AND state IN ('working', 'input_required')",
+                )?
+                .execute(params![task_id, now_ms])?;
+            Ok(changed == 1)
+        })
+    }
+
+    /// Takes an unsettled task over from `from`, its owner as read (dead, or `None`): of
+    /// every process that noticed, exactly one gets `true` and settles it.
+    pub fn take_over_task(&self, task_id: &str, from: Option<&str>) -> Result<bool, StoreError> {
+        let me = self.instance_id().map(str::to_owned);
+        self.write(|conn| {
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE tasks SET owner = ?3 WHERE task_id = ?1 AND owner IS ?2 \
+                     AND state IN ('working', 'input_required')",
+                )?
+                .execute(params![task_id, from, me])?;
+            Ok(changed == 1)
+        })
+    }
+}
