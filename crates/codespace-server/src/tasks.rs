@@ -62,8 +62,11 @@ impl Running {
 
 /// Whether the tool `name` runs as a task when the client declared the extension.
 fn runs_as_task(name: &str) -> bool {
-    let fixture = cfg!(feature = "conformance-fixtures") && crate::task_fixtures::is_task(name);
-    matches!(name, tool::APPLY_PATCH | tool::EXEC_COMMAND | tool::GREP) || fixture
+    #[cfg(feature = "conformance-fixtures")]
+    if crate::task_fixtures::is_task(name) {
+        return true;
+    }
+    matches!(name, tool::APPLY_PATCH | tool::EXEC_COMMAND | tool::GREP)
 }
 
 /// Whether this request declared the extension (in its `_meta` or at `initialize`).
