@@ -2,7 +2,8 @@
 //! before the client hears of them, changed and settled once by their owner, and taken
 //! over from an owner that is gone.
 
-use codespace_store::{TaskRow, TaskSettle, TaskState};
+use codespace_store::{TaskRow, TaskSettle};
+use codespace_types::TaskState;
 
 use crate::{Gateway, GatewayError};
 

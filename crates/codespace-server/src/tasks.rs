@@ -22,7 +22,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use codespace_gateway::{Gateway, GatewayError};
 use codespace_protocol::{ErrorBody, ErrorCode, OperationStatusParams, tool};
-use codespace_store::{TaskRow, TaskSettle, TaskState};
+use codespace_store::{TaskRow, TaskSettle};
+use codespace_types::TaskState;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CreateTaskResult, DetailedTask, GetTaskResult,
     JsonObject, Task, TaskPayload, TaskStatus,

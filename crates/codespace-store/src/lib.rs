@@ -62,7 +62,7 @@ mod undo;
 
 pub use codespace_types::{
     ApprovalState, ChangeKind, Decision, Delivery, EventName, HeldTool, IntentKind, IntentState,
-    TaskState, Version, WorkState,
+    Version, WorkState,
 };
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;

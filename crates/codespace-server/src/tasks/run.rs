@@ -6,8 +6,8 @@
 use codespace_fs::{Cancel, Progress};
 use codespace_gateway::{ExecWait, Gateway, GatewayError};
 use codespace_protocol::{ExecCommandParams, TerminateProcessParams, tool};
-use codespace_store::{TaskSettle, TaskState};
-use codespace_types::ProcessState;
+use codespace_store::TaskSettle;
+use codespace_types::{ProcessState, TaskState};
 use rmcp::model::JsonObject;
 use serde::Serialize;
 use serde::de::DeserializeOwned;

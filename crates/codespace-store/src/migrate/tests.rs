@@ -61,6 +61,7 @@ fn an_empty_database_migrates_to_the_schema_version_once() {
             "operation_files",
             "operation_undo",
             "operations",
+            "tasks",
             "works"
         ]
     );

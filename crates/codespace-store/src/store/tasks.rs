@@ -203,3 +203,6 @@ impl Store {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
