@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use codespace_policy::Action;
 use codespace_protocol::{
-    DEFAULT_FIND_LIMIT, DEFAULT_GREP_LIMIT, DEFAULT_READ_LIMIT, FindParams, FindResult,
+    DEFAULT_FIND_LIMIT, DEFAULT_GREP_LIMIT, DEFAULT_READ_LIMIT, Encoding, FindParams, FindResult,
     GREP_MAX_FILES, GREP_MAX_LINE_BYTES, GREP_MAX_REGEX_BYTES, GREP_MAX_SEARCH_LINE_BYTES,
     GREP_TIME_BUDGET_MS, GrepMatch, GrepParams, GrepResult, MAX_GREP_LIMIT, MAX_VERSION_PATHS,
     MAX_WALK_DEPTH, MAX_WALK_DIRECTORIES, MAX_WALK_ENTRIES, PathVersion, ReadParams, ReadResult,
@@ -53,24 +53,32 @@ impl Gateway {
             .runner
             .run(ops::Read { ws: p.workspace_id.clone(), path, offset, limit: window as usize })
             .await?;
-        let byte_count = w.data.len() as u64;
-        let end = offset.saturating_add(byte_count);
-        let truncated = end < w.file_size;
-        if offset == 0 && !truncated {
+        let read = w.data.len() as u64;
+        let more = offset.saturating_add(read) < w.file_size;
+        if offset == 0 && !more {
             // The whole file: what a later VERSION_CONFLICT against this version diffs from.
             self.seen.remember(&p.workspace_id, &shown, w.version, &w.data);
         }
-        let (content, content_lossy) = crate::text_of(w.data);
+        let image = if offset == 0 { crate::image::sniff(&w.data) } else { None };
+        let (content, mut encoding, kept) = crate::image::encode(w.data, more);
+        let byte_count = kept as u64;
+        let end = offset.saturating_add(byte_count);
+        let truncated = end < w.file_size;
+        if p.image == Some(true) && image.is_some() && !truncated && encoding == Encoding::Base64 {
+            // The server moves the base64 in `content` into the image content block.
+            encoding = Encoding::Image;
+        }
         Ok(ReadResult {
             path: shown,
             content,
+            encoding,
             version: w.version,
             truncated,
             offset,
             byte_count,
             file_size: w.file_size,
             next_offset: truncated.then_some(end),
-            content_lossy,
+            image,
             coordination,
         })
     }

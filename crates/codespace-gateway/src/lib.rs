@@ -10,6 +10,7 @@ mod changes;
 mod error;
 mod files;
 mod holds;
+mod image;
 mod info;
 mod lease;
 mod ledger;

@@ -19,10 +19,41 @@ pub struct ReadParams {
     #[serde(default)]
     #[schemars(range(min = 1, max = 1_048_576))]
     pub limit: Option<u64>,
+    /// When the window is a whole PNG, JPEG, GIF or WebP file, answer it as an image content
+    /// block (for a multimodal client) instead of base64 in `content` (default false).
+    #[serde(default)]
+    pub image: Option<bool>,
     /// An open work this call belongs to: checked (WORK_NOT_FOUND when it is not one of
     /// this workspace), and the result then carries its `coordination` hint.
     #[serde(default)]
     pub work_id: Option<String>,
+}
+
+/// How `read`'s `content` holds the window's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum Encoding {
+    /// The bytes themselves: valid UTF-8 with no NUL.
+    #[serde(rename = "utf-8")]
+    Utf8,
+    /// Standard base64 (RFC 4648, padded) of the bytes: anything else.
+    #[serde(rename = "base64")]
+    Base64,
+    /// `content` is empty: the bytes are the data of the result's image content block.
+    #[serde(rename = "image")]
+    Image,
+}
+
+/// What `read` recognised at the start of a file: an image's type and size.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub struct ImageInfo {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime_type: String,
+    /// Width in pixels, when the header says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    /// Height in pixels, when the header says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
 }
 
 /// Result of `read`: one byte window of a file plus the version of the whole file.
@@ -30,8 +61,11 @@ pub struct ReadParams {
 pub struct ReadResult {
     /// The normalised workspace-relative path.
     pub path: String,
-    /// The window's bytes decoded as UTF-8 (invalid sequences replaced; see `content_lossy`).
+    /// The window's bytes, as `encoding` says: the text itself, or base64. Never lossy.
     pub content: String,
+    /// `utf-8` (text with no NUL), `base64` (any other bytes), or `image` (asked with
+    /// `image: true`: `content` is empty, the bytes are the image content block's).
+    pub encoding: Encoding,
     /// `sha256:<hex>` of the whole file, not only the window.
     pub version: Version,
     /// More bytes remain after this window.
@@ -39,15 +73,17 @@ pub struct ReadResult {
     /// Window start; omitted when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub offset: u64,
-    /// File bytes in the window (not `content.len()`).
+    /// File bytes in the window (not `content.len()`). A text window that would end inside
+    /// a UTF-8 character ends before it instead (`next_offset` starts there).
     pub byte_count: u64,
     /// Size of the whole file in bytes.
     pub file_size: u64,
     /// Offset of the next window; present only when `truncated`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<u64>,
-    /// Replacement characters were produced: do not use `content` to reconstruct the bytes.
-    pub content_lossy: bool,
+    /// Set when the window starts at offset 0 and the file is a PNG, JPEG, GIF or WebP image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageInfo>,
     /// Set when the call belongs to an open work (its `work_id`, or the workspace's only
     /// open work): whether the person queued instructions since.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -30,7 +30,7 @@ macro_rules! for_each_tool {
             workspace_info, WORKSPACE_INFO, $crate::WorkspaceInfoParams => $crate::WorkspaceInfo, Read, plain, "Workspace info",
             "Server identity; with workspace_id, that workspace's effective contract: profile, which tools are available, limits, and what is actually enforced.";
             read, READ, $crate::ReadParams => $crate::ReadResult, Read, plain, "Read file window",
-            "Read a byte window of one regular file (offset, limit up to 1 MiB) with the sha256 version of the whole file. Continue with next_offset while truncated.";
+            "Read a byte window of one regular file (offset, limit up to 1 MiB) with the sha256 version of the whole file. Continue with next_offset while truncated. Text comes as is; other bytes as base64 (encoding says which); image: true shows a whole PNG, JPEG, GIF or WebP as an image.";
             find, FIND, $crate::FindParams => $crate::FindResult, Read, walk, "Find files",
             "List regular files whose workspace-relative path matches a glob (* and ? within a component, ** across, [..], {a,b}), sorted, paginated. A glob without '/' matches the file name at any depth (*.txt finds src/a.txt); a leading / or ./ anchors it at the root, as does a / elsewhere (src/*.rs). Files ignored by .gitignore (every directory), .ignore or .git/info/exclude, and .git/ itself, are left out unless include_ignored is true; the global git excludes file is not read. Symlinks are never followed.";
             apply_patch, APPLY_PATCH, $crate::ApplyPatchParams => $crate::ApplyPatchResult, Mutate, held, "Apply patch",

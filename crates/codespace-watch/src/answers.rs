@@ -39,8 +39,7 @@ pub enum SyncFailure {
 impl WorkspaceWatch {
     /// The running epoch, or `None` when the caches must not answer.
     fn running_epoch(&self) -> Option<u64> {
-        let inner = self.shared.lock();
-        matches!(inner.status, Status::Running).then_some(inner.epoch)
+        self.shared.lock().running_epoch()
     }
 
     /// Creates a cookie in the root and waits for its own event: once it arrives, every
@@ -125,6 +124,7 @@ impl WorkspaceWatch {
         let mut inner = self.shared.lock();
         inner.caches.stats.version_misses += 1;
         let identity = meta.as_ref().and_then(Identity::of).filter(|id| id.settled_before(started));
+        let epoch = epoch.or_else(|| inner.running_epoch());
         if let (Some(epoch), Some(identity)) = (epoch, identity)
             && matches!(inner.status, Status::Running)
             && inner.epoch == epoch
@@ -167,6 +167,10 @@ impl WorkspaceWatch {
         inner.caches.stats.version_misses += 1;
         let identity =
             still.as_ref().and_then(Identity::of).filter(|id| id.settled_before(started));
+        // A watcher that started while the file was hashed keeps its version too: the
+        // identity held still and was settled before the read began, so any later change
+        // shows in it, and the next window of an unchanged file never hashes it again.
+        let epoch = epoch.or_else(|| inner.running_epoch());
         if let (Some(epoch), Some(identity)) = (epoch, identity)
             && matches!(inner.status, Status::Running)
             && inner.epoch == epoch

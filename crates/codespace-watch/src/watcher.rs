@@ -69,6 +69,13 @@ pub(crate) struct Inner {
     pub(crate) raw_events: u64,
 }
 
+impl Inner {
+    /// The epoch, while the watcher runs.
+    pub(crate) fn running_epoch(&self) -> Option<u64> {
+        matches!(self.status, Status::Running).then_some(self.epoch)
+    }
+}
+
 pub(crate) struct Shared {
     pub(crate) root: Arc<Root>,
     root_path: PathBuf,

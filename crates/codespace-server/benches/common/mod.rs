@@ -23,6 +23,7 @@ pub(crate) fn binary() -> PathBuf {
 
 /// `codespace serve --config CONFIG EXTRA...` with its state in `state`, as an rmcp child
 /// process transport (every benchmark's server over stdio).
+#[allow(dead_code, reason = "not every benchmark starts its server through rmcp")]
 pub(crate) fn server<S: AsRef<std::ffi::OsStr>>(
     config: &Path,
     state: &Path,

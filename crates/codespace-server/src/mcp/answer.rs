@@ -45,6 +45,20 @@ fn decode<T: DeserializeOwned>(
     })
 }
 
+/// A `read` answered with `encoding: image`: its base64 `content` moves out of the result
+/// into an image content block (after the text copy, which stays first), leaving it empty.
+fn image_block(json: &mut serde_json::Value) -> Option<ContentBlock> {
+    if json.get("encoding")?.as_str()? != "image" {
+        return None;
+    }
+    let mime = json.get("image")?.get("mime_type")?.as_str()?.to_owned();
+    let empty = serde_json::Value::String(String::new());
+    let serde_json::Value::String(data) = std::mem::replace(json.get_mut("content")?, empty) else {
+        return None;
+    };
+    Some(ContentBlock::image(data, mime))
+}
+
 fn respond<T: Serialize>(
     shape: Shape,
     result: Result<T, GatewayError>,
@@ -53,8 +67,9 @@ fn respond<T: Serialize>(
         Ok(value) => {
             let failed =
                 |e| McpError::internal_error(format!("result serialization failed: {e}"), None);
-            let json = serde_json::to_value(value).map_err(failed)?;
-            let content = match shape {
+            let mut json = serde_json::to_value(value).map_err(failed)?;
+            let image = image_block(&mut json);
+            let mut content = match shape {
                 // The text copy through serde_json's writer, not `Value`'s `Display` (what
                 // `CallToolResult::structured` uses), which escapes a long string several
                 // times slower through `fmt::Formatter`.
@@ -63,6 +78,7 @@ fn respond<T: Serialize>(
                 }
                 Shape::StructuredOnly => vec![],
             };
+            content.extend(image);
             let mut result = CallToolResult::success(content);
             result.structured_content = Some(json);
             Ok(result.into())

@@ -56,12 +56,15 @@ async fn read_windows_and_whole_file_versions() {
     let normalized =
         call(&client, "read", ws(json!({"path": "./sub/../sub/x.txt"}))).await.unwrap();
     assert_eq!(normalized["path"], "sub/x.txt");
-    let lossy = call(&client, "read", ws(json!({"path": "bad.bin"}))).await.unwrap();
-    assert_eq!(lossy["content_lossy"], true);
-    assert_eq!(lossy["byte_count"], 4);
+    let binary = call(&client, "read", ws(json!({"path": "bad.bin"}))).await.unwrap();
     assert_eq!(
-        call(&client, "read", ws(json!({"path": "sub/x.txt"}))).await.unwrap()["content_lossy"],
-        false
+        (binary["encoding"].as_str(), binary["content"].as_str()),
+        (Some("base64"), Some("Zv/+Zw=="))
+    );
+    assert_eq!(binary["byte_count"], 4);
+    assert_eq!(
+        call(&client, "read", ws(json!({"path": "sub/x.txt"}))).await.unwrap()["encoding"],
+        "utf-8"
     );
 
     for limit in [0u64, 1_048_577, u64::from(u32::MAX) + 7] {

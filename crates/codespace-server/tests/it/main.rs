@@ -56,6 +56,7 @@ mod process_bounds;
 mod process_sandbox;
 mod protocol;
 mod raw_stdio;
+mod read_binary;
 mod reexports;
 mod refusals;
 mod revert;

@@ -374,6 +374,7 @@ async fn the_answer_does_not_wait_for_the_terminal_record_but_operation_status_d
             path: "a.txt".to_owned(),
             offset: None,
             limit: None,
+            image: None,
             work_id: None,
         })
         .await
