@@ -236,15 +236,14 @@ pub fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationToken) -> 
         .with_cancellation_token(shutdown);
     let gateway = handler.gateway();
     let pod = crate::health::routes(gateway.clone(), handler.health(), handler.metrics());
-    let service: StreamableHttpService<CodeSpace, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(handler.session()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    Router::new()
+    let manager = Arc::new(LocalSessionManager::default());
+    let service: StreamableHttpService<CodeSpace, LocalSessionManager> =
+        StreamableHttpService::new(move || Ok(handler.session()), manager.clone(), config);
+    let mcp = Router::new()
         .route_service("/mcp", service)
-        .layer(middleware::from_fn(crate::http_json::prefer_json))
-        .layer(middleware::from_fn(crate::http_body::check_message))
+        .layer(middleware::from_fn(crate::http_json::prefer_json));
+    let sessions = crate::http_body::Sessions::new(manager, mcp.clone());
+    mcp.layer(middleware::from_fn_with_state(sessions, crate::http_body::check_message))
         .merge(crate::inbox::routes(gateway))
         .merge(pod)
         .fallback(not_found)

@@ -15,6 +15,7 @@ mod frame;
 mod hangup;
 pub mod health;
 pub mod http;
+mod http_batch;
 mod http_body;
 mod http_json;
 mod inbox;
