@@ -218,6 +218,30 @@ fn official_conformance_requirements_against_the_fixture_build() {
     assert_eq!(requirements(&suite, &server.url(), "2026-07-28"), 37);
 }
 
+/// The Tasks extension's scenarios against the fixture build (`greet`, `slow_compute`,
+/// `failing_job`, `protocol_error_job`): every check of each passes. The input-required
+/// ones (`tasks-mrtr-input`, `tasks-mrtr-composition`, and the `confirm_delete` check of
+/// `tasks-dispatch-and-envelope`) need a task that waits for input, which no task does yet.
+#[test]
+fn official_conformance_tasks_scenarios_against_the_fixture_build() {
+    let suite =
+        tool("CODESPACE_CONFORMANCE", "target/test-tools/node/node_modules/.bin/conformance");
+    let fixture_bin = fixture_build();
+    let env = python_env();
+    let server = HttpServer::start(env.http_command_of(&fixture_bin, &["--no-auth"]));
+    for scenario in [
+        "tasks-lifecycle",
+        "tasks-capability-negotiation",
+        "tasks-wire-fields",
+        "tasks-request-state-removal",
+        "tasks-request-headers",
+        "tasks-status-notifications",
+        "tasks-required-task-error",
+    ] {
+        conformance(&suite, &server.url(), &["--scenario", scenario]);
+    }
+}
+
 /// MCP Inspector's strict lint finds nothing to warn about in any tool's schemas.
 #[test]
 fn inspector_strict_lint_reports_no_warning() {

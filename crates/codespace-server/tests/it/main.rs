@@ -72,6 +72,7 @@ mod sockets;
 mod spill;
 mod startup;
 mod support;
+mod tasks;
 mod tidy;
 mod undo;
 mod waits;

@@ -121,7 +121,7 @@ fn status_of_key(raw: &mut RawStdio, id: u64, key: &str) -> Value {
 
 /// Kills a stalled fault server (its worker follows it: parent-death signal) and waits
 /// until both are gone.
-fn kill_with_worker(raw: &mut RawStdio) {
+pub(crate) fn kill_with_worker(raw: &mut RawStdio) {
     let server = raw.child.id();
     let worker = worker_of(server);
     raw.child.kill().unwrap();
