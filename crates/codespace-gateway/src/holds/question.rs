@@ -56,7 +56,7 @@ pub struct Question {
 
 impl Gateway {
     /// What the person reads about hold `approval_id`: its summary and, for a patch, the
-    /// patch itself (the first [`SHOWN_PATCH_LINES`] lines), then the question.
+    /// patch itself (its first lines, bounded), then the question.
     pub async fn hold_prompt(&self, approval_id: &str) -> Result<String, GatewayError> {
         Ok(prompt(&resume::load(self, approval_id).await?))
     }
