@@ -13,7 +13,7 @@ use std::sync::Arc;
 use codespace_fs::Root;
 use codespace_process::Supervisor;
 use codespace_types::RootStatus;
-use codespace_watch::{WatchReport, WorkspaceWatch};
+use codespace_watch::{WatchReport, Watcher, WorkspaceWatch};
 
 use crate::RunnerError;
 use crate::ops::{self, Run};
@@ -39,6 +39,8 @@ pub struct OpenError {
 /// The runner in this process.
 pub struct LocalRunner {
     workspaces: BTreeMap<String, Opened>,
+    /// The one watcher every workspace's watch belongs to; `None` with watching off.
+    watcher: Option<Watcher>,
     supervisor: Arc<Supervisor>,
     hook: patch::HookSlot,
 }
@@ -50,23 +52,24 @@ impl std::fmt::Debug for LocalRunner {
 }
 
 impl LocalRunner {
-    /// Opens every root (`(workspace id, registered root)`), each with a watcher unless
-    /// `watch` is false. Nothing is created on disk.
+    /// Opens every root (`(workspace id, registered root)`), each added to one shared
+    /// watcher unless `watch` is false. Nothing is created on disk.
     pub fn open(
         roots: &[(String, PathBuf)],
         supervisor: Arc<Supervisor>,
         watch: bool,
     ) -> Result<LocalRunner, OpenError> {
         let mut workspaces = BTreeMap::new();
+        let watcher = watch.then(Watcher::new);
         for (id, path) in roots {
             let root = Arc::new(
                 Root::open(path)
                     .map_err(|e| OpenError { id: id.clone(), reason: e.to_string() })?,
             );
-            let watch = watch.then(|| Arc::new(WorkspaceWatch::new(Arc::clone(&root))));
+            let watch = watcher.as_ref().map(|w| Arc::new(w.add_root(Arc::clone(&root))));
             workspaces.insert(id.clone(), Opened { root, watch });
         }
-        Ok(LocalRunner { workspaces, supervisor, hook: patch::HookSlot::default() })
+        Ok(LocalRunner { workspaces, watcher, supervisor, hook: patch::HookSlot::default() })
     }
 
     /// Workspace `id`, refused when its root path no longer names the pinned directory:
@@ -109,6 +112,13 @@ impl LocalRunner {
     #[cfg(feature = "test-hooks")]
     pub fn workspace_watch(&self, id: &str) -> Option<Arc<WorkspaceWatch>> {
         self.workspaces.get(id)?.watch.clone()
+    }
+
+    /// The watcher every workspace's watch belongs to (`None`: watching is off): a root
+    /// added to it with [`Watcher::add_root`] is watched from its first use, and one removed
+    /// with [`Watcher::remove_root`] gives its watches back at once.
+    pub fn watcher(&self) -> Option<&Watcher> {
+        self.watcher.as_ref()
     }
 
     pub fn supervisor(&self) -> &Arc<Supervisor> {

@@ -1,7 +1,8 @@
-//! The workspace watcher and what it makes safe: one inotify watcher per workspace root (a
-//! watch on each directory beneath it), started lazily and best effort, whose events (`{epoch, seq, kind}`,
-//! workspace-relative paths) feed a bounded change journal (the `changes` tool), a version
-//! cache and a listing cache, and any subscriber.
+//! The workspace watcher and what it makes safe: one inotify watcher for every workspace of
+//! the process ([`Watcher`]: one inotify instance, one event thread), a watch on each
+//! directory beneath each workspace root, each workspace started lazily and best effort,
+//! whose events (`{epoch, seq, kind}`, workspace-relative paths) feed its bounded change
+//! journal (the `changes` tool), version cache and listing cache, and any subscriber.
 //!
 //! Architecture Invariant: a cache never answers for a change that completed before the
 //! call began. A version is re-checked by identity (device, inode, size, mtime, ctime) with
@@ -18,13 +19,15 @@
 //! only once the path is checked to still name that directory; a rename or removal drops
 //! the watches beneath it before any later event is read; and an event is named only when
 //! its directory is still where it was verified, or a later record says it moved since;
-//! otherwise it is a `ResyncRequired` (see `tree` and `watcher::reader`).
+//! otherwise it is a `ResyncRequired` (see `tree` and `translate`).
 //!
 //! # Layout
 //! - `event`: [`WatchEvent`], [`EventKind`] and what one inotify record says.
-//! - `tree`: the inotify instance and the table of watched directories.
-//! - `watcher`: [`WorkspaceWatch`]: start, restart, the event thread (`reader`), the
-//!   handler, subscribers.
+//! - `hub`: [`Watcher`]: the one inotify instance, its event thread (routing each record to
+//!   the workspaces whose tables name its watch) and the start thread.
+//! - `tree`: one workspace's table of watched directories.
+//! - `translate`: what one record means to one workspace, the table kept in step.
+//! - `watcher`: [`WorkspaceWatch`]: start, restart, removal, the handler, subscribers.
 //! - `answers`: the cached `version`, `listing` and `changes`, and the cookie `sync`.
 //! - `cache`: the version and listing caches and their counters ([`CacheStats`]).
 //! - `journal`: the bounded journal and the opaque [`Cursor`].
@@ -33,14 +36,17 @@
 mod answers;
 mod cache;
 mod event;
+mod hub;
 mod journal;
 mod subscribe;
+mod translate;
 mod tree;
 mod watcher;
 
 pub use answers::{START_WAIT, SYNC_TIMEOUT, SyncFailure};
 pub use cache::{CacheStats, MAX_DERIVED, MAX_VERSION_ENTRIES, RACY_MARGIN, SETTLE};
 pub use event::{COOKIE_PREFIX, EventKind, WatchEvent, is_cookie};
+pub use hub::{Watcher, WatcherReport};
 pub use journal::{BadCursor, Changes, Cursor, JOURNAL_EVENTS, MAX_CHANGES};
 pub use subscribe::{RecvError, SUBSCRIBER_BUFFER, Subscription};
 pub use watcher::{RETRY_AFTER, WatchError, WatchReport, WorkspaceWatch};

@@ -1,29 +1,32 @@
-//! The watched directories: one inotify instance, one watch per directory beneath the root,
-//! and the table that names each watch by the workspace-relative path it was verified at.
+//! One workspace's watched directories: a watch per directory beneath the root, and the
+//! table that names each watch by the workspace-relative path it was verified at. The
+//! watches themselves belong to the process's one inotify instance (see `hub`), reached
+//! through a [`Kernel`]: two workspaces that share a directory (one nested in the other)
+//! share its watch, which is removed only when no table names it any more.
 //!
 //! A watch is never added by path. Each directory is opened beneath the root descriptor
 //! with no symlink followed ([`Root::open_dir`]: `openat2(RESOLVE_BENEATH |
 //! RESOLVE_NO_SYMLINKS)`), the watch is added on that open directory through its
 //! `/proc/self/fd/N` magic link (which resolves to the very inode the descriptor holds,
 //! never to a name a command can swap; `IN_DONT_FOLLOW` would watch the magic link itself,
-//! so it is `IN_ONLYDIR | IN_MASK_CREATE` instead), and only then is the path checked to
+//! so it is `IN_ONLYDIR` instead), and only then is the path checked to
 //! still name that directory (device and inode) with a fresh no-follow lookup. A directory
 //! moved between the open and the check is dropped; one moved after the check is moved by a
 //! rename the parent's watch reports, later in the event stream than the check, and
 //! dropping its watch (and every watch beneath it) is part of handling that event.
 
 use std::collections::{BTreeMap, HashMap};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::sync::Arc;
+use std::os::fd::{AsFd, AsRawFd};
 
 use codespace_fs::{FsError, Root, WorkspacePath};
-use rustix::fs::inotify::{self, CreateFlags, WatchFlags};
+use rustix::fs::inotify::WatchFlags;
 use rustix::io::Errno;
 
 /// What each watch reports: changes only. A file opened, read or closed unwritten changed
 /// nothing, and watching opens would queue two events for every file a `grep` (or a build)
-/// reads.
-const EVENTS: WatchFlags = WatchFlags::CREATE
+/// reads. Every table asks for the same events, so a watch two tables share (added again
+/// without `IN_MASK_ADD`) keeps this mask.
+pub(crate) const EVENTS: WatchFlags = WatchFlags::CREATE
     .union(WatchFlags::DELETE)
     .union(WatchFlags::MOVED_FROM)
     .union(WatchFlags::MOVED_TO)
@@ -56,32 +59,39 @@ pub(crate) struct Added {
     pub(crate) doubtful: bool,
 }
 
-/// The inotify instance and its table of watches.
-#[derive(Debug)]
+/// The shared inotify instance as one table sees it: a watch added is counted as this
+/// table's, a watch released is removed from the kernel once no table counts it.
+pub(crate) trait Kernel {
+    /// Adds (or finds) the watch on the directory `magic` names, counted as this table's;
+    /// `ECANCELED` when the table was given up (its workspace removed or restarted).
+    fn add_watch(&mut self, magic: &str) -> Result<i32, Errno>;
+    /// This table no longer names `wd`.
+    fn release(&mut self, wd: i32);
+}
+
+/// One workspace's table of watches.
+#[derive(Debug, Default)]
 pub(crate) struct Tree {
-    inotify: Arc<OwnedFd>,
     by_wd: HashMap<i32, Watched>,
     /// The same table by path, ordered so that a subtree is one range.
     by_path: BTreeMap<String, i32>,
 }
 
 impl Tree {
-    /// A new inotify instance watching the root and every directory beneath it.
-    pub(crate) fn start(root: &Root) -> Result<Tree, String> {
-        let fd = inotify::init(CreateFlags::CLOEXEC)
-            .map_err(|e| format!("inotify_init1 failed: {e}"))?;
-        let mut tree =
-            Tree { inotify: Arc::new(fd), by_wd: HashMap::new(), by_path: BTreeMap::new() };
-        tree.add(root, "", false)?;
-        if tree.root_wd().is_none() {
-            return Err("the workspace root could not be watched".to_owned());
-        }
-        Ok(tree)
-    }
-
-    /// The inotify descriptor, shared with whoever stops the reader.
-    pub(crate) fn inotify(&self) -> Arc<OwnedFd> {
-        Arc::clone(&self.inotify)
+    /// Watches the root and every directory beneath it. On failure every watch it added
+    /// is released again.
+    pub(crate) fn start(root: &Root, kernel: &mut dyn Kernel) -> Result<Tree, String> {
+        let mut tree = Tree::default();
+        let added = tree.add(root, "", false, kernel);
+        let result = match added {
+            Ok(_) if tree.root_wd().is_none() => {
+                Err("the workspace root could not be watched".to_owned())
+            }
+            Ok(_) => return Ok(tree),
+            Err(reason) => Err(reason),
+        };
+        tree.forget("", kernel);
+        result
     }
 
     /// The root's watch.
@@ -112,12 +122,18 @@ impl Tree {
     /// and with `report` lists the files found. Fails only when the watcher cannot go on
     /// (the watch limit); a directory gone or swapped meanwhile is skipped, as its own
     /// events tell what became of it.
-    pub(crate) fn add(&mut self, root: &Root, rel: &str, report: bool) -> Result<Added, String> {
+    pub(crate) fn add(
+        &mut self,
+        root: &Root,
+        rel: &str,
+        report: bool,
+        kernel: &mut dyn Kernel,
+    ) -> Result<Added, String> {
         let mut added = Added::default();
         let mut stack = vec![rel.to_owned()];
         while let Some(dir) = stack.pop() {
             if self.by_path.contains_key(&dir) {
-                self.forget(&dir);
+                self.forget(&dir, kernel);
             }
             let opened = if dir.is_empty() {
                 root.open_dir(None)
@@ -144,8 +160,12 @@ impl Tree {
                 }
             };
             let magic = format!("/proc/self/fd/{}", opened.as_fd().as_raw_fd());
-            let flags = EVENTS | WatchFlags::ONLYDIR | WatchFlags::MASK_CREATE;
-            let wd = match inotify::add_watch(&*self.inotify, &magic, flags) {
+            let wd = match kernel.add_watch(&magic) {
+                // Watched already by this table, under another path.
+                Ok(wd) if self.by_wd.contains_key(&wd) => {
+                    added.doubtful |= self.watched_elsewhere(wd, &dir, opened.identity());
+                    continue;
+                }
                 Ok(wd) => wd,
                 Err(Errno::NOSPC) => {
                     return Err(
@@ -153,12 +173,10 @@ impl Tree {
                             .to_owned(),
                     );
                 }
+                // The table was given up meanwhile (see `Kernel`).
+                Err(Errno::CANCELED) => return Err("the watch was given up".to_owned()),
                 Err(e) if dir.is_empty() => {
                     return Err(format!("the root could not be watched through {magic}: {e}"));
-                }
-                Err(Errno::EXIST) => {
-                    added.doubtful |= self.watched_elsewhere(&magic, &dir, opened.identity());
-                    continue;
                 }
                 Err(_) => {
                     added.doubtful = true;
@@ -167,7 +185,7 @@ impl Tree {
             };
             let (dev, ino) = opened.identity();
             if !dir.is_empty() && !is_at(root, &dir, (dev, ino)) {
-                let _gone = inotify::remove_watch(&*self.inotify, wd);
+                kernel.release(wd);
                 continue;
             }
             self.by_wd.insert(wd, Watched { path: dir.clone(), dev, ino });
@@ -188,21 +206,17 @@ impl Tree {
         Ok(added)
     }
 
-    /// The directory opened through `magic` for `dir` is watched already; doubtful unless
-    /// the watch is one of the table's, under another path: an older path it has left since
-    /// (a record still to come moves it, and its arrival here is handled then), or one
-    /// that names it too (a bind mount: its events are named by the first path, which is
-    /// beneath the root as well).
-    fn watched_elsewhere(&self, magic: &str, dir: &str, identity: (u64, u64)) -> bool {
-        // Without IN_MASK_CREATE the call names the existing watch (and sets the same mask).
-        let Ok(wd) = inotify::add_watch(&*self.inotify, magic, EVENTS | WatchFlags::ONLYDIR) else {
-            return true;
-        };
+    /// The directory opened for `dir` is the table's watch `wd` already; doubtful unless it
+    /// is watched under another path: an older path it has left since (a record still to
+    /// come moves it, and its arrival here is handled then), or one that names it too (a
+    /// bind mount: its events are named by the first path, which is beneath the root as
+    /// well).
+    fn watched_elsewhere(&self, wd: i32, dir: &str, identity: (u64, u64)) -> bool {
         !matches!(self.by_wd.get(&wd), Some(w) if w.path != dir && (w.dev, w.ino) == identity)
     }
 
     /// Drops the watch at `path` and every watch beneath it.
-    pub(crate) fn forget(&mut self, path: &str) {
+    pub(crate) fn forget(&mut self, path: &str, kernel: &mut dyn Kernel) {
         let doomed: Vec<String> = if path.is_empty() {
             self.by_path.keys().cloned().collect()
         } else {
@@ -218,18 +232,18 @@ impl Tree {
         for p in doomed {
             if let Some(wd) = self.by_path.remove(&p) {
                 self.by_wd.remove(&wd);
-                // EINVAL: the kernel removed it already (the directory was deleted).
-                let _gone = inotify::remove_watch(&*self.inotify, wd);
+                kernel.release(wd);
             }
         }
     }
 
     /// Forgets a watch the kernel removed (`IN_IGNORED`).
-    pub(crate) fn removed_by_kernel(&mut self, wd: i32) {
-        if let Some(w) = self.by_wd.remove(&wd)
-            && self.by_path.get(&w.path) == Some(&wd)
-        {
-            self.by_path.remove(&w.path);
+    pub(crate) fn removed_by_kernel(&mut self, wd: i32, kernel: &mut dyn Kernel) {
+        if let Some(w) = self.by_wd.remove(&wd) {
+            kernel.release(wd);
+            if self.by_path.get(&w.path) == Some(&wd) {
+                self.by_path.remove(&w.path);
+            }
         }
     }
 }

@@ -1,10 +1,11 @@
-//! [`WorkspaceWatch`]: one inotify watcher per workspace root (a watch per directory, see
-//! `tree`), started lazily and best effort, with its epoch and sequence numbers, the
-//! journal, the caches and the subscribers it feeds, and the cookie synchronisation point.
+//! [`WorkspaceWatch`]: one workspace as the [`Watcher`](crate::Watcher) serves it (a watch
+//! per directory, see `tree`), started lazily and best effort, with its epoch and sequence
+//! numbers, the journal, the caches and the subscribers it feeds, and the cookie
+//! synchronisation point.
 //!
-//! Lock order: the state mutex is never held while starting a watcher (the walk that adds
-//! the watches is long) or stopping one; the event thread (`reader`) takes it once per
-//! record, in `handler`.
+//! Lock order: the state mutex is never held while a start is queued or built (the walk
+//! that adds the watches is long) or while the workspace's table is given back; the hub
+//! takes it, under its own lock, once per record, in `handler`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,9 +17,9 @@ use codespace_types::{RootStatus, WatchState};
 
 use crate::cache::{CacheStats, Caches};
 use crate::event::EventKind;
+use crate::hub::{Core, Watcher};
 use crate::journal::Journal;
 use crate::subscribe;
-use crate::tree::Tree;
 
 /// How long after a failure the next use tries a new watcher.
 pub const RETRY_AFTER: Duration = Duration::from_secs(60);
@@ -51,9 +52,10 @@ pub(crate) enum Status {
 
 pub(crate) struct Inner {
     pub(crate) status: Status,
-    /// Which watcher is current: records of an older one are dropped.
-    generation: u64,
-    watcher: Option<reader::Stopper>,
+    /// Which start is current: records of an older one are dropped.
+    pub(crate) generation: u64,
+    /// Given back to the hub ([`Watcher::remove_root`]): never started again.
+    removed: bool,
     pub(crate) epoch: u64,
     pub(crate) seq: u64,
     pub(crate) journal: Journal,
@@ -90,21 +92,30 @@ impl Shared {
     }
 }
 
-/// The watcher of one workspace, and everything it feeds. Dropping it stops the watcher.
+/// One workspace as the [`Watcher`] serves it, and everything it feeds. Dropping it gives
+/// its watches back.
 pub struct WorkspaceWatch {
     pub(crate) shared: Arc<Shared>,
     /// Names this server instance in cursors, so a cursor from an earlier run never matches.
     pub(crate) instance: u64,
+    hub: Arc<Core>,
+    key: u64,
 }
 
 impl WorkspaceWatch {
-    /// A watcher for `root`, not started yet.
+    /// `root` on a [`Watcher`] of its own, not started yet. A process with several
+    /// workspaces adds them all to one watcher ([`Watcher::add_root`]) instead.
     pub fn new(root: Arc<Root>) -> WorkspaceWatch {
+        Watcher::new().add_root(root)
+    }
+
+    /// `root` as workspace `key` of `hub`, not started yet.
+    pub(crate) fn registered(root: Arc<Root>, hub: Arc<Core>, key: u64) -> WorkspaceWatch {
         let root_path = root.path().to_path_buf();
         let inner = Inner {
             status: Status::NotStarted,
             generation: 0,
-            watcher: None,
+            removed: false,
             epoch: 1,
             seq: 0,
             journal: Journal::default(),
@@ -118,15 +129,16 @@ impl WorkspaceWatch {
         };
         let shared =
             Arc::new(Shared { root, root_path, inner: Mutex::new(inner), changed: Condvar::new() });
-        WorkspaceWatch { shared, instance: rand::random::<u64>() }
+        WorkspaceWatch { shared, instance: rand::random::<u64>(), hub, key }
     }
 
-    /// Starts the watcher in the background if it has not started, or if it failed more
+    /// Queues the watcher's start (see `hub`) if it has not started, or if it failed more
     /// than [`RETRY_AFTER`] ago (an overflow retries at once). Never fails and never waits:
     /// until it runs, callers get uncached answers.
     pub fn ensure_started(&self) {
         let mut inner = self.shared.lock();
         let restart = match &inner.status {
+            _ if inner.removed => return,
             Status::NotStarted => false,
             Status::Failed { retry_at, .. } if Instant::now() >= *retry_at => true,
             Status::Starting | Status::Running | Status::Failed { .. } => return,
@@ -134,17 +146,8 @@ impl WorkspaceWatch {
         inner.status = Status::Starting;
         inner.generation += 1;
         let generation = inner.generation;
-        let old = inner.watcher.take();
         drop(inner);
-        drop(old);
-        let shared = Arc::clone(&self.shared);
-        let spawned =
-            std::thread::Builder::new().name("codespace-watch-start".to_owned()).spawn(move || {
-                let result = spawn_watcher(&shared, generation);
-                finish_start(&shared, generation, result, restart);
-            });
-        if let Err(e) = spawned {
-            let reason = format!("no thread to start the watcher: {e}");
+        if let Err(reason) = self.hub.queue(self.key, generation, restart) {
             finish_start(&self.shared, generation, Err(reason), restart);
         }
     }
@@ -177,19 +180,35 @@ impl WorkspaceWatch {
     /// is emitted in the old epoch, the caches are off, and the error says why.
     pub fn restart(&self) -> Result<(), WatchError> {
         let mut inner = self.shared.lock();
+        if inner.removed {
+            return Err(WatchError { reason: "the workspace is no longer watched".to_owned() });
+        }
         inner.generation += 1;
         let generation = inner.generation;
         inner.status = Status::Starting;
-        let old = inner.watcher.take();
         drop(inner);
-        drop(old);
-        let result = spawn_watcher(&self.shared, generation);
-        let failed = result.as_ref().err().cloned();
-        finish_start(&self.shared, generation, result, true);
-        match failed {
-            Some(reason) => Err(WatchError { reason }),
-            None => Ok(()),
+        self.hub
+            .build(self.key, &self.shared, generation, true)
+            .map_err(|reason| WatchError { reason })
+    }
+
+    /// Gives the workspace's watches back to the hub for good (see [`Watcher::remove_root`]).
+    pub(crate) fn remove(&self) {
+        let mut inner = self.shared.lock();
+        if inner.removed {
+            return;
         }
+        inner.removed = true;
+        inner.generation += 1;
+        inner.caches.clear();
+        let reason = "the workspace is no longer watched (removed from the watcher)".to_owned();
+        inner.status = Status::Failed { reason, retry_at: Instant::now() };
+        for s in inner.subscribers.drain(..).filter_map(|s| s.upgrade()) {
+            s.close();
+        }
+        drop(inner);
+        self.shared.changed.notify_all();
+        self.hub.remove(self.key);
     }
 
     /// A new subscriber to every event from now on.
@@ -269,52 +288,41 @@ impl std::fmt::Debug for WorkspaceWatch {
 
 impl Drop for WorkspaceWatch {
     fn drop(&mut self) {
-        let mut inner = self.shared.lock();
-        inner.generation += 1;
-        let old = inner.watcher.take();
-        for s in inner.subscribers.drain(..).filter_map(|s| s.upgrade()) {
-            s.close();
-        }
-        drop(inner);
-        drop(old);
+        self.remove();
     }
 }
 
-/// A watcher on the root and every directory beneath it (see `tree`) whose records reach
-/// the handler tagged with `generation`.
-fn spawn_watcher(shared: &Arc<Shared>, generation: u64) -> Result<reader::Stopper, String> {
+/// Whether the workspace may be watched now: the test hook, and a root path that still
+/// names the opened root (the root descriptor is what is watched; a root path that names
+/// another directory now is reported as such rather than watched).
+pub(crate) fn precheck(shared: &Shared) -> Result<(), String> {
     if std::mem::take(&mut shared.lock().fail_next_spawn) {
         return Err("start failed (test hook)".to_owned());
     }
-    // The root descriptor is what is watched; a root path that names another directory
-    // now is reported as such rather than watched.
     match shared.root.status() {
-        RootStatus::Current => {}
+        RootStatus::Current => Ok(()),
         RootStatus::Replaced => {
-            return Err("the root path no longer names the workspace directory".to_owned());
+            Err("the root path no longer names the workspace directory".to_owned())
         }
-        RootStatus::Removed => return Err("the workspace directory was removed".to_owned()),
+        RootStatus::Removed => Err("the workspace directory was removed".to_owned()),
     }
-    let tree = Tree::start(&shared.root)?;
-    reader::spawn(shared, generation, tree)
 }
 
-/// Installs a started watcher (or records its failure) if it is still the current one.
-fn finish_start(
+/// Records a start's outcome if it is still the current one; true when the watcher now
+/// runs.
+pub(crate) fn finish_start(
     shared: &Shared,
     generation: u64,
-    result: Result<reader::Stopper, String>,
+    result: Result<(), String>,
     new_epoch: bool,
-) {
+) -> bool {
     let mut inner = shared.lock();
-    if inner.generation != generation {
-        drop(inner);
-        drop(result);
-        return;
+    if inner.generation != generation || inner.removed {
+        return false;
     }
+    let running = result.is_ok();
     match result {
-        Ok(watcher) => {
-            inner.watcher = Some(watcher);
+        Ok(()) => {
             inner.status = Status::Running;
             if new_epoch {
                 inner.epoch += 1;
@@ -335,10 +343,10 @@ fn finish_start(
     }
     drop(inner);
     shared.changed.notify_all();
+    running
 }
 
 pub(crate) mod handler;
-mod reader;
 
 pub(crate) use handler::emit;
 

@@ -1,6 +1,6 @@
-//! The handler: each record's meaning (see `reader`) numbered in the current epoch and
+//! The handler: each record's meaning (see `translate`) numbered in the current epoch and
 //! handed to the caches, the journal and the subscribers; events lost or the root gone stop
-//! the watcher (a new one starts on next use).
+//! the workspace's watcher (its table goes back to the hub; a new one starts on next use).
 
 use std::time::{Duration, Instant};
 
@@ -9,7 +9,7 @@ use crate::event::{Classified, EventKind, Lost, WatchEvent};
 use crate::watcher::{Inner, RETRY_AFTER, Shared, Status};
 
 /// Hands one record's meaning to the caches, the journal and the subscribers, if
-/// `generation` is still the current watcher; false when the reader must stop.
+/// `generation` is still the current start; false when the workspace's table must go.
 pub(crate) fn deliver(shared: &Shared, generation: u64, classified: Classified) -> bool {
     let delay = shared.lock().event_delay;
     if !delay.is_zero() {
@@ -41,7 +41,7 @@ pub(crate) fn deliver(shared: &Shared, generation: u64, classified: Classified) 
     }
     // Events were lost (an overflow or an error) or the root went away: this watcher
     // cannot vouch for anything any more. A new one starts on next use.
-    let old = lost.and_then(|lost| {
+    if let Some(lost) = lost {
         let (reason, retry) = match lost {
             Lost::Overflow => ("the event queue overflowed", Duration::ZERO),
             Lost::RootGone => ("the workspace root was moved or removed", RETRY_AFTER),
@@ -52,17 +52,15 @@ pub(crate) fn deliver(shared: &Shared, generation: u64, classified: Classified) 
         };
         tracing::warn!(root = %shared.root_path.display(), %reason, "workspace watcher stopped; caches are off");
         inner.caches.clear();
-        inner.status = Status::Failed { reason: reason.to_owned(), retry_at: Instant::now() + retry };
+        inner.status =
+            Status::Failed { reason: reason.to_owned(), retry_at: Instant::now() + retry };
         inner.generation += 1;
         signal = true;
-        inner.watcher.take()
-    });
+    }
     drop(inner);
     if signal {
         shared.changed.notify_all();
     }
-    // Dropping the stopper from the reader's own thread only raises its flag.
-    drop(old);
     go_on
 }
 

@@ -1,6 +1,7 @@
-//! The watcher's event thread: reads the inotify queue, names each record by the watch
-//! table (see `tree`), keeps the table in step with the renames and removals it reads, and
-//! hands what each record means to the handler.
+//! What one record of the shared inotify instance means to one workspace: named by the
+//! workspace's watch table (see `tree`), with the table kept in step with the renames and
+//! removals it reads. The hub (see `hub`) reads the queue and hands each record to every
+//! workspace whose table names its watch.
 //!
 //! A record names a path only when the watcher can vouch that the path was beneath the
 //! root when the event happened: its directory is still at the path it was verified at,
@@ -8,107 +9,55 @@
 //! moved or removed afterwards. Otherwise the record is a `ResyncRequired`.
 
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use codespace_fs::Root;
 use rustix::fs::inotify::{self, ReadFlags};
 use rustix::io::Errno;
 
 use crate::event::{Classified, EventKind, Lost, Said, is_cookie, said};
-use crate::tree::{Tree, join};
-use crate::watcher::Shared;
-use crate::watcher::handler::deliver;
+use crate::tree::{Kernel, Tree, join};
 
 /// Bytes read from the inotify queue at once: about a thousand records.
-const READ_BUFFER: usize = 64 * 1024;
+pub(crate) const READ_BUFFER: usize = 64 * 1024;
 
-/// Stops the event thread when dropped: it raises the stop flag and removes the root's
-/// watch, whose `IN_IGNORED` wakes the thread from its read.
-#[derive(Debug)]
-pub(crate) struct Stopper {
-    inotify: Arc<OwnedFd>,
-    root_wd: i32,
-    stop: Arc<AtomicBool>,
+/// One inotify record, copied out of the read buffer.
+#[derive(Debug, Clone)]
+pub(crate) struct Record {
+    pub(crate) wd: i32,
+    pub(crate) mask: ReadFlags,
+    pub(crate) cookie: u32,
+    pub(crate) name: Option<Vec<u8>>,
 }
 
-impl Drop for Stopper {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        // EINVAL: the root's watch is gone already, and its IN_IGNORED wakes the thread.
-        let _woken = inotify::remove_watch(&*self.inotify, self.root_wd);
+impl Record {
+    /// The kernel's queue overflowed: a record for every table.
+    pub(crate) fn overflow() -> Record {
+        Record { wd: -1, mask: ReadFlags::QUEUE_OVERFLOW, cookie: 0, name: None }
     }
 }
 
-/// Starts the event thread of a started `tree`; its records reach the handler tagged with
-/// `generation`.
-pub(crate) fn spawn(shared: &Arc<Shared>, generation: u64, tree: Tree) -> Result<Stopper, String> {
-    let root_wd = tree.root_wd().ok_or("the workspace root is not watched")?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let stopper = Stopper { inotify: tree.inotify(), root_wd, stop: Arc::clone(&stop) };
-    let weak = Arc::downgrade(shared);
-    let root = Arc::clone(&shared.root);
-    let reader = Reader { tree, root, pending: None };
-    std::thread::Builder::new()
-        .name("codespace-watch".to_owned())
-        .spawn(move || reader.run(&weak, generation, &stop))
-        .map_err(|e| format!("no thread for the watcher: {e}"))?;
-    Ok(stopper)
-}
-
-/// One inotify record, copied out of the read buffer.
+/// One workspace's running watch: its table and the rename it is pairing.
 #[derive(Debug)]
-struct Record {
-    wd: i32,
-    mask: ReadFlags,
-    cookie: u32,
-    name: Option<Vec<u8>>,
-}
-
-struct Reader {
-    tree: Tree,
+pub(crate) struct Live {
+    pub(crate) tree: Tree,
     root: Arc<Root>,
     /// The source of a rename whose destination is the next record.
     pending: Option<(u32, String)>,
 }
 
-impl Reader {
-    fn run(mut self, weak: &Weak<Shared>, generation: u64, stop: &AtomicBool) {
-        let fd = self.tree.inotify();
-        let mut buf = vec![MaybeUninit::<u8>::uninit(); READ_BUFFER];
-        loop {
-            let records = match read_batch(fd.as_fd(), &mut buf) {
-                Ok(records) => records,
-                Err(Errno::INTR) => continue,
-                Err(e) => {
-                    tracing::warn!(error = %e, "reading the inotify queue failed");
-                    if let Some(shared) = weak.upgrade() {
-                        let lost = Classified {
-                            kinds: vec![EventKind::ResyncRequired],
-                            lost: Some(Lost::ReadFailed),
-                            ..Classified::default()
-                        };
-                        deliver(&shared, generation, lost);
-                    }
-                    return;
-                }
-            };
-            if stop.load(Ordering::Acquire) {
-                return;
-            }
-            let Some(shared) = weak.upgrade() else { return };
-            for (i, record) in records.iter().enumerate() {
-                let classified = self.translate(record, &records[i + 1..]);
-                if !deliver(&shared, generation, classified) {
-                    return;
-                }
-            }
-        }
+impl Live {
+    pub(crate) fn new(tree: Tree, root: Arc<Root>) -> Live {
+        Live { tree, root, pending: None }
     }
 
     /// What one record means; keeps the watch table in step.
-    fn translate(&mut self, rec: &Record, later: &[Record]) -> Classified {
+    pub(crate) fn translate(
+        &mut self,
+        rec: &Record,
+        later: &[Record],
+        kernel: &mut dyn Kernel,
+    ) -> Classified {
         let mut out = Classified::default();
         let Some(dir) = self.tree.path(rec.wd).map(str::to_owned) else {
             // A watch dropped already (its directory moved or went): nothing it says now
@@ -123,13 +72,13 @@ impl Reader {
             Said::Nothing => {}
             Said::Overflow => out.stop(Lost::Overflow),
             Said::Ignored if self.tree.root_wd() == Some(rec.wd) => out.stop(Lost::RootGone),
-            Said::Ignored => self.tree.removed_by_kernel(rec.wd),
+            Said::Ignored => self.tree.removed_by_kernel(rec.wd, kernel),
             Said::RootGone => out.stop(Lost::RootGone),
             Said::Resync => out.kinds.push(EventKind::ResyncRequired),
             Said::MovedSelf => {
                 // Its parent's MOVED_FROM, read first, drops a watch that moves; one still
                 // here moved where no watch saw it go.
-                self.tree.forget(&dir);
+                self.tree.forget(&dir, kernel);
                 out.kinds.push(EventKind::ResyncRequired);
             }
             Said::Created { path, .. } if dir.is_empty() && is_cookie(&path) => {
@@ -137,16 +86,16 @@ impl Reader {
             }
             Said::Created { path, dir: is_dir } => {
                 self.name(rec, later, &mut out, EventKind::Create { path: path.clone() });
-                self.replaced(&path, is_dir, &mut out);
+                self.replaced(&path, is_dir, &mut out, kernel);
             }
             Said::Removed { path, .. } => {
                 if !is_cookie(&path) {
                     self.name(rec, later, &mut out, EventKind::Remove { path: path.clone() });
                 }
-                self.tree.forget(&path);
+                self.tree.forget(&path, kernel);
             }
             Said::MovedFrom { path, dir: is_dir } => {
-                self.moved_from(rec, later, path, is_dir, &mut out)
+                self.moved_from(rec, later, path, is_dir, &mut out, kernel)
             }
             Said::MovedTo { path, dir: is_dir } => {
                 let from = self.pending.take().filter(|(cookie, _)| *cookie == rec.cookie);
@@ -155,14 +104,14 @@ impl Reader {
                     None => EventKind::Create { path: path.clone() },
                 };
                 self.name(rec, later, &mut out, kind);
-                self.replaced(&path, is_dir, &mut out);
+                self.replaced(&path, is_dir, &mut out, kernel);
             }
             Said::Modified { path, dir: is_dir, metadata } => {
                 out.metadata = metadata;
                 self.name(rec, later, &mut out, EventKind::Modify { path: path.clone() });
                 // A directory that could not be watched may be readable now.
                 if is_dir && metadata && self.tree.wd_at(&path).is_none() {
-                    self.arrive(&path, &mut out);
+                    self.arrive(&path, &mut out, kernel);
                 }
             }
         }
@@ -179,9 +128,10 @@ impl Reader {
         path: String,
         is_dir: bool,
         out: &mut Classified,
+        kernel: &mut dyn Kernel,
     ) {
-        self.tree.forget(&path);
-        let paired = later.first().is_some_and(|next| {
+        self.tree.forget(&path, kernel);
+        let paired = self.next_of_mine(later).is_some_and(|next| {
             next.mask.contains(ReadFlags::MOVED_TO) && next.cookie == rec.cookie
         });
         if paired && self.vouch(rec.wd, later) {
@@ -190,25 +140,31 @@ impl Reader {
             self.name(rec, later, out, EventKind::Remove { path: path.clone() });
         }
         if is_dir {
-            self.arrive(&path, out);
+            self.arrive(&path, out, kernel);
         }
+    }
+
+    /// The next record of this table (or an overflow): what the records of one instance
+    /// per workspace would have been.
+    fn next_of_mine<'r>(&self, later: &'r [Record]) -> Option<&'r Record> {
+        later.iter().find(|r| r.wd == -1 || self.tree.path(r.wd).is_some())
     }
 
     /// Something new is at `path`: a directory is watched (and its files listed), and
     /// whatever was watched there before goes.
-    fn replaced(&mut self, path: &str, is_dir: bool, out: &mut Classified) {
+    fn replaced(&mut self, path: &str, is_dir: bool, out: &mut Classified, k: &mut dyn Kernel) {
         if is_dir {
             out.new_directory = true;
-            self.arrive(path, out);
+            self.arrive(path, out, k);
         } else {
-            self.tree.forget(path);
+            self.tree.forget(path, k);
         }
     }
 
     /// Watches the directory now at `path` and everything beneath it, listing its files as
     /// created: they have no events of their own.
-    fn arrive(&mut self, path: &str, out: &mut Classified) {
-        match self.tree.add(&self.root, path, true) {
+    fn arrive(&mut self, path: &str, out: &mut Classified, kernel: &mut dyn Kernel) {
+        match self.tree.add(&self.root, path, true, kernel) {
             Ok(added) => {
                 out.kinds.extend(added.files.into_iter().map(|path| EventKind::Create { path }));
                 if added.doubtful {
@@ -278,8 +234,8 @@ fn beneath(path: &str, dir: &str) -> bool {
         && path.strip_prefix(dir).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
-/// Every record one read returns (waiting for the first).
-fn read_batch(
+/// Every record one read returns (`EAGAIN` when there is none).
+pub(crate) fn read_batch(
     fd: std::os::fd::BorrowedFd<'_>,
     buf: &mut [MaybeUninit<u8>],
 ) -> Result<Vec<Record>, Errno> {
