@@ -78,5 +78,6 @@ mod undo;
 mod waits;
 mod watch;
 mod watch_escape;
+mod watch_many;
 mod watch_renames;
 mod wire;
