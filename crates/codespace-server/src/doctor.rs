@@ -1,5 +1,6 @@
 //! `codespace doctor`: what this host can enforce (each kernel primitive, and which
-//! `sandbox` modes it supports), and the effective registry. Also the host facts `serve`
+//! `sandbox` modes it supports), the inotify limits the workspace watcher works within, and
+//! the effective registry. Also the host facts `serve`
 //! starts with and its start-up log of what an externally isolated workspace gets: one
 //! probe, one answer, whichever of the three says it.
 
@@ -8,6 +9,7 @@ use codespace_policy::Registry;
 use codespace_protocol::ExternalIsolation;
 use codespace_sandbox::HostProbe;
 use codespace_types::{NetworkPolicy, SandboxSetting};
+use codespace_watch::InotifyLimits;
 use serde_json::json;
 
 /// What the gateway is told of this host.
@@ -57,6 +59,7 @@ pub(crate) fn report(probe: &HostProbe, registry: &Registry, source: &str, json:
     for line in &iso.not_enforced {
         s += &format!("  not enforced: {line}\n");
     }
+    s += &watching_text(&InotifyLimits::of_host());
     s += &registry_text(registry, source);
     s
 }
@@ -130,6 +133,7 @@ fn json_report(
             "modes": modes(missing),
             "external": external(NetworkPolicy::Restricted),
         },
+        "watching": watching(&InotifyLimits::of_host()),
         "registry": { "source": source, "workspaces": workspaces },
     });
     format!("{doc:#}\n")
@@ -160,6 +164,33 @@ fn host_text(probe: &HostProbe, missing: &[String]) -> String {
     }
     let on = if missing.is_empty() { "runs commands" } else { "refuses commands" };
     s += &format!("  modes: sandbox=on {on}; sandbox=external and sandbox=off run them\n");
+    s
+}
+
+/// What bounds the one watcher that serves every workspace.
+fn watching(limits: &InotifyLimits) -> serde_json::Value {
+    json!({
+        "inotify_instances_used": 1,
+        "limits": limits,
+        "watches": "one per directory of every watched workspace; a workspace whose directories do not fit under max_user_watches answers uncached, and workspace_info (files.watch) and the log say why",
+    })
+}
+
+fn watching_text(limits: &InotifyLimits) -> String {
+    let n = |v: Option<u64>| v.map_or("unknown".to_owned(), |v| v.to_string());
+    let mut s = "\nwatching (inotify):\n".to_owned();
+    s += &format!(
+        "  one instance and one event thread serve every workspace (max_user_instances: {})\n",
+        n(limits.max_user_instances)
+    );
+    s += &format!(
+        "  max_user_watches: {}: one watch per directory across every workspace; a workspace past it answers uncached and says why\n",
+        n(limits.max_user_watches)
+    );
+    s += &format!(
+        "  max_queued_events: {}: one queue for every workspace; an overflow makes each resync\n",
+        n(limits.max_queued_events)
+    );
     s
 }
 

@@ -30,6 +30,7 @@
 //! - `watcher`: [`WorkspaceWatch`]: start, restart, removal, the handler, subscribers.
 //! - `answers`: the cached `version`, `listing` and `changes`, and the cookie `sync`.
 //! - `cache`: the version and listing caches and their counters ([`CacheStats`]).
+//! - `limits`: the host's inotify limits ([`InotifyLimits`]), for `doctor`.
 //! - `journal`: the bounded journal and the opaque [`Cursor`].
 //! - `subscribe`: [`Subscription`], bounded, lag turned into `ResyncRequired`.
 
@@ -38,6 +39,7 @@ mod cache;
 mod event;
 mod hub;
 mod journal;
+mod limits;
 mod subscribe;
 mod translate;
 mod tree;
@@ -48,5 +50,6 @@ pub use cache::{CacheStats, MAX_DERIVED, MAX_VERSION_ENTRIES, RACY_MARGIN, SETTL
 pub use event::{COOKIE_PREFIX, EventKind, WatchEvent, is_cookie};
 pub use hub::{Watcher, WatcherReport};
 pub use journal::{BadCursor, Changes, Cursor, JOURNAL_EVENTS, MAX_CHANGES};
+pub use limits::InotifyLimits;
 pub use subscribe::{RecvError, SUBSCRIBER_BUFFER, Subscription};
 pub use watcher::{RETRY_AFTER, WatchError, WatchReport, WorkspaceWatch};

@@ -17,7 +17,7 @@ use codespace_types::{RootStatus, WatchState};
 
 use crate::cache::{CacheStats, Caches};
 use crate::event::EventKind;
-use crate::hub::{Core, Watcher};
+use crate::hub::Core;
 use crate::journal::Journal;
 use crate::subscribe;
 
@@ -54,7 +54,7 @@ pub(crate) struct Inner {
     pub(crate) status: Status,
     /// Which start is current: records of an older one are dropped.
     pub(crate) generation: u64,
-    /// Given back to the hub ([`Watcher::remove_root`]): never started again.
+    /// Given back to the hub ([`Watcher::remove_root`](crate::Watcher::remove_root)): never started again.
     removed: bool,
     pub(crate) epoch: u64,
     pub(crate) seq: u64,
@@ -92,7 +92,7 @@ impl Shared {
     }
 }
 
-/// One workspace as the [`Watcher`] serves it, and everything it feeds. Dropping it gives
+/// One workspace as the [`Watcher`](crate::Watcher) serves it, and everything it feeds. Dropping it gives
 /// its watches back.
 pub struct WorkspaceWatch {
     pub(crate) shared: Arc<Shared>,
@@ -103,10 +103,11 @@ pub struct WorkspaceWatch {
 }
 
 impl WorkspaceWatch {
-    /// `root` on a [`Watcher`] of its own, not started yet. A process with several
-    /// workspaces adds them all to one watcher ([`Watcher::add_root`]) instead.
-    pub fn new(root: Arc<Root>) -> WorkspaceWatch {
-        Watcher::new().add_root(root)
+    /// `root` on a [`Watcher`](crate::Watcher) of its own, not started yet (tests of one workspace; the
+    /// runner adds every root to its one watcher with [`Watcher::add_root`](crate::Watcher::add_root)).
+    #[cfg(test)]
+    pub(crate) fn new(root: Arc<Root>) -> WorkspaceWatch {
+        crate::Watcher::new().add_root(root)
     }
 
     /// `root` as workspace `key` of `hub`, not started yet.
@@ -192,7 +193,7 @@ impl WorkspaceWatch {
             .map_err(|reason| WatchError { reason })
     }
 
-    /// Gives the workspace's watches back to the hub for good (see [`Watcher::remove_root`]).
+    /// Gives the workspace's watches back to the hub for good (see [`Watcher::remove_root`](crate::Watcher::remove_root)).
     pub(crate) fn remove(&self) {
         let mut inner = self.shared.lock();
         if inner.removed {

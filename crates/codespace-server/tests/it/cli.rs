@@ -144,6 +144,8 @@ fn doctor_reports_host_and_registry() {
         assert!(doc["host"].get(key).is_some(), "doctor lacks {key}");
     }
     assert_eq!(doc["host"]["openat2"], true);
+    assert_eq!(doc["watching"]["inotify_instances_used"], 1);
+    assert!(doc["watching"]["limits"]["max_user_watches"].as_u64().is_some_and(|n| n > 0));
     assert_eq!(doc["registry"]["workspaces"][0]["id"], "demo");
     assert_eq!(doc["registry"]["workspaces"][0]["profile"], "workspace-write");
     let text = env.command().args(["doctor", "--config"]).arg(env.config()).output().unwrap();
@@ -151,7 +153,8 @@ fn doctor_reports_host_and_registry() {
     assert!(
         text.contains("landlock ABI")
             && text.contains("demo:")
-            && text.contains("command sandbox: linux-sandbox"),
+            && text.contains("command sandbox: linux-sandbox")
+            && text.contains("max_user_watches: "),
         "{text}"
     );
     // Zero-config doctor shows the default workspace.
