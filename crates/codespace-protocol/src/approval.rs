@@ -9,10 +9,9 @@ use crate::{ApplyPatchResult, ApprovalState, Decision, ExecCommandResult, HeldTo
 /// Arguments of `approval_create`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ApprovalCreateParams {
-    /// The tool the hold stands in front of: `apply_patch`, `exec_command` or
-    /// `operation_revert`.
+    /// The held tool.
     pub tool: HeldTool,
-    /// The same argument object the named tool takes (its workspace_id included).
+    /// That tool's own argument object.
     pub arguments: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -33,20 +32,18 @@ pub struct ApprovalResult {
 /// Arguments of `approval_resolve`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ApprovalResolveParams {
-    /// The hold, as `approval_create` or `APPROVAL_REQUIRED` named it.
+    /// The hold's `approval_id`.
     pub approval_id: String,
-    /// `grant` lets `operation_resume` run the action; `deny` refuses it for good.
+    /// `grant` or `deny` (final).
     pub decision: Decision,
 }
 
 /// Arguments of `operation_resume`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct OperationResumeParams {
-    /// A granted hold (or one already resumed: its stored result is returned again).
+    /// A granted hold (a resumed one answers its stored result).
     pub approval_id: String,
-    /// Wait up to this many milliseconds (at most 55000) for a person's decision on a
-    /// pending hold, and run it in this call as soon as it is granted (default 0: answer at
-    /// once).
+    /// Milliseconds (at most 55000) to wait for a person's decision (default 0).
     #[serde(default)]
     pub wait_ms: Option<u64>,
 }

@@ -10,8 +10,7 @@ use crate::{ObservedChange, WatchState};
 pub struct ChangesParams {
     /// Registered workspace id.
     pub workspace_id: String,
-    /// A `cursor` an earlier `changes` call returned. Omitted: no list, only the cursor of
-    /// now, to ask from later.
+    /// A `cursor` from an earlier call; omitted: only the cursor of now.
     #[serde(default)]
     pub since: Option<String>,
 }

@@ -10,21 +10,19 @@ use crate::{Coordination, ErrorBody, Version, is_false, is_zero};
 pub struct ReadParams {
     /// Registered workspace id.
     pub workspace_id: String,
-    /// Workspace-relative path of a regular file ('/'-separated).
+    /// Workspace-relative path of a regular file.
     pub path: String,
     /// Byte offset of the window (default 0).
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Window size in bytes, 1..=1048576 (default 1048576).
+    /// Window size in bytes (default 1048576).
     #[serde(default)]
     #[schemars(range(min = 1, max = 1_048_576))]
     pub limit: Option<u64>,
-    /// When the window is a whole PNG, JPEG, GIF or WebP file, answer it as an image content
-    /// block (for a multimodal client) instead of base64 in `content` (default false).
+    /// Answer a whole PNG, JPEG, GIF or WebP file as an image content block (default false).
     #[serde(default)]
     pub image: Option<bool>,
-    /// An open work this call belongs to: checked (WORK_NOT_FOUND when it is not one of
-    /// this workspace), and the result then carries its `coordination` hint.
+    /// An open work of this workspace; the result then carries its `coordination` hint.
     #[serde(default)]
     pub work_id: Option<String>,
 }
@@ -95,26 +93,22 @@ pub struct ReadResult {
 pub struct FindParams {
     /// Registered workspace id.
     pub workspace_id: String,
-    /// Glob over workspace-relative paths (`*`, `**`, `?`, `[...]`, `{a,b}`); `*` does not cross
-    /// `/`. Without a `/` it matches the file name at any depth (`*.txt` finds `src/a.txt`); a
-    /// leading `/` or `./` anchors it at the root, as does a `/` anywhere else. Omitted: every
-    /// regular file.
+    /// Glob: `*` and `?` within a path component, `**` across, `[...]`, `{a,b}`. Without a
+    /// `/` it matches the file name at any depth (`*.txt` finds `src/a.txt`); a `/` anywhere
+    /// (or a leading `./`) anchors it at the root. Omitted: every file.
     #[serde(default)]
     pub glob: Option<String>,
-    /// List files that `.gitignore` (in any directory), `.ignore` or `.git/info/exclude` ignore,
-    /// and those beneath `.git/` (default false: they are left out; the global git excludes
-    /// file is never read).
+    /// Also list ignored files and `.git/` (default false).
     #[serde(default)]
     pub include_ignored: Option<bool>,
-    /// Index into the sorted matching list (default 0).
+    /// Index into the sorted list (default 0).
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Page size, 1..=10000 (default 10000).
+    /// Page size (default 10000).
     #[serde(default)]
     #[schemars(range(min = 1, max = 10_000))]
     pub limit: Option<u64>,
-    /// An open work this call belongs to: checked (WORK_NOT_FOUND when it is not one of
-    /// this workspace), and the result then carries its `coordination` hint.
+    /// An open work of this workspace; the result then carries its `coordination` hint.
     #[serde(default)]
     pub work_id: Option<String>,
 }
@@ -149,29 +143,25 @@ pub struct FindResult {
 pub struct GrepParams {
     /// Registered workspace id.
     pub workspace_id: String,
-    /// Regular expression (Rust regex syntax), matched per line; literal text with
-    /// `fixed_strings`.
+    /// Regular expression (Rust syntax), matched per line.
     #[schemars(length(min = 1))]
     pub pattern: String,
-    /// `pattern` is literal text, not a regular expression (default false).
+    /// `pattern` is literal text (default false).
     #[serde(default)]
     pub fixed_strings: Option<bool>,
-    /// Only search files whose workspace-relative path matches this glob (same rules as
-    /// `find`: without a `/` it matches the file name at any depth).
+    /// Only files matching this glob (`find`'s rules).
     #[serde(default)]
     pub glob: Option<String>,
     /// Match case-insensitively (default false).
     #[serde(default)]
     pub case_insensitive: Option<bool>,
-    /// Search files that `.gitignore` (in any directory), `.ignore` or `.git/info/exclude`
-    /// ignore, and those beneath `.git/` (default false: they are left out; the global git
-    /// excludes file is never read).
+    /// Also search ignored files and `.git/` (default false).
     #[serde(default)]
     pub include_ignored: Option<bool>,
-    /// Index into the ordered list of matches (default 0).
+    /// Index into the matches (default 0).
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Page size, 1..=2000 (default 200).
+    /// Page size (default 200).
     #[serde(default)]
     #[schemars(range(min = 1, max = 2_000))]
     pub limit: Option<u64>,
@@ -221,7 +211,7 @@ pub struct GrepResult {
 pub struct VersionParams {
     /// Registered workspace id.
     pub workspace_id: String,
-    /// Workspace-relative paths, at most 1000.
+    /// Workspace-relative paths.
     #[schemars(length(min = 1, max = 1_000))]
     pub paths: Vec<String>,
 }

@@ -13,23 +13,20 @@ use crate::{ChangeKind, Coordination, EventName, PatchStatus, Version, is_false}
 pub struct ApplyPatchParams {
     /// Registered workspace id.
     pub workspace_id: String,
-    /// V4A patch text (`*** Begin Patch` ... `*** End Patch`).
+    /// V4A patch (`*** Begin Patch` ... `*** End Patch`).
     #[schemars(length(min = 1))]
     pub patch: String,
-    /// Path -> version (`sha256:<hex>` or `absent`) each file must have now; checked against
-    /// the disk before anything is written.
+    /// Path -> version (`sha256:<hex>` or `absent`) each file must have now, or nothing is
+    /// written.
     #[serde(default)]
     pub expected_versions: BTreeMap<String, ExpectedVersion>,
-    /// Idempotency key for this logical change, scoped to the workspace: a retry with the same
-    /// key and the same request returns the recorded result instead of applying again.
+    /// Idempotency key, scoped to the workspace.
     #[serde(default)]
     pub operation_key: Option<String>,
-    /// Plan and check only; write nothing (status `checked`).
+    /// Check only; write nothing (status `checked`).
     #[serde(default)]
     pub check_only: Option<bool>,
-    /// An open work this change belongs to: checked first (WORK_NOT_FOUND when it is not
-    /// one of this workspace; nothing is written), echoed back, and the result carries its
-    /// `coordination` hint.
+    /// An open work of this workspace; the result carries its `coordination` hint.
     #[serde(default)]
     pub work_id: Option<String>,
 }
@@ -149,16 +146,15 @@ pub struct ApplyPatchResult {
 /// Arguments of `operation_revert`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct OperationRevertParams {
-    /// Registered workspace id: the workspace the operation ran in.
+    /// Registered workspace id (the operation's).
     pub workspace_id: String,
     /// `op-<uuid>` of the applied operation to revert.
     #[schemars(length(min = 1))]
     pub operation_id: String,
-    /// Idempotency key for this revert, scoped to the workspace: a retry with the same key
-    /// and the same request returns the recorded result instead of reverting again.
+    /// Idempotency key, as for `apply_patch`.
     #[serde(default)]
     pub operation_key: Option<String>,
-    /// Check and plan only; write nothing (status `checked`).
+    /// Check only; write nothing (status `checked`).
     #[serde(default)]
     pub check_only: Option<bool>,
 }
@@ -167,14 +163,13 @@ pub struct OperationRevertParams {
 /// `workspace_id` (keys are scoped to a workspace).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct OperationStatusParams {
-    /// `op-<uuid>` from an `apply_patch` result. Give this or `operation_key`, not both.
+    /// `op-<uuid>`; give this or `operation_key`.
     #[serde(default)]
     pub operation_id: Option<String>,
     /// The `operation_key` an `apply_patch` was sent with.
     #[serde(default)]
     pub operation_key: Option<String>,
-    /// The workspace the key was used in; without it, a key used in exactly one workspace
-    /// is found, and one used in several is refused with `WORKSPACE_ID_REQUIRED`.
+    /// The key's workspace (needed when the key was used in several).
     #[serde(default)]
     pub workspace_id: Option<String>,
 }

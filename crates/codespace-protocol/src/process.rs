@@ -14,31 +14,23 @@ use crate::{Coordination, ProcessState, SignalInfo, Termination, is_false};
 pub struct ExecCommandParams {
     /// Registered workspace id.
     pub workspace_id: String,
-    /// argv: `command[0]` is resolved on the child's PATH, among the directories the
-    /// command can see; no shell is interposed.
+    /// argv; `command[0]` is looked up on the command's PATH.
     #[schemars(length(min = 1))]
     pub command: Vec<String>,
-    /// Run on a pseudo-terminal (24x80) instead of pipes (default false).
+    /// Run on a 24x80 pseudo-terminal instead of pipes (default false).
     #[serde(default)]
     pub tty: Option<bool>,
-    /// Time limit in seconds (absent or 0: the workspace's `timeout_secs` in
-    /// workspace_info). Cut to the workspace's `max_timeout_secs`, never above; the result
-    /// says what applies.
+    /// Time limit in seconds (absent or 0: the workspace's `timeout_secs`), cut to its
+    /// `max_timeout_secs`; the result says what applies.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
-    /// An open work this command belongs to: checked first (WORK_NOT_FOUND when it is not
-    /// one of this workspace; nothing starts), echoed back, and the result carries its
-    /// `coordination` hint.
+    /// An open work of this workspace; the result carries its `coordination` hint.
     #[serde(default)]
     pub work_id: Option<String>,
-    /// Wait up to this many milliseconds (at most 55000) for the command to exit, then
-    /// answer its `state`, its exit (when it exited) and the first `max_bytes` of its
-    /// `output`, so a quick command costs one call (default 0: answer at once, without
-    /// them). The process stays readable by `process_id` either way.
+    /// Milliseconds (at most 55000) to wait for the exit before answering (default 0).
     #[serde(default)]
     pub wait_ms: Option<u64>,
-    /// With `wait_ms`: most output bytes to return, 1..=262144 (default 65536), as
-    /// `read_process`'s `max_bytes`.
+    /// With `wait_ms`: most output bytes to return (default 65536).
     #[serde(default)]
     #[schemars(range(min = 1, max = 262_144))]
     pub max_bytes: Option<u64>,
@@ -112,9 +104,9 @@ pub enum DispatchStatus {
 pub struct WriteStdinParams {
     /// `proc-<uuid>` from `exec_command`.
     pub process_id: String,
-    /// UTF-8 text written then flushed (may be empty).
+    /// Text to write (may be empty).
     pub data: String,
-    /// After writing, close stdin (EOF).
+    /// Then close stdin (EOF).
     #[serde(default)]
     pub close: Option<bool>,
 }
@@ -151,21 +143,18 @@ pub struct ProcessAck {
 pub struct ReadProcessParams {
     /// `proc-<uuid>` from `exec_command`.
     pub process_id: String,
-    /// Absolute byte offset in the combined output (default 0).
+    /// Byte offset in the combined output (default 0).
     #[serde(default)]
     pub cursor: Option<u64>,
-    /// Most bytes to return, 1..=262144 (default 65536).
+    /// Most bytes to return (default 65536).
     #[serde(default)]
     #[schemars(range(min = 1, max = 262_144))]
     pub max_bytes: Option<u64>,
-    /// Wait up to this many milliseconds (at most 55000) for `min_bytes` of output past
-    /// `cursor` or the process's end, returning as soon as either happens (default 0: no
-    /// wait).
+    /// Milliseconds (at most 55000) to wait for `min_bytes` past `cursor` or the end
+    /// (default 0).
     #[serde(default)]
     pub wait_ms: Option<u64>,
-    /// With `wait_ms`: how many bytes past `cursor` the wait waits for (default 1: the
-    /// first burst); cut to `max_bytes`. The end of the output or of the wait returns what
-    /// there is.
+    /// Bytes past `cursor` a wait waits for (default 1), cut to `max_bytes`.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub min_bytes: Option<u64>,
@@ -198,9 +187,8 @@ pub struct ReadProcessResult {
 pub struct TerminateProcessParams {
     /// `proc-<uuid>` from `exec_command`.
     pub process_id: String,
-    /// Milliseconds between SIGTERM to the whole tree and SIGKILL to what is left (absent:
-    /// the workspace's `kill_grace_ms`; 0: SIGKILL at once). Cut to `kill_grace_ms`, never
-    /// above; the result says what applies.
+    /// Milliseconds from SIGTERM to SIGKILL (default and most: the workspace's
+    /// `kill_grace_ms`; 0: at once).
     #[serde(default)]
     pub grace_ms: Option<u64>,
 }
@@ -210,8 +198,7 @@ pub struct TerminateProcessParams {
 pub struct ProcessStatusParams {
     /// `proc-<uuid>` from `exec_command`.
     pub process_id: String,
-    /// Wait up to this many milliseconds (at most 55000) for the process to exit,
-    /// returning as soon as it does (default 0: no wait).
+    /// Milliseconds (at most 55000) to wait for the exit (default 0).
     #[serde(default)]
     pub wait_ms: Option<u64>,
 }
@@ -257,12 +244,12 @@ pub struct ProcessStatusResult {
 /// Arguments of `process_resize`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ProcessResizeParams {
-    /// `proc-<uuid>` of a process started with `tty: true`.
+    /// `proc-<uuid>` of a `tty: true` process.
     pub process_id: String,
-    /// Terminal rows, at least 1.
+    /// Rows.
     #[schemars(range(min = 1))]
     pub rows: u16,
-    /// Terminal columns, at least 1.
+    /// Columns.
     #[schemars(range(min = 1))]
     pub cols: u16,
 }

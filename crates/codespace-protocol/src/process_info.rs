@@ -1,7 +1,7 @@
 //! The process and serialization blocks of `workspace_info`: what the process tools can do,
 //! the limits commands run under, and how work in a workspace is serialized.
 
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
@@ -129,6 +129,7 @@ pub struct SerializationInfo {
     /// `apply_patch` works while a command runs (it does not: the lease is held).
     pub patch_while_process_live: bool,
     /// What a conflicting request gets: `WORKSPACE_BUSY`.
+    #[schemars(schema_with = "workspace_busy")]
     pub conflict_error: ErrorCode,
     /// Patches wait for each other in FIFO order.
     pub request_conflict: RequestConflict,
@@ -139,7 +140,21 @@ pub struct SerializationInfo {
     /// Requests that may wait for one workspace's lease at once.
     pub max_waiters_per_resource: u64,
     /// What a request beyond the queue gets: `RESOURCE_QUEUE_FULL`.
+    #[schemars(schema_with = "resource_queue_full")]
     pub queue_full_error: ErrorCode,
+}
+
+/// The one code a field always holds, as its schema says (not the list of every code).
+fn code_schema(code: ErrorCode) -> Schema {
+    json_schema!({"type": "string", "const": code.as_str()})
+}
+
+fn workspace_busy(_: &mut SchemaGenerator) -> Schema {
+    code_schema(ErrorCode::WorkspaceBusy)
+}
+
+fn resource_queue_full(_: &mut SchemaGenerator) -> Schema {
+    code_schema(ErrorCode::ResourceQueueFull)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

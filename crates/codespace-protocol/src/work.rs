@@ -15,7 +15,7 @@ use crate::{ApprovalState, HeldTool};
 pub struct WorkOpenParams {
     /// Registered workspace id.
     pub workspace_id: String,
-    /// A short name for the job, shown to the person.
+    /// Short job name shown to the person.
     #[serde(default)]
     pub title: Option<String>,
 }
@@ -34,7 +34,7 @@ pub struct WorkOpenResult {
 /// Arguments of `steer_status`, `steer_claim_next` and `work_finish`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct WorkIdParams {
-    /// The `work_id` `work_open` returned.
+    /// From `work_open`.
     pub work_id: String,
 }
 
@@ -96,9 +96,9 @@ pub enum CompleteOutcome {
 /// Arguments of `steer_complete`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct SteerCompleteParams {
-    /// The work the instruction was claimed from.
+    /// The work it was claimed from.
     pub work_id: String,
-    /// The `intent_id` `steer_claim_next` returned.
+    /// From `steer_claim_next`.
     pub intent_id: String,
     /// `done` (default) or `blocked`.
     #[serde(default)]

@@ -1,7 +1,10 @@
 //! The tool catalog, made from the protocol's tool table (`for_each_tool!`): names, titles,
 //! descriptions, input and output schemas, annotations.
-//! Schemas are normalised for clients: an optional field is simply not required; a
-//! `workspace_id` is marked for its routing header.
+//! Schemas are lean for clients (`lean`): an optional field is simply not required, names
+//! and repeated prose are left out, an output schema carries no prose; a `workspace_id` is
+//! marked for its routing header.
+
+mod lean;
 
 use std::sync::Arc;
 
@@ -47,8 +50,8 @@ fn spec<P: JsonSchema + 'static, R: JsonSchema + 'static>(
     // exec_command or write_stdin starts a second process or writes twice.
     annotations.idempotent_hint = Some(!matches!(effect, Effect::Mutate | Effect::Coordinate));
     annotations.open_world_hint = Some(false);
-    let input = routed(normalised(&schema_for_type::<P>()));
-    let output = normalised(&schema_for_output::<R>());
+    let input = routed(lean::input(&schema_for_type::<P>()));
+    let output = lean::output(&schema_for_output::<R>());
     Tool::new(name, description, Arc::new(input))
         .with_title(title)
         .with_raw_output_schema(Arc::new(output))
@@ -77,57 +80,18 @@ fn routed(mut schema: JsonObject) -> JsonObject {
     schema
 }
 
-/// The schema as clients should see it: an optional field (`Option<T>`) is not required
-/// and has the plain type, with no `null` alternative and no `default: null`.
-pub(crate) fn normalised(schema: &JsonObject) -> JsonObject {
-    let mut value = Value::Object(schema.clone());
-    strip_null(&mut value);
-    match value {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    }
-}
-
-fn strip_null(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            if map.get("default") == Some(&Value::Null) {
-                map.remove("default");
-            }
-            if let Some(Value::Array(types)) = map.get_mut("type") {
-                types.retain(|t| t != "null");
-                if types.len() == 1 {
-                    let only = types.remove(0);
-                    map.insert("type".to_owned(), only);
-                }
-            }
-            for key in ["anyOf", "oneOf"] {
-                let Some(Value::Array(branches)) = map.get_mut(key) else { continue };
-                branches.retain(|b| b.get("type") != Some(&Value::String("null".to_owned())));
-                if branches.len() == 1 {
-                    // `{anyOf: [X, null]}` becomes X itself, keeping this level's description.
-                    if let Some(Value::Object(only)) = branches.pop() {
-                        map.remove(key);
-                        for (k, v) in only {
-                            map.entry(k).or_insert(v);
-                        }
-                    }
-                }
-            }
-            map.values_mut().for_each(strip_null);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_null),
-        _ => {}
-    }
-}
-
-/// Every live tool, in the table's order.
+/// Every live tool, in the table's order; made once per process (every session shares it).
 macro_rules! catalog {
     ($($name:ident, $konst:ident, $params:ty => $result:ty, $effect:ident, $drive:ident, $title:literal, $description:literal;)*) => {
         pub(crate) fn catalog() -> Arc<Vec<Tool>> {
-            Arc::new(vec![$(
-                spec::<$params, $result>(stringify!($name), $title, Effect::$effect, $description),
-            )*])
+            static CATALOG: std::sync::OnceLock<Arc<Vec<Tool>>> = std::sync::OnceLock::new();
+            CATALOG
+                .get_or_init(|| {
+                    Arc::new(vec![$(
+                        spec::<$params, $result>(stringify!($name), $title, Effect::$effect, $description),
+                    )*])
+                })
+                .clone()
         }
     };
 }

@@ -132,12 +132,21 @@ async fn tool_metadata_is_honest_and_schemas_are_plain() {
                 | "operation_revert"
         );
         assert_eq!(a["destructiveHint"], destructive, "{name}");
-        let mut all = Vec::new();
-        nodes(&tool["inputSchema"], format!("{name}.in"), &mut all);
-        nodes(&tool["outputSchema"], format!("{name}.out"), &mut all);
-        for (path, node) in all {
+        let mut inputs = Vec::new();
+        nodes(&tool["inputSchema"], format!("{name}.in"), &mut inputs);
+        let mut outputs = Vec::new();
+        nodes(&tool["outputSchema"], format!("{name}.out"), &mut outputs);
+        for (path, node) in inputs.iter().chain(&outputs) {
             assert!(!node["type"].is_array(), "{path}: type is an array: {node}");
             assert_ne!(node.get("default"), Some(&Value::Null), "{path}: default null");
+            for name_only in ["title", "format", "$schema"] {
+                let kept = node.get(name_only).is_some_and(|v| !v.is_object());
+                assert!(!kept, "{path}: {name_only} is left in: {node}");
+            }
+        }
+        // A model reads every input field's description; an output schema is for checking
+        // answers and carries none (the protocol crate's types describe the fields).
+        for (path, node) in &inputs {
             if let Some(props) = node.get("properties").and_then(Value::as_object) {
                 for (field, schema) in props {
                     let described = schema.get("description").and_then(Value::as_str);
@@ -147,6 +156,10 @@ async fn tool_metadata_is_honest_and_schemas_are_plain() {
                     );
                 }
             }
+        }
+        for (path, node) in &outputs {
+            let prose = node.get("description").is_some_and(Value::is_string);
+            assert!(!prose, "{path}: an output schema carries a description: {node}");
         }
     }
     let description = |name: &str| {
@@ -159,6 +172,32 @@ async fn tool_metadata_is_honest_and_schemas_are_plain() {
     let read = &list["tools"][1]["inputSchema"]["properties"]["limit"];
     assert_eq!((&read["minimum"], &read["maximum"]), (&json!(1), &json!(1_048_576)), "{read}");
 }
+
+/// What a client puts in its model's context (every tool's description and input schema)
+/// stays within 16 KB, and the whole `tools/list` answer within 50 KB: a growing description
+/// or schema fails here, not in a client. (The output schemas keep every constraint, about
+/// 28 KB of the answer; 40 KB in all would take constraints out of them.)
+#[tokio::test]
+async fn tools_list_stays_within_its_budgets() {
+    let list = tools_list().await;
+    let bytes = |v: &Value| serde_json::to_string(v).unwrap().len();
+    let tools = list["tools"].as_array().unwrap();
+    let context: usize =
+        tools.iter().map(|t| bytes(&t["description"]) + bytes(&t["inputSchema"])).sum();
+    let output: usize = tools.iter().map(|t| bytes(&t["outputSchema"])).sum();
+    let whole = bytes(&list);
+    let summary = format!(
+        "descriptions and input schemas {context} B, output schemas {output} B, tools/list {whole} B"
+    );
+    assert!(context <= CONTEXT_BUDGET, "over {CONTEXT_BUDGET} B: {summary}");
+    assert!(whole <= LIST_BUDGET, "over {LIST_BUDGET} B: {summary}");
+}
+
+/// Bytes of every tool's description and input schema together, as JSON.
+const CONTEXT_BUDGET: usize = 16_000;
+
+/// Bytes of the whole `tools/list` result, as JSON.
+const LIST_BUDGET: usize = 50_000;
 
 /// `tests/golden/tools_list.json` holds the whole `tools/list` answer: a schema change shows
 /// up in review as a change of that file. `CODESPACE_BLESS=1` rewrites it.
