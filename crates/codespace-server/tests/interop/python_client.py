@@ -8,6 +8,9 @@ import asyncio
 import json
 import os
 import sys
+import uuid
+
+from jsonschema import Draft202012Validator
 
 from mcp import Client, StdioServerParameters
 from mcp.client.session import ClientSession
@@ -62,7 +65,60 @@ async def exercise(target, mode):
 
         info = await client.call_tool("workspace_info", {})
         check(not info.is_error, f"[{mode}] bare workspace_info fits its output schema: {info}")
+        await sweep(client, {t.name: t.output_schema for t in tools.tools}, mode)
     print(f"ok: {mode}")
+
+
+async def sweep(client, schemas, mode):
+    """Calls every tool but steer_complete (which needs a person's instruction) in the
+    writable workspace `pw`, and checks each answer against the output schema `tools/list`
+    gave, with a JSON Schema 2020-12 validator of its own (not only the SDK's)."""
+    tag = uuid.uuid4().hex[:8]
+    answered = set()
+
+    async def ok(name, args):
+        r = await client.call_tool(name, args)
+        check(not r.is_error, f"[{mode}] {name} {args}: {r.content}")
+        errors = [e.message for e in Draft202012Validator(schemas[name]).iter_errors(r.structured_content)]
+        check(not errors, f"[{mode}] {name}'s answer does not fit its output schema: {errors}: {r.structured_content}")
+        answered.add(name)
+        return r.structured_content
+
+    ws = {"workspace_id": "pw"}
+    def add(path, text):
+        return f"*** Begin Patch\n*** Add File: {path}\n+{text}\n*** End Patch\n"
+
+    await ok("workspace_info", ws)
+    cursor = (await ok("changes", ws))["cursor"]
+    work = (await ok("work_open", {**ws, "title": "sweep"}))["work_id"]
+    op = (await ok("apply_patch", {**ws, "patch": add(f"{tag}.txt", "one"), "work_id": work,
+                                   "operation_key": f"key-{tag}", "expected_versions": {f"{tag}.txt": "absent"}}))["operation_id"]
+    await ok("apply_patch", {**ws, "patch": add(f"{tag}-b.txt", "two"), "check_only": True})
+    await ok("operation_status", {"operation_id": op})
+    await ok("operation_revert", {**ws, "operation_id": op, "check_only": True})
+    await ok("changes", {**ws, "since": cursor})
+    await ok("read", {**ws, "path": f"{tag}.txt", "work_id": work})
+    await ok("find", {**ws, "glob": "*.txt", "limit": 1})
+    await ok("grep", {**ws, "pattern": "one", "fixed_strings": True})
+    await ok("version", {**ws, "paths": [f"{tag}.txt", "missing.txt", "../outside"]})
+    done = await ok("exec_command", {**ws, "command": ["sh", "-c", "echo out; echo err >&2; exit 3"], "wait_ms": 20000})
+    check(done.get("exit_code") == 3, f"[{mode}] exec_command waited for the exit: {done}")
+    cat = (await ok("exec_command", {**ws, "command": ["cat"]}))["process_id"]
+    await ok("write_stdin", {"process_id": cat, "data": "echoed\n", "close": True})
+    await ok("read_process", {"process_id": cat, "wait_ms": 20000})
+    await ok("process_status", {"process_id": cat, "wait_ms": 20000})
+    tty = (await ok("exec_command", {**ws, "command": ["sleep", "30"], "tty": True}))["process_id"]
+    await ok("process_resize", {"process_id": tty, "rows": 30, "cols": 100})
+    await ok("terminate_process", {"process_id": tty, "grace_ms": 0})
+    await ok("process_status", {"process_id": tty, "wait_ms": 20000})
+    await ok("steer_status", {"work_id": work})
+    await ok("steer_claim_next", {"work_id": work})
+    await ok("work_finish", {"work_id": work})
+    hold = (await ok("approval_create", {"tool": "apply_patch", "arguments": {**ws, "patch": add(f"{tag}-c.txt", "held")}}))["approval_id"]
+    await ok("approval_resolve", {"approval_id": hold, "decision": "grant"})
+    await ok("operation_resume", {"approval_id": hold})
+    missed = set(schemas) - answered - {"steer_complete"}
+    check(not missed, f"[{mode}] the sweep left out {sorted(missed)}")
 
 
 STRUCTURED_ONLY = "codespace/structuredContentOnly"

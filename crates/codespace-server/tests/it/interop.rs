@@ -32,6 +32,9 @@ fn python_env() -> Env {
     std::fs::write(root.join("hello.txt"), "hello from python\n").unwrap();
     std::fs::create_dir(root.join("sub")).unwrap();
     std::fs::write(root.join("sub/deep.txt"), "deep\n").unwrap();
+    // Where the client's sweep calls every tool (unconfined: the sweep checks answers, not
+    // the sandbox).
+    env.workspace("pw", json!({"profile": "workspace-write", "sandbox": "off"}));
     env
 }
 
