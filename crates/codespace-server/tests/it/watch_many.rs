@@ -123,7 +123,8 @@ async fn three_hundred_workspaces_are_all_watched_by_one_instance_with_bounded_t
 /// whose `max_inotify_watches` is 4, and the workspaces start one at a time in the order
 /// they are used: `a` (its root: one watch), `big` (its root and five directories: more
 /// than the three left), then `b` (one watch: it fits only because `big` gave back the
-/// watches it had added before the limit stopped it).
+/// watches it had added before the limit stopped it); then `b` grows three directories,
+/// one more than fits.
 #[tokio::test]
 async fn under_the_watch_limit_the_workspace_that_does_not_fit_says_so_and_the_others_stay_watched()
 {
@@ -197,6 +198,28 @@ async fn under_the_watch_limit_the_workspace_that_does_not_fit_says_so_and_the_o
     assert_eq!(f["paths"], json!(["d3/late.txt", "d5/x.txt"]));
     let c = call(&client, "changes", json!({"workspace_id": "big"})).await.unwrap();
     assert_eq!(c["resync_required"], true);
+    // At run time too: `b` grows past the limit; it stops, says why and gives its watches
+    // back, and `a` is still watched.
+    for d in ["g1", "g2", "g3"] {
+        std::fs::create_dir(b.join(d)).unwrap();
+    }
+    let end = Instant::now() + Duration::from_secs(10);
+    let w = loop {
+        let w = watch_info(&client, "b").await;
+        if w["state"] == "failed" {
+            break w;
+        }
+        assert!(Instant::now() < end, "b never stopped: {w}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(w["reason"].as_str().unwrap().contains("limit"), "{w}");
+    let start = call(&client, "changes", json!({"workspace_id": "a"})).await.unwrap();
+    std::fs::write(a.join("later.txt"), "n\n").unwrap();
+    let got = call(&client, "changes", json!({"workspace_id": "a", "since": start["cursor"]}))
+        .await
+        .unwrap();
+    assert_eq!(got["resync_required"], false, "{got}");
+    assert_eq!(kinds(&got), [("later.txt".to_owned(), "created".to_owned())]);
     let logged = log.lock().unwrap().clone();
     let root = big.display().to_string();
     assert!(
