@@ -225,7 +225,7 @@ impl Core {
         generation: u64,
         new_epoch: bool,
     ) -> Result<(), String> {
-        let begun = precheck(shared).and_then(|()| self.begin(key));
+        let begun = precheck(shared).and_then(|()| self.begin(key, shared, generation));
         let (table, instance, root) = match begun {
             Ok(begun) => begun,
             Err(reason) => {
@@ -238,11 +238,21 @@ impl Core {
     }
 
     /// Marks workspace `key` as being built in a new table (giving back the old one), with
-    /// the instance opened if it is not; its table id, the instance and the root.
-    fn begin(self: &Arc<Self>, key: u64) -> Result<(u64, u64, Arc<Root>), String> {
+    /// the instance opened if it is not; its table id, the instance and the root. A start
+    /// that a later one superseded (a restart while it was queued) builds nothing and
+    /// leaves the later one's table alone.
+    fn begin(
+        self: &Arc<Self>,
+        key: u64,
+        shared: &Shared,
+        generation: u64,
+    ) -> Result<(u64, u64, Arc<Root>), String> {
         let mut state = self.lock();
         if !state.members.contains_key(&key) {
             return Err("the workspace is no longer watched".to_owned());
+        }
+        if shared.lock().generation != generation {
+            return Err("a later start superseded this one".to_owned());
         }
         state.stop(key);
         let instance = match &state.instance {

@@ -131,3 +131,36 @@ fn a_workspace_added_later_is_watched_on_the_same_instance() {
     drop(first);
     assert_eq!(watcher.report().workspaces, 1, "a dropped handle removes its workspace");
 }
+
+#[test]
+fn a_restart_while_its_start_is_queued_keeps_the_restarts_watches() {
+    let scratch = tempfile::tempdir().unwrap();
+    let watcher = Watcher::new();
+    // Starts queued ahead keep the start thread busy while the restart runs.
+    let ahead: Vec<WorkspaceWatch> = (0..100)
+        .map(|i| {
+            let dir = scratch.path().join(format!("ahead{i}"));
+            std::fs::create_dir_all(dir.join("sub")).unwrap();
+            let w = add(&watcher, &dir);
+            w.ensure_started();
+            w
+        })
+        .collect();
+    let dir = scratch.path().join("target");
+    std::fs::create_dir_all(&dir).unwrap();
+    let w = add(&watcher, &dir);
+    w.ensure_started();
+    w.restart().unwrap();
+    for a in &ahead {
+        assert!(a.wait_running(WAIT));
+    }
+    // The queued start, run after the restart, built nothing and took nothing away.
+    while watcher.report().starting > 0 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(w.report().state, WatchState::Running);
+    let sub = w.subscribe();
+    std::fs::write(dir.join("heard"), "x").unwrap();
+    created(&sub, "heard");
+    assert!(!w.changes(None).unwrap().resync_required);
+}
