@@ -355,8 +355,10 @@ fn runner_code(e: &RunnerError) -> ErrorCode {
             | FilesError::InvalidRegex { .. }
             | FilesError::RegexTooLarge { .. },
         ) => ErrorCode::InvalidPattern,
-        // The gateway and the runner disagree, or a runner task died: the server's fault.
-        RunnerError::NoWorkspace { .. } | RunnerError::Task { .. } => ErrorCode::Internal,
+        // The runner let the workspace go: a reload removed it while the call was under way.
+        RunnerError::NoWorkspace { .. } => ErrorCode::WorkspaceNotFound,
+        // A runner task died: the server's fault.
+        RunnerError::Task { .. } => ErrorCode::Internal,
         RunnerError::RootReplaced { .. } => ErrorCode::RootReplaced,
         RunnerError::Process(p) => process_code(p),
         // The worker's socket failed: whether it ran is not known (see the message).

@@ -17,6 +17,7 @@ mod ledger;
 mod patch;
 mod pod;
 mod process;
+mod reload;
 mod seen;
 mod tasks;
 mod waits;
@@ -40,6 +41,7 @@ pub use lease::{
 pub use patch::{PutBack, RestoreOutcome, list_operations, show_operation};
 pub use pod::{Gauges, ResetReport};
 pub use process::ExecSettings;
+pub use reload::Reloaded;
 pub use waits::ExecWait;
 pub use work::{MAX_INTENT_BYTES, write_instruction};
 pub use workspaces::{StartError, Workspaces};
@@ -60,7 +62,11 @@ pub struct GatewayConfig {
 
 /// The shared state behind every transport and session.
 pub struct Gateway {
-    workspaces: BTreeMap<String, Registered>,
+    /// The registered workspaces, replaced whole by a reload ([`Gateway::reload`]): a call
+    /// keeps the workspace it looked up until it ends.
+    workspaces: std::sync::RwLock<BTreeMap<String, Arc<Registered>>>,
+    /// Held by a reload from the runner's reopen to the swap of `workspaces`.
+    reloading: tokio::sync::Mutex<()>,
     host: HostFacts,
     server_version: String,
     /// The ledger, reached from async code only through the blocking pool.
@@ -101,7 +107,8 @@ impl Gateway {
     /// before it creates the ledger.
     pub fn with_workspaces(workspaces: Workspaces, config: GatewayConfig) -> Gateway {
         Gateway {
-            workspaces: workspaces.into_map(),
+            workspaces: std::sync::RwLock::new(workspaces.into_map()),
+            reloading: tokio::sync::Mutex::new(()),
             host: config.host,
             server_version: config.server_version,
             ledger: ledger::Ledger::new(config.store),
@@ -147,24 +154,40 @@ impl Gateway {
         Gateway::with_workspaces(workspaces, config)
     }
 
+    /// What the host enforces, as found at start.
+    pub fn host(&self) -> &HostFacts {
+        &self.host
+    }
+
     /// The runner this gateway works through.
     pub fn runner(&self) -> &Arc<Runner> {
         &self.runner
     }
 
-    fn lookup(&self, id: &str) -> Result<&Registered, GatewayError> {
-        self.workspaces.get(id).ok_or_else(|| GatewayError::WorkspaceNotFound { id: id.to_owned() })
+    fn lookup(&self, id: &str) -> Result<Arc<Registered>, GatewayError> {
+        let workspaces = self.workspaces.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        workspaces
+            .get(id)
+            .cloned()
+            .ok_or_else(|| GatewayError::WorkspaceNotFound { id: id.to_owned() })
+    }
+
+    /// The ids of the workspaces registered now.
+    fn workspace_ids(&self) -> Vec<String> {
+        let workspaces = self.workspaces.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        workspaces.keys().cloned().collect()
     }
 
     /// A workspace the policy lets the caller `action`, whose root the runner opened.
-    fn authorized(&self, id: &str, action: Action) -> Result<&Registered, GatewayError> {
+    fn authorized(&self, id: &str, action: Action) -> Result<Arc<Registered>, GatewayError> {
         let reg = self.lookup(id)?;
         allow(&reg.ws, action).map_err(GatewayError::Denied)?;
         if action != Action::Read && self.is_draining() {
             return Err(GatewayError::Draining);
         }
+        // The runner lets a workspace go first when a reload removes it.
         if self.runner.root_path(id).is_none() {
-            return Err(GatewayError::Internal(format!("workspace {id:?} has no opened root")));
+            return Err(GatewayError::WorkspaceNotFound { id: id.to_owned() });
         }
         Ok(reg)
     }

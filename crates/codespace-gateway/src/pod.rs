@@ -102,8 +102,13 @@ impl Gateway {
     /// touched (restoring it is the platform's). Works stay as they are, their history too.
     pub async fn reset(&self) -> Result<ResetReport, GatewayError> {
         let mut report = ResetReport::default();
-        let ids: Vec<String> = self.workspaces.keys().cloned().collect();
-        for id in &ids {
+        let ids = self.workspace_ids();
+        // A workspace a reload removed may still have commands running: they end too.
+        let mut running = self.process_workspaces();
+        running.extend(ids.iter().cloned());
+        running.sort();
+        running.dedup();
+        for id in &running {
             report.processes_terminated += u64::from(self.kill_workspace(id).await);
         }
         let mine = ids.clone();

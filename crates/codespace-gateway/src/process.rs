@@ -172,10 +172,10 @@ impl Gateway {
         let reg = self.lookup(&p.workspace_id)?;
         let tty = p.tty.unwrap_or(false);
         let settings = &self.exec;
-        let root = self.runner.root_path(&p.workspace_id).ok_or_else(|| {
-            GatewayError::Internal(format!("workspace {:?} has no opened root", p.workspace_id))
-        })?;
-        let (sandbox, external) = settings.confinement(&reg.ws, root, &self.host);
+        // None: a reload removed the workspace since the call looked it up.
+        let root = (self.runner.root_path(&p.workspace_id))
+            .ok_or_else(|| GatewayError::WorkspaceNotFound { id: p.workspace_id.clone() })?;
+        let (sandbox, external) = settings.confinement(&reg.ws, &root, &self.host);
         let granted = self.granted_timeout(&p)?;
         let lease = self.leases.acquire(&p.workspace_id).await.map_err(GatewayError::Lease)?;
         if let Some(approval_id) = resume {

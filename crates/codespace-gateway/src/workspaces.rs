@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use codespace_policy::{Registry, Workspace};
 use codespace_runner::{LocalRunner, OpenError, Runner};
@@ -24,7 +25,7 @@ pub struct StartError {
 
 /// Every registered workspace, checked.
 #[derive(Debug)]
-pub struct Workspaces(BTreeMap<String, Registered>);
+pub struct Workspaces(BTreeMap<String, Arc<Registered>>);
 
 impl Workspaces {
     /// Checks the registry's host facts: an extra read root that is not a directory fails
@@ -46,7 +47,7 @@ impl Workspaces {
                     });
                 }
             }
-            workspaces.insert(ws.id.clone(), Registered { ws: ws.clone() });
+            workspaces.insert(ws.id.clone(), Arc::new(Registered { ws: ws.clone() }));
         }
         Ok(Workspaces(workspaces))
     }
@@ -81,11 +82,8 @@ impl Workspaces {
     /// Canonical roots may nest even when the registered strings did not (a symlinked
     /// root): refused, with the registry key at fault.
     pub fn check_roots(&self, runner: &Runner) -> Result<(), StartError> {
-        let canonical: Vec<(String, PathBuf)> = self
-            .0
-            .keys()
-            .filter_map(|id| runner.root_path(id).map(|p| (id.clone(), p.to_path_buf())))
-            .collect();
+        let canonical: Vec<(String, PathBuf)> =
+            self.0.keys().filter_map(|id| runner.root_path(id).map(|p| (id.clone(), p))).collect();
         codespace_policy::check_nesting(canonical.iter().map(|(id, p)| (id.as_str(), p.as_path())))
             .map_err(|e| StartError { key: e.key.clone(), reason: e.reason.clone() })
     }
@@ -95,11 +93,11 @@ impl Workspaces {
     pub fn root_paths(&self, runner: &Runner) -> Vec<PathBuf> {
         self.0
             .values()
-            .map(|r| runner.root_path(&r.ws.id).map_or_else(|| r.ws.root.clone(), Into::into))
+            .map(|r| runner.root_path(&r.ws.id).unwrap_or_else(|| r.ws.root.clone()))
             .collect()
     }
 
-    pub(crate) fn into_map(self) -> BTreeMap<String, Registered> {
+    pub(crate) fn into_map(self) -> BTreeMap<String, Arc<Registered>> {
         self.0
     }
 }

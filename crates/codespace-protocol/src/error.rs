@@ -59,7 +59,7 @@ error_codes! {
         next: "Do not retry: no argument can escalate. Ask the operator.",
     }
     WorkspaceNotFound = "WORKSPACE_NOT_FOUND" {
-        meaning: "The workspace_id is not registered.",
+        meaning: "The workspace_id is not registered (or a registry reload removed it).",
         next: "Fix the id (workspace_info lists none; the operator knows them).",
     }
     InvalidPattern = "INVALID_PATTERN" {
@@ -100,7 +100,7 @@ error_codes! {
     }
     RootReplaced = "ROOT_REPLACED" {
         meaning: "The workspace's root path no longer names the directory the server opened at start (deleted and re-created, say by a fresh clone, moved, or replaced by a symlink); nothing ran.",
-        next: "Do not retry: ask the operator to restart the server, which opens the directory now at the root path (workspace_info shows root_status).",
+        next: "Do not retry: ask the operator to reload the registry (SIGHUP) or restart the server, either of which opens the directory now at the root path (workspace_info shows root_status).",
     }
     ResourceQueueFull = "RESOURCE_QUEUE_FULL" {
         meaning: "64 requests are already waiting for this workspace's lease.",

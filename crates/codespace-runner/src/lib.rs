@@ -61,7 +61,7 @@ pub enum RunnerError {
     /// re-created, moved, or replaced by a symlink): nothing ran, so nothing is read from or
     /// written into a directory the operator no longer sees.
     #[error(
-        "the root of workspace {id:?} ({root}) is no longer the directory the server opened at start: it was {how}; nothing ran. The operator must restart the server (or reload the registry) to open the new directory"
+        "the root of workspace {id:?} ({root}) is no longer the directory the server opened at start: it was {how}; nothing ran. The operator must reload the registry (SIGHUP) or restart the server to open the new directory"
     )]
     RootReplaced { id: String, root: String, how: String },
     /// A runner task ended without an answer (it panicked or was cancelled), or the worker

@@ -131,6 +131,12 @@ ops! {
     /// The first request of a connection, and only once.
     worker Open { roots: Vec<(String, PathBuf)>, watch: bool }
         -> Result<Opened, OpenError>, wait(_) = NOW;
+    /// Opens the workspaces again for a reloaded registry: a root whose registered path is
+    /// unchanged and still names the directory it opened is kept (its watcher too), any other
+    /// is opened afresh, and a workspace not named is let go (its watcher stops). Nothing
+    /// changes unless every root opens, no two nest and none holds a path of `keep_out`.
+    blocking Reopen { roots: Vec<(String, PathBuf)>, keep_out: Vec<PathBuf> }
+        -> Result<Result<Reopened, OpenError>, RunnerError>, wait(_) = NOW;
     /// Starts a command under the id the gateway chose; the worker says when it is gone.
     worker Spawn { ws: String, id: String, job: SpawnJob }
         -> Result<(), RunnerError>, wait(_) = NOW;
@@ -215,6 +221,14 @@ ops! {
     /// Ends every live command's whole tree (the gateway is shutting down).
     run Shutdown {}
         -> Result<(), RunnerError>, wait(_) = codespace_process::SHUTDOWN_LIMIT;
+}
+
+/// What a reopen holds now: each workspace's canonical root, and the workspaces whose root
+/// was opened afresh (added, moved, or replaced on disk since it was opened).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Reopened {
+    pub roots: Vec<(String, PathBuf)>,
+    pub opened: Vec<String>,
 }
 
 /// What the worker opened: each workspace's canonical root, and its process limits.

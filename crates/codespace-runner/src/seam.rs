@@ -2,7 +2,7 @@
 //! policy, limits, leases, the ledger and holds; everything that touches a workspace file
 //! or a process goes through here, as the jobs and answers of [`crate::ops`].
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use codespace_fs::{Cancel, Progress};
@@ -106,9 +106,23 @@ impl Runner {
               r => r.walk(job, cancel, progress).await)
     }
 
-    /// The canonical root of workspace `id`, as the runner opened it.
-    pub fn root_path(&self, id: &str) -> Option<&Path> {
+    /// The canonical root of workspace `id`, as the runner holds it now.
+    pub fn root_path(&self, id: &str) -> Option<PathBuf> {
         each!(self, r => r.root_path(id), r => r.root_path(id))
+    }
+
+    /// Opens the workspaces again for a reloaded registry ([`ops::Reopen`]), in this process
+    /// or in the worker: call it from a blocking thread. A refusal, or a worker that could
+    /// not be asked, changes nothing this side.
+    pub fn reopen(
+        &self,
+        job: ops::Reopen,
+    ) -> Result<Result<ops::Reopened, crate::OpenError>, RunnerError> {
+        let answer = self.run_blocking(job);
+        if let (Runner::Socket(s), Ok(Ok(reopened))) = (self, &answer) {
+            s.set_roots(&reopened.roots);
+        }
+        answer
     }
 
     pub fn process_facts(&self) -> ProcessFacts {

@@ -25,7 +25,17 @@ pub(crate) fn host_facts(probe: &HostProbe) -> HostFacts {
 /// of `registry`, exactly what is and is not enforced on its commands.
 pub(crate) fn at_start(registry: &Registry) -> HostFacts {
     let host = host_facts(&codespace_sandbox::probe());
-    for w in registry.workspaces().filter(|w| w.sandbox == SandboxSetting::External) {
+    announce_external(registry.workspaces(), &host);
+    host
+}
+
+/// The start-up line (a reload's too) of each `sandbox: "external"` workspace of
+/// `workspaces`: what is and is not enforced.
+pub(crate) fn announce_external<'a>(
+    workspaces: impl Iterator<Item = &'a codespace_policy::Workspace>,
+    host: &HostFacts,
+) {
+    for w in workspaces.filter(|w| w.sandbox == SandboxSetting::External) {
         let iso = host.external_isolation(w.network);
         tracing::warn!(
             workspace = %w.id,
@@ -35,7 +45,6 @@ pub(crate) fn at_start(registry: &Registry) -> HostFacts {
              commands run without the namespace sandbox"
         );
     }
-    host
 }
 
 pub(crate) fn report(probe: &HostProbe, registry: &Registry, source: &str, json: bool) -> String {

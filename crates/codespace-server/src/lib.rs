@@ -21,6 +21,7 @@ mod http_json;
 mod inbox;
 mod instructions;
 mod instructions_cli;
+mod listen;
 mod logging;
 pub mod mcp;
 pub mod metrics;
@@ -40,7 +41,6 @@ mod trace;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
-use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,10 +50,9 @@ use codespace_gateway::{Gateway, GatewayConfig, Workspaces};
 use codespace_runner::WorkerFaults;
 use codespace_store::Store;
 use rmcp::ServiceExt;
-use tokio_util::sync::CancellationToken;
 
 use crate::cli::{Cli, Command, ServeArgs};
-use crate::config::{TokenSource, UsageError};
+use crate::config::UsageError;
 
 /// Test faults a command arms. The `codespace` binary arms none ([`main`]); only a test-only
 /// target (the `fault-server` example) builds them, from its environment.
@@ -174,6 +173,8 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
         .enable_all()
         .build()
         .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
+    // The port is ours first: the probes answer `starting` while the rest starts.
+    let early = if args.http { Some(runtime.block_on(listen::bind(&args))?) } else { None };
     // Dropped before `keep_state`, a started worker takes what was made for it along.
     let (runner, mut worker) =
         runtime.block_on(runner::start(&args, &workspaces, supervisor, &state_dir, worker_env))?;
@@ -241,15 +242,20 @@ fn serve(args: ServeArgs, worker_env: &[(String, OsString)]) -> Result<(), Failu
         );
     }
     let gateway = Arc::new(gateway);
-    if let Some(person) = person {
+    // SIGHUP reloads the registry; no root may come to hold the ledger, as at start.
+    let keep_out = match &ledger {
+        config::LedgerPath::File(path) => vec![path.clone()],
+        config::LedgerPath::Memory => vec![],
+    };
+    runtime.spawn(hangup::watch(args.registry.clone(), Arc::clone(&gateway), keep_out));
+    if let (Some(person), Some(early)) = (person, early) {
         let (token, source) = match given_token {
             Some(given) => given,
             None => config::generate_token(&state_dir),
         };
         let wait = Duration::from_secs(args.elicitation_timeout_secs);
         let handler = mcp::CodeSpace::new(gateway, wait).with_metrics(metrics);
-        runtime.spawn(hangup::watch(args.registry.clone(), registry));
-        let served = runtime.block_on(serve_http(handler, args, (token, source), person));
+        let served = runtime.block_on(listen::serve(handler, args, (token, source), person, early));
         runner::remove_run_dir(run_dir.as_deref());
         served
     } else {
@@ -315,7 +321,7 @@ fn config_name(args: &cli::RegistryArgs) -> String {
     args.config.as_ref().map_or("zero-config".to_owned(), |p| format!("--config {}", p.display()))
 }
 
-fn is_loopback(host: &str) -> bool {
+pub(crate) fn is_loopback(host: &str) -> bool {
     host == "localhost"
         || host
             .trim_matches(['[', ']'])
@@ -356,89 +362,4 @@ async fn serve_stdio(gateway: Arc<Gateway>, elicit_wait: Duration) -> Result<(),
     // stdio EOF, SIGTERM or SIGINT: every command's whole tree dies with the server.
     gateway.shutdown().await;
     result
-}
-
-#[expect(clippy::disallowed_methods, reason = "the token file this server wrote dies with it")]
-async fn serve_http(
-    handler: mcp::CodeSpace,
-    args: ServeArgs,
-    (token, source): (Option<String>, TokenSource),
-    person: person::PersonToken,
-) -> Result<(), Failure> {
-    let gateway = handler.gateway();
-    let health = handler.health();
-    let addr_text = format!("{}:{}", bracketed(&args.host), args.port);
-    let listener = tokio::net::TcpListener::bind(&addr_text)
-        .await
-        .map_err(|e| Failure::Runtime(format!("--host/--port {addr_text}: cannot bind: {e}")))?;
-    let local: SocketAddr =
-        listener.local_addr().map_err(|e| Failure::Runtime(format!("local address: {e}")))?;
-    let guard = http::Guard::new(
-        &args.host,
-        local.port(),
-        &args.allowed_hosts,
-        &args.allowed_origins,
-        token.as_deref(),
-        Some(person.token()),
-    )
-    .with_metrics_token(args.metrics_token);
-    let shutdown = CancellationToken::new();
-    let app = http::router(handler, guard, shutdown.clone());
-    logging::serving();
-    // A generated token is written only now that the port is ours, named for it.
-    let written = match (&source, token.as_deref()) {
-        (TokenSource::Generated(dir), Some(token)) => {
-            Some(config::write_generated_token(dir, local.port(), token)?)
-        }
-        _ => None,
-    };
-    match (&source, &written) {
-        (TokenSource::Generated(_), Some(path)) => {
-            eprintln!("bearer token generated and written to {} (mode 0600)", path.display());
-        }
-        (TokenSource::Generated(_), None) => {}
-        (TokenSource::File(path), _) => eprintln!("bearer token read from {}", path.display()),
-        (TokenSource::Given, _) => {
-            eprintln!("bearer token given by --token / CODESPACE_HTTP_TOKEN");
-        }
-        (TokenSource::None, _) => {
-            eprintln!("warning: --no-auth: requests to /mcp are not authenticated");
-        }
-    }
-    let person_file = person.announce(local.port())?;
-    if !is_loopback(&args.host) {
-        eprintln!(
-            "warning: listening on a non-loopback address ({}); every request still needs the token",
-            args.host
-        );
-    }
-    let shown = bracketed(&local.ip().to_string());
-    eprintln!("listening on http://{shown}:{}/mcp", local.port());
-    eprintln!("inbox page for the person at http://{shown}:{}/inbox/", local.port());
-    health.serving();
-    let limit = Duration::from_secs(args.drain_timeout_secs);
-    let drain = drain::Drain { gateway: gateway.clone(), health, stop: shutdown.clone(), limit };
-    let drained = Arc::new(std::sync::OnceLock::new());
-    let outcome = Arc::clone(&drained);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            drain::shutdown_signal().await;
-            let _ = outcome.set(drain.run().await);
-        })
-        .await
-        .map_err(|e| Failure::Runtime(format!("http server: {e}")));
-    if drained.get().is_none() {
-        // The listener failed without a signal: sessions ending never kill a process, the
-        // server ending kills them all.
-        gateway.shutdown().await;
-    }
-    // The token dies with the server that minted it.
-    for path in written.into_iter().chain(person_file) {
-        let _ = std::fs::remove_file(path);
-    }
-    served
-}
-
-fn bracketed(host: &str) -> String {
-    if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.to_owned() }
 }

@@ -94,7 +94,7 @@ fn table() -> Vec<(GatewayError, ErrorCode)> {
         ),
         (
             GatewayError::Runner(RunnerError::NoWorkspace { id: "w".to_owned() }),
-            ErrorCode::Internal,
+            ErrorCode::WorkspaceNotFound,
         ),
         (
             GatewayError::Runner(RunnerError::Task { reason: "panicked".to_owned() }),

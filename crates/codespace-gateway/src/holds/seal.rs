@@ -50,7 +50,8 @@ impl Gateway {
     pub(super) async fn root_identity(&self, id: &str) -> Result<String, GatewayError> {
         match self.runner.run(ops::RootIdentity { ws: id.to_owned() }).await? {
             Some((dev, ino)) => Ok(format!("{dev}:{ino}")),
-            None => Err(GatewayError::Internal(format!("workspace {id:?} has no opened root"))),
+            // A reload removed the workspace: the hold stays, and runs nothing.
+            None => Err(GatewayError::WorkspaceNotFound { id: id.to_owned() }),
         }
     }
 

@@ -63,7 +63,7 @@ impl Gateway {
     /// Whether this server opened workspace `id` (its registry names it and the runner
     /// holds its root).
     pub(crate) fn opened(&self, id: &str) -> bool {
-        self.workspaces.contains_key(id) && self.runner.root_path(id).is_some()
+        self.lookup(id).is_ok() && self.runner.root_path(id).is_some()
     }
 
     /// Entries of operations that ended (a crash between `finish` and the discard) and

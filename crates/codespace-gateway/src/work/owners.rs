@@ -27,6 +27,11 @@ impl Gateway {
         self.work_hint(&workspace_id, None).ok().flatten()
     }
 
+    /// Every workspace that has a process the supervisor still keeps (registered or not).
+    pub(crate) fn process_workspaces(&self) -> Vec<String> {
+        lock_owners(&self.owners).values().cloned().collect()
+    }
+
     /// Ends the whole tree of every live process of a workspace (SIGTERM, then SIGKILL
     /// after its grace) and waits (a few seconds at most) until each is gone; returns how
     /// many were running (an exited one is skipped).

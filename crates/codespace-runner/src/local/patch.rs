@@ -108,7 +108,8 @@ impl RunBlocking<ops::VersionNow> for LocalRunner {
 impl RunBlocking<ops::ReadNow> for LocalRunner {
     /// The first `limit` bytes of one path on the disk, never from a cache.
     fn run_blocking(&self, job: ops::ReadNow) -> Result<Window, RunnerError> {
-        let root = &self.opened(&job.ws)?.root;
+        let w = self.opened(&job.ws)?;
+        let root = &w.root;
         let opened = root.open_regular(&job.path)?;
         Ok(Root::read_opened(opened, &job.path, 0, job.limit)?)
     }
@@ -118,7 +119,8 @@ impl RunBlocking<ops::ClearTempFiles> for LocalRunner {
     /// Removes the temporary files an interrupted write may have left beside `paths`
     /// (best effort: what cannot be removed stays, and is never listed).
     fn run_blocking(&self, job: ops::ClearTempFiles) -> Result<(), RunnerError> {
-        let root = &self.opened(&job.ws)?.root;
+        let w = self.opened(&job.ws)?;
+        let root = &w.root;
         for p in &job.paths {
             if let Ok(p) = WorkspacePath::parse(p) {
                 let _ = root.remove_stale_temp_files(&p);

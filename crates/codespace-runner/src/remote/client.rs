@@ -5,8 +5,8 @@
 //! runner is gone, and every lease a process held is released.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use codespace_process::ExitWatch;
@@ -38,7 +38,8 @@ pub enum ConnectError {
 pub struct SocketRunner {
     client: wire::Client<Request, Reply, Event>,
     pub(super) handle: tokio::runtime::Handle,
-    roots: BTreeMap<String, PathBuf>,
+    /// Each workspace's canonical root, as the worker opened it (a reopen replaces them).
+    roots: RwLock<BTreeMap<String, PathBuf>>,
     facts: ProcessFacts,
     processes: Arc<Mutex<Processes>>,
     lost: watch::Receiver<bool>,
@@ -84,7 +85,7 @@ impl SocketRunner {
         Ok(SocketRunner {
             client,
             handle: tokio::runtime::Handle::current(),
-            roots: roots.into_iter().collect(),
+            roots: RwLock::new(roots.into_iter().collect()),
             facts,
             processes,
             lost,
@@ -102,8 +103,14 @@ impl SocketRunner {
         let _ = lost.wait_for(|l| *l).await;
     }
 
-    pub fn root_path(&self, id: &str) -> Option<&Path> {
-        self.roots.get(id).map(PathBuf::as_path)
+    pub fn root_path(&self, id: &str) -> Option<PathBuf> {
+        self.roots.read().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
+    }
+
+    /// The roots the worker holds after a reopen.
+    pub(crate) fn set_roots(&self, roots: &[(String, PathBuf)]) {
+        *self.roots.write().unwrap_or_else(PoisonError::into_inner) =
+            roots.iter().cloned().collect();
     }
 
     pub fn process_facts(&self) -> ProcessFacts {

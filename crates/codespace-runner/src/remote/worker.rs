@@ -194,7 +194,7 @@ impl Own<ops::Open> for Worker {
         let opened = LocalRunner::open(&roots, Arc::clone(&self.supervisor), watch).map(|r| {
             let roots = roots
                 .iter()
-                .filter_map(|(id, _)| r.root_path(id).map(|p| (id.clone(), p.to_path_buf())))
+                .filter_map(|(id, _)| r.root_path(id).map(|p| (id.clone(), p)))
                 .collect();
             let facts = r.process_facts();
             stall(&r, &self.faults);

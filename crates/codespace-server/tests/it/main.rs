@@ -51,6 +51,7 @@ mod paths;
 mod pod;
 mod pod_hangup;
 mod pod_reset;
+mod pod_starting;
 mod podman;
 mod process;
 mod process_bounds;
