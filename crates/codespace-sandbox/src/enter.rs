@@ -28,16 +28,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use codespace_types::NetworkPolicy;
-use landlock::{
-    ABI, Access as _, AccessFs, AccessNet, CompatLevel, Compatible as _, PathBeneath, PathFd,
-    Ruleset, RulesetAttr as _, RulesetCreatedAttr as _, RulesetStatus, Scope,
-};
+use landlock::{ABI, PathFd};
 use rustix::thread::{CapabilitySet, CapabilitySets};
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule,
 };
 
+use crate::landlock_rules::{self, Mode, Rules};
 use crate::policy::SandboxPolicy;
 
 /// The Landlock ABI the policy is written against (pinned, as the crate advises).
@@ -118,7 +116,8 @@ pub(crate) fn enter(
     filters: &[BpfProgram],
 ) -> Result<(), SandboxError> {
     set_no_new_privs()?;
-    landlock(policy, visible)?;
+    let rules = Rules { read: &visible.read, write: &visible.write, network: policy.network };
+    landlock_rules::restrict_self(&rules, Mode::Sandbox)?;
     for bpf in filters {
         seccompiler::apply_filter(bpf).map_err(|e| SandboxError::other("seccomp", e))?;
     }
@@ -127,57 +126,6 @@ pub(crate) fn enter(
 
 pub(crate) fn set_no_new_privs() -> Result<(), SandboxError> {
     rustix::thread::set_no_new_privs(true).map_err(|e| SandboxError::errno("no_new_privs", e))
-}
-
-fn landlock(policy: &SandboxPolicy, visible: &Visible) -> Result<(), SandboxError> {
-    let abi = LANDLOCK_ABI;
-    let err = |e: landlock::RulesetError| SandboxError::other("landlock", e);
-    let mut ruleset = Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::from_all(abi))
-        .map_err(err)?;
-    if policy.network == NetworkPolicy::Restricted {
-        ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp).map_err(err)?;
-    }
-    let mut created = ruleset
-        .scope(Scope::AbstractUnixSocket | Scope::Signal)
-        .map_err(err)?
-        .create()
-        .map_err(err)?
-        // Listing the new root (it holds only what the launcher put there).
-        .add_rule(PathBeneath::new(path_fd(Path::new("/"))?, AccessFs::ReadDir))
-        .map_err(err)?;
-    let system = crate::launch::SYSTEM_DIRS.iter().chain(&["/proc", "/sys", "/dev"]);
-    for dir in system.map(Path::new) {
-        // A system directory the host lacks is not in the new root either.
-        let Ok(fd) = PathFd::new(dir) else { continue };
-        created = created.add_rule(PathBeneath::new(fd, AccessFs::from_read(abi))).map_err(err)?;
-    }
-    for root in &visible.read {
-        created = created
-            .add_rule(PathBeneath::new(path_fd(root)?, AccessFs::from_read(abi)))
-            .map_err(err)?;
-    }
-    for root in visible.write.iter().map(PathBuf::as_path).chain(SCRATCH.map(Path::new)) {
-        created = created
-            .add_rule(PathBeneath::new(path_fd(root)?, AccessFs::from_all(abi)))
-            .map_err(err)?;
-    }
-    for dev in DEVICES {
-        // A host without one of these devices simply grants nothing for it.
-        let Ok(fd) = PathFd::new(dev) else { continue };
-        created = created
-            .add_rule(PathBeneath::new(
-                fd,
-                AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev,
-            ))
-            .map_err(err)?;
-    }
-    let status = created.restrict_self().map_err(err)?;
-    if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
-        return Err(SandboxError::other("landlock", format!("not fully enforced: {status:?}")));
-    }
-    Ok(())
 }
 
 pub(crate) fn path_fd(path: &Path) -> Result<PathFd, SandboxError> {

@@ -21,17 +21,12 @@
 //! root (paths the Landlock rules allow are the pod's own), a process cap, a private
 //! `/tmp`, and masking of paths beneath a visible root.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use codespace_types::NetworkPolicy;
-use landlock::{
-    ABI, Access as _, AccessFs, AccessNet, CompatLevel, Compatible as _, PathBeneath, PathFd,
-    Ruleset, RulesetAttr as _, RulesetCreatedAttr as _, RulesetStatus, Scope,
-};
 
-use crate::enter::{
-    DEVICES, SCRATCH, SandboxError, drop_capabilities, path_fd, seccomp_programs, set_no_new_privs,
-};
+use crate::enter::{SandboxError, drop_capabilities, seccomp_programs, set_no_new_privs};
+use crate::landlock_rules::{self, Mode, Rules};
 
 /// What a command of an externally isolated workspace runs under.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -74,7 +69,12 @@ impl ExternalPolicy {
 pub fn confine(policy: &ExternalPolicy) -> Result<(), SandboxError> {
     set_no_new_privs()?;
     if policy.landlock {
-        landlock(policy)?;
+        let rules = Rules {
+            read: &policy.read_roots,
+            write: &policy.writable_roots,
+            network: policy.network,
+        };
+        landlock_rules::restrict_self(&rules, Mode::External)?;
     }
     if policy.seccomp {
         for bpf in seccomp_programs(policy.network)? {
@@ -82,58 +82,6 @@ pub fn confine(policy: &ExternalPolicy) -> Result<(), SandboxError> {
         }
     }
     drop_capabilities()
-}
-
-fn landlock(policy: &ExternalPolicy) -> Result<(), SandboxError> {
-    // The newest ABI this build knows; the kernel's own decides what is enforced.
-    let abi = ABI::V7;
-    let err = |e: landlock::RulesetError| SandboxError::other("landlock", e);
-    let mut ruleset = Ruleset::default()
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(abi))
-        .map_err(err)?;
-    if policy.network == NetworkPolicy::Restricted {
-        ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp).map_err(err)?;
-    }
-    let mut created = ruleset
-        .scope(Scope::AbstractUnixSocket | Scope::Signal)
-        .map_err(err)?
-        .create()
-        .map_err(err)?;
-    let system = crate::launch::SYSTEM_DIRS.iter().chain(&["/proc", "/sys", "/dev"]);
-    for dir in system.map(Path::new) {
-        let Ok(fd) = PathFd::new(dir) else { continue };
-        created = created.add_rule(PathBeneath::new(fd, AccessFs::from_read(abi))).map_err(err)?;
-    }
-    for root in &policy.read_roots {
-        created = created
-            .add_rule(PathBeneath::new(path_fd(root)?, AccessFs::from_read(abi)))
-            .map_err(err)?;
-    }
-    for root in &policy.writable_roots {
-        created = created
-            .add_rule(PathBeneath::new(path_fd(root)?, AccessFs::from_all(abi)))
-            .map_err(err)?;
-    }
-    for dir in SCRATCH {
-        // The pod's own /tmp and /dev/shm; one it lacks grants nothing.
-        let Ok(fd) = PathFd::new(dir) else { continue };
-        created = created.add_rule(PathBeneath::new(fd, AccessFs::from_all(abi))).map_err(err)?;
-    }
-    for dev in DEVICES {
-        let Ok(fd) = PathFd::new(dev) else { continue };
-        created = created
-            .add_rule(PathBeneath::new(
-                fd,
-                AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev,
-            ))
-            .map_err(err)?;
-    }
-    let status = created.restrict_self().map_err(err)?;
-    if status.ruleset == RulesetStatus::NotEnforced || !status.no_new_privs {
-        return Err(SandboxError::other("landlock", format!("not enforced: {status:?}")));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod enter;
 pub mod envelope;
 mod external;
 pub mod fdpass;
+mod landlock_rules;
 mod launch;
 mod path_search;
 mod policy;
