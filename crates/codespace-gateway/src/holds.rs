@@ -304,14 +304,37 @@ impl Gateway {
     }
 
     /// Runs a granted hold once; with `wait_ms`, first waits (until `cancelled` at most)
-    /// for a person's decision on a pending one.
+    /// for a person's decision on a pending one. A held `exec_command` then waits as its own
+    /// `wait_ms` and `max_bytes` asked, as it would have unheld: a repeated resume answers
+    /// the same process, with its state and output as they are then.
     pub async fn operation_resume(
         &self,
         p: codespace_protocol::OperationResumeParams,
         cancelled: impl Future<Output = ()>,
     ) -> Result<OperationResumeResult, GatewayError> {
-        wait::decision(self, &p.approval_id, p.wait_ms, cancelled).await?;
-        resume::resume(self, &p.approval_id).await
+        let mut cancelled = std::pin::pin!(cancelled);
+        wait::decision(self, &p.approval_id, p.wait_ms, cancelled.as_mut()).await?;
+        let mut resumed = resume::resume(self, &p.approval_id).await?;
+        if let Some(started) = resumed.exec_command.take() {
+            let held = resume::load(self, &p.approval_id).await.and_then(|h| resume::snapshot(&h));
+            resumed.exec_command = Some(match held {
+                Ok(Held::Exec(asked)) => {
+                    self.exec_wait(started, (&asked).into(), cancelled).await?
+                }
+                // Unreadable arguments: the start is answered alone, `process_status` tells the rest.
+                Ok(Held::Patch(_) | Held::Revert(_)) | Err(_) => started,
+            });
+        }
+        Ok(resumed)
+    }
+
+    /// Runs a hold the person granted in the calling request itself (its prompt, or the
+    /// retry that answered it): the caller applies the command's own wait.
+    pub async fn resume_granted(
+        &self,
+        approval_id: &str,
+    ) -> Result<OperationResumeResult, GatewayError> {
+        resume::resume(self, approval_id).await
     }
 }
 

@@ -12,9 +12,7 @@
 use std::time::Duration;
 
 use codespace_gateway::{Gateway, GatewayError};
-use codespace_protocol::{
-    ApprovalResolveParams, ApprovalState, Decision, OperationResumeParams, OperationResumeResult,
-};
+use codespace_protocol::{ApprovalResolveParams, ApprovalState, Decision, OperationResumeResult};
 use rmcp::RoleServer;
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::{ElicitationError, RequestContext};
@@ -90,8 +88,7 @@ pub(crate) async fn decided<R>(
     }
     match decision {
         Decision::Grant => {
-            let resume = OperationResumeParams { approval_id, wait_ms: None };
-            let resumed = gateway.operation_resume(resume, std::future::pending()).await?;
+            let resumed = gateway.resume_granted(&approval_id).await?;
             pick(resumed).ok_or_else(|| {
                 GatewayError::Internal("the resumed hold holds another tool's result".to_owned())
             })

@@ -300,7 +300,7 @@ pub(super) async fn finish(
 }
 
 /// The hold's stored arguments, decoded as at creation.
-fn snapshot(hold: &HoldRecord) -> Result<Held, GatewayError> {
+pub(super) fn snapshot(hold: &HoldRecord) -> Result<Held, GatewayError> {
     let id = hold.approval_id.as_str();
     let Some(json) = hold.params_json.as_deref() else {
         return Err(ambiguous(id, hold.operation_id.clone(), "the hold's arguments were scrubbed"));

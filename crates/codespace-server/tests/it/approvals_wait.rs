@@ -59,6 +59,33 @@ async fn a_grant_from_the_cli_runs_the_hold_in_the_waiting_call() {
 }
 
 #[tokio::test]
+async fn a_resumed_command_waits_as_its_own_wait_ms_asked() {
+    let h = Holds::new();
+    let client = h.client().await;
+    let exec = json!({
+        "workspace_id": "c",
+        "command": ["sh", "-c", "sleep 0.3; echo resumed-output"],
+        "wait_ms": PATIENT,
+    });
+    let body = refused(&client, "exec_command", exec, "APPROVAL_REQUIRED").await;
+    let id = body["approval_id"].as_str().unwrap().to_owned();
+    let cli = decide_later(&h, "grant", &id, Duration::from_millis(200));
+    let r = call(&client, "operation_resume", json!({"approval_id": id, "wait_ms": PATIENT}))
+        .await
+        .unwrap();
+    cli.join().unwrap();
+    let ran = &r["exec_command"];
+    assert_eq!(ran["state"], "exited", "the command's own wait_ms applies after the grant: {r}");
+    assert_eq!(ran["exit_code"], 0, "{r}");
+    assert_eq!(ran["output"]["chunk"], "resumed-output\n", "{r}");
+    // A repeat answers the same process, still with its exit and output.
+    let again = call(&client, "operation_resume", json!({"approval_id": id})).await.unwrap();
+    assert_eq!(again["exec_command"]["process_id"], ran["process_id"], "{again}");
+    assert_eq!(again["exec_command"]["exit_code"], 0, "{again}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_denial_from_the_cli_ends_the_wait_with_approval_denied() {
     let h = Holds::new();
     let client = h.client().await;
