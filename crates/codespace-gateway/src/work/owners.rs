@@ -50,16 +50,18 @@ impl Gateway {
                 killed += 1;
             }
         }
+        // One deadline for all: the trees die in parallel, so a tree slow to go (a long
+        // grace) costs the stop its few seconds once, not once per process.
+        let deadline = tokio::time::Instant::now() + STOP_WAIT;
         for id in &ids {
-            let _ = runner
-                .run(ops::Wait { id: id.clone(), what: WaitFor::Exit, limit: STOP_WAIT })
-                .await;
+            let limit = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let _ = runner.run(ops::Wait { id: id.clone(), what: WaitFor::Exit, limit }).await;
         }
         killed
     }
 }
 
-/// How long a stop waits for each killed tree to be gone.
+/// How long a stop waits for the killed trees to be gone.
 const STOP_WAIT: Duration = Duration::from_secs(5);
 
 /// The process-to-workspace map of a gateway.
