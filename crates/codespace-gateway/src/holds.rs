@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::TrustError;
-use crate::{Gateway, GatewayError, patch};
+use crate::{ExecWait, Gateway, GatewayError, patch};
 
 /// The request a hold stands in front of, decoded as its tool decodes it.
 #[derive(Debug, Clone)]
@@ -304,9 +304,9 @@ impl Gateway {
     }
 
     /// Runs a granted hold once; with `wait_ms`, first waits (until `cancelled` at most)
-    /// for a person's decision on a pending one. A held `exec_command` then waits as its own
-    /// `wait_ms` and `max_bytes` asked, as it would have unheld: a repeated resume answers
-    /// the same process, with its state and output as they are then.
+    /// for a person's decision on a pending one. A held `exec_command` that this call runs
+    /// then waits as its own `wait_ms` and `max_bytes` asked, as it would have unheld (a
+    /// repeated resume answers the stored start).
     pub async fn operation_resume(
         &self,
         p: codespace_protocol::OperationResumeParams,
@@ -314,16 +314,16 @@ impl Gateway {
     ) -> Result<OperationResumeResult, GatewayError> {
         let mut cancelled = std::pin::pin!(cancelled);
         wait::decision(self, &p.approval_id, p.wait_ms, cancelled.as_mut()).await?;
+        // Read before the run: a consumed hold's arguments are scrubbed.
+        let asked = match resume::load(self, &p.approval_id).await.map(|h| resume::snapshot(&h)) {
+            Ok(Ok(Held::Exec(asked))) => Some(ExecWait::from(&asked)),
+            Ok(Ok(Held::Patch(_) | Held::Revert(_)) | Err(_)) | Err(_) => None,
+        };
         let mut resumed = resume::resume(self, &p.approval_id).await?;
-        if let Some(started) = resumed.exec_command.take() {
-            let held = resume::load(self, &p.approval_id).await.and_then(|h| resume::snapshot(&h));
-            resumed.exec_command = Some(match held {
-                Ok(Held::Exec(asked)) => {
-                    self.exec_wait(started, (&asked).into(), cancelled).await?
-                }
-                // Unreadable arguments: the start is answered alone, `process_status` tells the rest.
-                Ok(Held::Patch(_) | Held::Revert(_)) | Err(_) => started,
-            });
+        if let Some(wait) = asked
+            && let Some(started) = resumed.exec_command.take()
+        {
+            resumed.exec_command = Some(self.exec_wait(started, wait, cancelled).await?);
         }
         Ok(resumed)
     }
