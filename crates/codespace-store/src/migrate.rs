@@ -69,6 +69,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0011_tasks",
         sql: include_str!("../migrations/0011_tasks.sql"),
     },
+    Migration {
+        version: 12,
+        name: "0012_task_inputs",
+        sql: include_str!("../migrations/0012_task_inputs.sql"),
+    },
 ];
 
 /// The schema version this build migrates to (and the newest it can read).

@@ -29,6 +29,10 @@ pub struct TaskRow {
     pub error: Option<String>,
     /// `tasks/cancel` asked for it and the owner has not settled it yet.
     pub cancel_requested: bool,
+    /// The confirmation hold the task waits (or waited) on.
+    pub approval_id: Option<String>,
+    /// While `input_required`: the requests still unanswered (JSON, key to request).
+    pub input_requests: Option<String>,
     pub ttl_ms: Option<u64>,
     /// Unix milliseconds.
     pub created_at_ms: i64,
@@ -47,7 +51,7 @@ pub struct TaskSettle {
 
 const COLUMNS: &str = "task_id, tool, workspace_id, operation_key, process_id, owner, state, \
                        status_message, result, error, cancel_requested, ttl_ms, created_at_ms, \
-                       updated_at_ms";
+                       updated_at_ms, approval_id, input_requests";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<(TaskRow, String)> {
     let state: String = r.get(6)?;
@@ -68,6 +72,8 @@ fn row(r: &Row<'_>) -> rusqlite::Result<(TaskRow, String)> {
             ttl_ms: ttl.and_then(|t| u64::try_from(t).ok()),
             created_at_ms: r.get(12)?,
             updated_at_ms: r.get(13)?,
+            approval_id: r.get(14)?,
+            input_requests: r.get(15)?,
         },
         state,
     ))
@@ -82,7 +88,7 @@ impl Store {
         self.write(|conn| {
             conn.prepare_cached(&format!(
                 "INSERT INTO tasks ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, NULL, \
-                 0, ?9, ?10, ?10)"
+                 0, ?9, ?10, ?10, NULL, NULL)"
             ))?
             .execute(params![
                 task.task_id,
@@ -116,7 +122,8 @@ impl Store {
     }
 
     /// Notes the process a command task started, or a non-terminal state change (`working`
-    /// and `input_required` both ways, with its message); `false` once it has settled.
+    /// and `input_required` both ways, with its message; back to `working` its input
+    /// requests go); `false` once it has settled.
     pub fn update_task(
         &self,
         task_id: &str,
@@ -134,7 +141,8 @@ impl Store {
             let changed = conn
                 .prepare_cached(
                     "UPDATE tasks SET state = ?2, status_message = ?3, \
-                     process_id = coalesce(?4, process_id), updated_at_ms = ?5 \
+                     process_id = coalesce(?4, process_id), updated_at_ms = ?5, \
+                     input_requests = CASE WHEN ?2 = 'working' THEN NULL ELSE input_requests END \
                      WHERE task_id = ?1 AND state IN ('working', 'input_required')",
                 )?
                 .execute(params![task_id, state.as_str(), status_message, process_id, now_ms])?;
@@ -159,7 +167,7 @@ impl Store {
             let changed = conn
                 .prepare_cached(
                     "UPDATE tasks SET state = ?2, status_message = ?3, result = ?4, error = ?5, \
-                     updated_at_ms = ?6 \
+                     updated_at_ms = ?6, input_requests = NULL \
                      WHERE task_id = ?1 AND state IN ('working', 'input_required')",
                 )?
                 .execute(params![
@@ -171,6 +179,94 @@ impl Store {
                     now_ms
                 ])?;
             Ok(changed == 1)
+        })
+    }
+
+    /// Puts an unsettled task in `input_required`, waiting for the answers to
+    /// `input_requests` (JSON, key to request: those still unanswered), and on the hold
+    /// `approval_id` when it waits on one; `false` once it has settled.
+    pub fn await_task_input(
+        &self,
+        task_id: &str,
+        approval_id: Option<&str>,
+        input_requests: &str,
+        status_message: Option<&str>,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        self.write(|conn| {
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE tasks SET state = 'input_required', input_requests = ?3, \
+                     approval_id = coalesce(?2, approval_id), status_message = ?4, \
+                     updated_at_ms = ?5 \
+                     WHERE task_id = ?1 AND state IN ('working', 'input_required')",
+                )?
+                .execute(params![task_id, approval_id, input_requests, status_message, now_ms])?;
+            Ok(changed == 1)
+        })
+    }
+
+    /// Moves a task from `input_required` back to `working`, owned by this process's
+    /// instance from now on: the answer it waited for came. Of every process delivering an
+    /// answer at once exactly one gets `true` and runs the rest of the task; `false` when the
+    /// task no longer waits, or its cancel was asked for.
+    pub fn resume_task(&self, task_id: &str, now_ms: i64) -> Result<bool, StoreError> {
+        let me = self.instance_id().map(str::to_owned);
+        self.write(|conn| {
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE tasks SET state = 'working', input_requests = NULL, \
+                     status_message = NULL, owner = ?2, updated_at_ms = ?3 \
+                     WHERE task_id = ?1 AND state = 'input_required' AND cancel_requested = 0",
+                )?
+                .execute(params![task_id, me, now_ms])?;
+            Ok(changed == 1)
+        })
+    }
+
+    /// Settles a task only while it waits in `input_required` (nothing of it runs, so
+    /// whoever reads the cancel may settle it); `false` once it runs again or has settled.
+    pub fn settle_waiting_task(
+        &self,
+        task_id: &str,
+        settle: &TaskSettle,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        if !settle.state.is_terminal() {
+            return Err(StoreError::InvalidInput {
+                reason: format!("a task settles in a terminal state, not {}", settle.state),
+            });
+        }
+        self.write(|conn| {
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE tasks SET state = ?2, status_message = ?3, result = ?4, error = ?5, \
+                     updated_at_ms = ?6, input_requests = NULL \
+                     WHERE task_id = ?1 AND state = 'input_required'",
+                )?
+                .execute(params![
+                    task_id,
+                    settle.state.as_str(),
+                    settle.status_message,
+                    settle.result,
+                    settle.error,
+                    now_ms
+                ])?;
+            Ok(changed == 1)
+        })
+    }
+
+    /// The unsettled tasks of this process's instance whose cancel was asked for (by any
+    /// server sharing the ledger), oldest first.
+    pub fn cancelled_tasks(&self) -> Result<Vec<String>, StoreError> {
+        let Some(me) = self.instance_id().map(str::to_owned) else { return Ok(Vec::new()) };
+        self.read(|conn| {
+            let mut statement = conn.prepare_cached(
+                "SELECT task_id FROM tasks WHERE owner = ?1 AND cancel_requested = 1 \
+                 AND state IN ('working', 'input_required') ORDER BY created_at_ms",
+            )?;
+            let ids = statement.query_map(params![me], |r| r.get(0))?;
+            Ok(ids.collect::<rusqlite::Result<Vec<String>>>()?)
         })
     }
 

@@ -18,6 +18,8 @@ fn row(task_id: &str) -> TaskRow {
         result: None,
         error: None,
         cancel_requested: false,
+        approval_id: None,
+        input_requests: None,
         ttl_ms: None,
         created_at_ms: 1_000,
         updated_at_ms: 1_000,
@@ -76,4 +78,49 @@ fn a_non_terminal_settlement_and_a_terminal_update_are_refused() {
     store.create_task(&row("task-4")).expect("create");
     assert!(store.settle_task("task-4", &settle(TaskState::Working, None), 1).is_err());
     assert!(store.update_task("task-4", TaskState::Failed, None, None, 1).is_err());
+}
+
+#[test]
+fn a_waiting_task_keeps_its_requests_and_is_resumed_once() {
+    let store = Store::open_in_memory().expect("open");
+    let me = store.start_instance(1, 0).expect("instance");
+    store.create_task(&row("task-5")).expect("create");
+    let asked = "{\"hold\":{}}";
+    assert!(
+        store.await_task_input("task-5", Some("appr-1"), asked, Some("asks"), 2).expect("wait")
+    );
+    let read = store.task("task-5").expect("read").expect("found");
+    assert_eq!(read.state, TaskState::InputRequired);
+    assert_eq!(
+        (read.approval_id.as_deref(), read.input_requests.as_deref()),
+        (Some("appr-1"), Some(asked))
+    );
+    assert!(store.resume_task("task-5", 3).expect("resume"));
+    assert!(!store.resume_task("task-5", 4).expect("resumed once"), "a second answer runs nothing");
+    let read = store.task("task-5").expect("read").expect("found");
+    assert_eq!((read.state, read.input_requests), (TaskState::Working, None));
+    assert_eq!(
+        (read.approval_id.as_deref(), read.owner.as_deref()),
+        (Some("appr-1"), Some(me.as_str()))
+    );
+    // Running again, it is no longer settled as a waiting one.
+    let cancelled = settle(TaskState::Cancelled, None);
+    assert!(!store.settle_waiting_task("task-5", &cancelled, 5).expect("not waiting"));
+}
+
+#[test]
+fn a_cancel_is_seen_by_the_owner_and_stops_a_resume() {
+    let store = Store::open_in_memory().expect("open");
+    store.start_instance(1, 0).expect("instance");
+    store.create_task(&row("task-6")).expect("create");
+    store.create_task(&row("task-7")).expect("create");
+    assert!(store.cancelled_tasks().expect("none").is_empty());
+    assert!(store.await_task_input("task-6", None, "{}", None, 2).expect("wait"));
+    assert!(store.request_task_cancel("task-6", 3).expect("cancel"));
+    assert_eq!(store.cancelled_tasks().expect("one"), ["task-6"]);
+    assert!(!store.resume_task("task-6", 4).expect("cancelled"), "a cancelled task is not resumed");
+    let cancelled = settle(TaskState::Cancelled, None);
+    assert!(store.settle_waiting_task("task-6", &cancelled, 5).expect("settle"));
+    assert!(store.cancelled_tasks().expect("settled").is_empty());
+    assert_eq!(store.task("task-6").expect("read").expect("found").input_requests, None);
 }
