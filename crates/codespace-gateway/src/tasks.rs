@@ -59,6 +59,47 @@ impl Gateway {
         self.ledger.run(move |store| Ok(store.settle_task(&task_id, &settle, now_ms())?)).await
     }
 
+    /// Puts the task in `input_required`, waiting for the answers to `input_requests` (JSON,
+    /// key to request), on the hold `approval_id` when it waits on one; `false` once it
+    /// settled.
+    pub async fn task_await_input(
+        &self,
+        task_id: String,
+        approval_id: Option<String>,
+        input_requests: String,
+        message: Option<String>,
+    ) -> Result<bool, GatewayError> {
+        self.ledger
+            .run(move |store| {
+                let (hold, message) = (approval_id.as_deref(), message.as_deref());
+                Ok(store.await_task_input(&task_id, hold, &input_requests, message, now_ms())?)
+            })
+            .await
+    }
+
+    /// Takes a waiting task back to `working`, this server its owner: `true` for exactly one
+    /// of the servers an answer reached, which runs the rest of it; `false` when it no longer
+    /// waits or its cancel was asked for.
+    pub async fn task_resume(&self, task_id: String) -> Result<bool, GatewayError> {
+        self.ledger.run(move |store| Ok(store.resume_task(&task_id, now_ms())?)).await
+    }
+
+    /// Settles the task only while it waits in `input_required` (nothing of it runs then).
+    pub async fn task_settle_waiting(
+        &self,
+        task_id: String,
+        settle: TaskSettle,
+    ) -> Result<bool, GatewayError> {
+        self.ledger
+            .run(move |store| Ok(store.settle_waiting_task(&task_id, &settle, now_ms())?))
+            .await
+    }
+
+    /// This server's unsettled tasks whose cancel any server sharing the ledger recorded.
+    pub async fn task_cancels(&self) -> Result<Vec<String>, GatewayError> {
+        self.ledger.run(move |store| Ok(store.cancelled_tasks()?)).await
+    }
+
     /// Records that the client cancelled the task; `false` when it had settled already.
     pub async fn task_cancel(&self, task_id: String) -> Result<bool, GatewayError> {
         self.ledger.run(move |store| Ok(store.request_task_cancel(&task_id, now_ms())?)).await

@@ -61,6 +61,21 @@ impl Gateway {
         Ok(prompt(&resume::load(self, approval_id).await?))
     }
 
+    /// The hold `approval_id` as it is now (its state, its summary), and the arguments of
+    /// the request it holds (JSON).
+    pub async fn hold_state(
+        &self,
+        approval_id: &str,
+    ) -> Result<(ApprovalResult, Option<String>), GatewayError> {
+        let hold = resume::load(self, approval_id).await?;
+        let result = ApprovalResult {
+            approval_id: hold.approval_id,
+            state: hold.state,
+            summary: hold.summary,
+        };
+        Ok((result, hold.params_json))
+    }
+
     /// The question about hold `approval_id`, its state sealed to expire after `ttl`.
     pub async fn question(
         &self,
