@@ -4,6 +4,9 @@
 //! `structuredContent` plus the same JSON as text (the text left out for a session that
 //! declared [`STRUCTURED_ONLY_CAPABILITY`]); refusals, arguments that do not fit the schema
 //! included, become `isError: true` with the `ErrorBody` as text.
+//!
+//! `dispatch.rs`: each tool to its gateway method; `answer.rs`: a call's answer and its
+//! count in the metrics.
 // The logging capability and `logging/setLevel` are deprecated in rmcp's newest protocol
 // revision; the revisions this server speaks define them.
 #![expect(deprecated, reason = "MCP logging is part of the protocol revisions served")]
@@ -12,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use codespace_gateway::Gateway;
-use codespace_protocol::{SERVER_NAME, STRUCTURED_ONLY_CAPABILITY, tool};
+use codespace_protocol::{SERVER_NAME, STRUCTURED_ONLY_CAPABILITY};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -24,11 +27,10 @@ use tracing::Instrument;
 
 use crate::logging::{self, SessionLevel};
 use crate::metrics::Metrics;
-use crate::mrtr::{Asked, Retry};
-use crate::signals::{CallSignals, WaitProgress};
-use answer::{Shape, run, run_asked};
+use answer::Shape;
 
 mod answer;
+mod dispatch;
 
 /// One handler per MCP session; every clone shares the same gateway. `CodeSpace::session`
 /// makes the handler of a new session, with its own lifecycle state.
@@ -91,6 +93,15 @@ impl CodeSpace {
         self.gateway.clone()
     }
 
+    /// What the task methods work with.
+    fn task_door(&self) -> crate::tasks::Tasks {
+        crate::tasks::Tasks {
+            gateway: self.gateway.clone(),
+            running: self.tasks.clone(),
+            metrics: self.metrics.clone(),
+        }
+    }
+
     /// The handler of a new session: the same gateway and catalog, a fresh lifecycle.
     pub(crate) fn session(&self) -> Self {
         CodeSpace {
@@ -99,130 +110,6 @@ impl CodeSpace {
             log_level: SessionLevel::new(),
             ..self.clone()
         }
-    }
-}
-
-/// One tool call, driven as its table row says (see `for_each_tool!`).
-macro_rules! drive {
-    (plain, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, metrics: m, .. } = $call;
-        run((shape, name, m), args, |p| g.$name(p)).await
-    }};
-    // A cancellation raises the walk's stop flag; a progress token gets its counts.
-    (walk, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, context, metrics: m, .. } = $call;
-        let signals = CallSignals::new(context);
-        let (cancel, progress) = (signals.cancel.clone(), signals.progress.clone());
-        run((shape, name, m), args, |p| g.$name(p, cancel, progress)).await
-    }};
-    // A fresh hold may be put to the person, and its result returned in the same call (or
-    // asked in the result, on 2026-07-28, and run in the retry that answers).
-    (held, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, context, elicit_wait: wait, metrics: m, retry } =
-            $call;
-        run_asked((shape, name, m), args, |p| async move {
-            let call = |p| g.$name(p);
-            crate::mrtr::held(g, context, wait, retry, (name, p), call, |r| r.$name).await
-        })
-        .await
-    }};
-    // A wait_ms wait ends when the client cancels the request; a progress token hears
-    // that it still waits.
-    (wait, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, context, metrics: m, .. } = $call;
-        tracing::debug!(
-            "request {} ({name}) started: a wait ends when it is cancelled",
-            context.id
-        );
-        let _progress = WaitProgress::new(context);
-        let answer = run((shape, name, m), args, |p| g.$name(p, context.ct.cancelled())).await;
-        note_cancelled(context, name);
-        answer
-    }};
-    // `held`, then `wait` for the command it started (there, or in the hold the person
-    // granted in the same call or in the retry that answered).
-    (held_wait, $name:ident, $call:expr) => {{
-        let Call { shape, name, args, gateway: g, context, elicit_wait: wait, metrics: m, retry } =
-            $call;
-        tracing::debug!(
-            "request {} ({name}) started: a wait ends when it is cancelled",
-            context.id
-        );
-        let _progress = WaitProgress::new(context);
-        let answer = run_asked((shape, name, m), args, |p| async move {
-            let settle = codespace_gateway::ExecWait::from(&p);
-            let call = |p| g.$name(p);
-            let asked = crate::mrtr::held(g, context, wait, retry, (name, p), call, |r| r.$name);
-            match asked.await? {
-                Asked::Ran(started) => {
-                    g.exec_wait(started, settle, context.ct.cancelled()).await.map(Asked::Ran)
-                }
-                Asked::Input(question) => Ok(Asked::Input(question)),
-            }
-        })
-        .await;
-        note_cancelled(context, name);
-        answer
-    }};
-}
-
-/// What one `tools/call` brings to its tool.
-struct Call<'a> {
-    shape: Shape,
-    /// The tool table's name, never the request's text: it labels the call's metrics.
-    name: &'static str,
-    args: Option<rmcp::model::JsonObject>,
-    gateway: &'a Gateway,
-    context: &'a RequestContext<RoleServer>,
-    elicit_wait: std::time::Duration,
-    metrics: &'a Metrics,
-    /// What a retry of an `input_required` answer brought back.
-    retry: Retry,
-}
-
-/// The dispatch: each tool of the table to its gateway method, driven as its row says.
-macro_rules! dispatch {
-    ($($name:ident, $konst:ident, $params:ty => $result:ty, $effect:ident, $drive:ident, $title:literal, $description:literal;)*) => {
-        impl CodeSpace {
-            async fn dispatch(
-                &self,
-                name: &str,
-                request: CallToolRequestParams,
-                context: &RequestContext<RoleServer>,
-            ) -> Option<Result<CallToolResponse, McpError>> {
-                let name: &'static str = match name {
-                    $(tool::$konst => tool::$konst,)*
-                    _ => return None,
-                };
-                let call = Call {
-                    shape: self.shape.get().copied().unwrap_or(Shape::WithTextCopy),
-                    name,
-                    args: request.arguments,
-                    gateway: &self.gateway,
-                    context,
-                    elicit_wait: self.elicit_wait,
-                    metrics: &self.metrics,
-                    retry: Retry { state: request.request_state, responses: request.input_responses },
-                };
-                Some(match name {
-                    $(tool::$konst => drive!($drive, $name, call),)*
-                    _ => return None,
-                })
-            }
-        }
-    };
-}
-
-codespace_protocol::for_each_tool!(dispatch);
-
-/// Logs a waiting call that ended because its request was cancelled: rmcp sends no reply to
-/// a cancelled request, so this line is the only trace that the wait ended then.
-fn note_cancelled(context: &RequestContext<RoleServer>, name: &str) {
-    if context.ct.is_cancelled() {
-        tracing::debug!(
-            "request {} ({name}) cancelled: its wait ended, no reply is sent",
-            context.id
-        );
     }
 }
 
@@ -305,9 +192,13 @@ impl ServerHandler for CodeSpace {
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.clone();
         let name = name.as_ref();
-        if let Some(answer) =
-            crate::tasks::start(&self.gateway, &self.tasks, &request, &context).await
-        {
+        let traceparent = (request.meta.as_ref().and_then(|m| m.get_traceparent()))
+            .or_else(|| context.meta.get_traceparent());
+        let span = crate::trace::call_span(name, &context.id, traceparent);
+        // A task's work runs on in the call's span.
+        let door = self.task_door();
+        let task = crate::tasks::start(&door, &request, &context);
+        if let Some(answer) = task.instrument(span.clone()).await {
             return answer;
         }
         #[cfg(feature = "conformance-fixtures")]
@@ -318,9 +209,6 @@ impl ServerHandler for CodeSpace {
         if let Some(answer) = crate::fixtures::call(name, &request, &context).await {
             return answer;
         }
-        let traceparent = (request.meta.as_ref().and_then(|m| m.get_traceparent()))
-            .or_else(|| context.meta.get_traceparent());
-        let span = crate::trace::call_span(name, &context.id, traceparent);
         let answer = self.dispatch(name, request, &context).instrument(span).await;
         match answer {
             Some(answer) => answer,
@@ -350,9 +238,13 @@ impl ServerHandler for CodeSpace {
     async fn update_task(
         &self,
         request: rmcp::model::UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        crate::tasks::update(&self.gateway, request.task_id).await
+        let traceparent = (request.meta.as_ref().and_then(|m| m.get_traceparent()))
+            .or_else(|| context.meta.get_traceparent());
+        let span = crate::trace::call_span("tasks/update", &context.id, traceparent);
+        let (id, responses) = (request.task_id, request.input_responses);
+        crate::tasks::input::update(&self.task_door(), id, responses, span).await
     }
 
     async fn cancel_task(
@@ -360,7 +252,7 @@ impl ServerHandler for CodeSpace {
         request: rmcp::model::CancelTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        crate::tasks::cancel(&self.gateway, &self.tasks, request.task_id).await
+        crate::tasks::cancel(&self.task_door(), request.task_id).await
     }
 
     #[cfg(feature = "conformance-fixtures")]

@@ -20,8 +20,12 @@ pub(crate) const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_te
 /// The outcome label of a call that succeeded.
 pub(crate) const OK: &str = "OK";
 
-/// The outcome label of a held call that asked the person in its result (`input_required`).
+/// The outcome label of a held call that asked the person in its result (`input_required`),
+/// or of a task that came to wait for input.
 pub(crate) const INPUT_REQUIRED: &str = "INPUT_REQUIRED";
+
+/// The outcome label of a task that `tasks/cancel` stopped.
+pub(crate) const CANCELLED: &str = "CANCELLED";
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {

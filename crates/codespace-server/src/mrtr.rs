@@ -81,16 +81,23 @@ where
         };
     let question = gateway.question(&approval_id, wait).await?;
     tracing::info!(%approval_id, "hold put to the person in an input_required result");
+    let requests = hold_requests(question.message)?;
+    Ok(Asked::Input(InputRequiredResult::new(Some(requests), Some(question.request_state))))
+}
+
+/// The one input request that asks the person about a hold: the elicitation of `message`
+/// and the grant form, under [`INPUT_KEY`] (in an `input_required` result, or a task's).
+pub(crate) fn hold_requests(message: String) -> Result<InputRequests, GatewayError> {
     let schema = ElicitationSchema::from_type::<Answer>()
         .map_err(|e| GatewayError::Internal(format!("the grant form's schema: {e}")))?;
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message: question.message,
+        message,
         requested_schema: schema,
     };
     let mut requests = InputRequests::new();
     requests.insert(INPUT_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
-    Ok(Asked::Input(InputRequiredResult::new(Some(requests), Some(question.request_state))))
+    Ok(requests)
 }
 
 /// Whether this request speaks MCP 2026-07-28 or later (where results ask, not requests).
@@ -99,14 +106,14 @@ fn on_2026_wire(context: &RequestContext<RoleServer>) -> bool {
 }
 
 /// Whether this request's client declared form elicitation (a bare `elicitation` is form).
-fn elicits(context: &RequestContext<RoleServer>) -> bool {
+pub(crate) fn elicits(context: &RequestContext<RoleServer>) -> bool {
     let declared = context.client_capabilities().and_then(|c| c.elicitation);
     declared.is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
 /// The person's answer in a retry's `inputResponses`, if any: accept with grant ticked is a
 /// grant, decline or grant unticked a denial; cancel, a missing or malformed answer none.
-fn decision(responses: Option<InputResponses>) -> Option<Decision> {
+pub(crate) fn decision(responses: Option<InputResponses>) -> Option<Decision> {
     let answer: ElicitResult = serde_json::from_value(responses?.remove(INPUT_KEY)?).ok()?;
     match answer.action {
         ElicitationAction::Accept => {

@@ -1,64 +1,56 @@
 //! The MCP Tasks extension (`io.modelcontextprotocol/tasks`): a `tools/call` of a long tool
-//! (`apply_patch`, `exec_command`, `grep`) from a client that declared the extension runs as
-//! a task. The task is written to the ledger before `CreateTaskResult` answers the call, so
-//! `tasks/get` finds it at once and after a restart; its work runs in the background and
-//! settles it once (`completed` with the tool's result, a tool error included; `failed` for
-//! a protocol-level failure; `cancelled` when `tasks/cancel` stopped it first).
+//! (`apply_patch`, `exec_command`, `operation_revert`, `grep`) from a client that declared
+//! the extension runs as a task. The task is written to the ledger before
+//! `CreateTaskResult` answers the call, so `tasks/get` finds it at once and after a restart;
+//! its work runs in the background, in the call's tracing span, and settles it once
+//! (`completed` with the tool's result, a tool error included; `failed` for a
+//! protocol-level failure; `cancelled` when `tasks/cancel` stopped it first). Each settled
+//! task is counted in the metrics like a call (tool, outcome, time from its start).
+//!
+//! A hold met inside a task, for a client that declared elicitation, moves the task to
+//! `input_required`: its `inputRequests` ask the person to grant or deny (the prompt of the
+//! MRTR path), and `tasks/update` delivers the answer (`input.rs`). Otherwise the hold
+//! answers `APPROVAL_REQUIRED` as the task's result.
 //!
 //! A task whose server exited is settled by the next server that reads it (`tasks/get`): a
 //! patch task from its operation as recovery settles it (the task's `operation_key` finds
-//! it), a command or search task `failed` with `TASK_INTERRUPTED` (a command is never
-//! rerun: its process ended with its server). `tasks/cancel` of a running command ends its
-//! whole tree with the workspace's `kill_grace_ms`. A hold met inside a task answers
-//! `APPROVAL_REQUIRED` as the task's result (the person decides through the hold's own
-//! tools or the inbox).
+//! it), a command, revert or search task `failed` with `TASK_INTERRUPTED` (a command is
+//! never rerun: its process ended with its server). A task waiting on a hold is taken over
+//! and still waits: the hold is in the ledger. `tasks/cancel` of a running command ends its
+//! whole tree with the workspace's `kill_grace_ms`, on the server that runs it
+//! (`running.rs`: the owner reads cancels from the ledger).
 //!
-//! `run.rs`: the background work of each tool.
+//! `run.rs`: the background work of each tool; `wire.rs`: the task on the wire.
 
+pub(crate) mod input;
 pub(crate) mod run;
+pub(crate) mod running;
+mod wire;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+use std::time::Instant;
 
 use codespace_gateway::{Gateway, GatewayError};
 use codespace_protocol::{ErrorBody, ErrorCode, OperationStatusParams, tool};
 use codespace_store::{TaskRow, TaskSettle};
 use codespace_types::TaskState;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CreateTaskResult, DetailedTask, GetTaskResult,
-    JsonObject, Task, TaskPayload, TaskStatus,
+    CallToolRequestParams, CallToolResponse, CreateTaskResult, GetTaskResult, JsonObject,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
-/// How often a client is asked to poll `tasks/get`.
-const POLL_INTERVAL_MS: u64 = 500;
+use crate::metrics::{self, Metrics};
+pub(crate) use running::Running;
 
-/// The tasks this server runs now: each one's cancel signal, raised by `tasks/cancel`.
-#[derive(Default)]
-pub(crate) struct Running(Mutex<HashMap<String, CancellationToken>>);
-
-impl Running {
-    fn add(&self, task_id: &str) -> CancellationToken {
-        let token = CancellationToken::new();
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(task_id.to_owned(), token.clone());
-        token
-    }
-
-    fn remove(&self, task_id: &str) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).remove(task_id);
-    }
-
-    fn cancel(&self, task_id: &str) {
-        if let Some(token) = self.0.lock().unwrap_or_else(PoisonError::into_inner).get(task_id) {
-            token.cancel();
-        }
-    }
+/// What the task methods work with: the gateway, the tasks running here, the metrics.
+#[derive(Clone)]
+pub(crate) struct Tasks {
+    pub(crate) gateway: Arc<Gateway>,
+    pub(crate) running: Arc<Running>,
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 /// Whether the tool `name` runs as a task when the client declared the extension.
@@ -67,7 +59,14 @@ fn runs_as_task(name: &str) -> bool {
     if crate::task_fixtures::is_task(name) {
         return true;
     }
-    matches!(name, tool::APPLY_PATCH | tool::EXEC_COMMAND | tool::GREP)
+    matches!(name, tool::APPLY_PATCH | tool::EXEC_COMMAND | tool::OPERATION_REVERT | tool::GREP)
+}
+
+/// The tool table's name of a task's tool, which labels its metrics; `None` for a fixture.
+fn counted(name: &str) -> Option<&'static str> {
+    [tool::APPLY_PATCH, tool::EXEC_COMMAND, tool::OPERATION_REVERT, tool::GREP]
+        .into_iter()
+        .find(|t| *t == name)
 }
 
 /// Whether this request declared the extension (in its `_meta` or at `initialize`).
@@ -82,8 +81,7 @@ fn ledger_error(e: GatewayError) -> McpError {
 /// `tools/call` as a task, when the tool runs as one and the client declared the
 /// extension; `None` otherwise (the call runs in line).
 pub(crate) async fn start(
-    gateway: &Arc<Gateway>,
-    running: &Arc<Running>,
+    t: &Tasks,
     request: &CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> Option<Result<CallToolResponse, McpError>> {
@@ -91,14 +89,23 @@ pub(crate) async fn start(
     if !runs_as_task(name) || !declared(context) {
         return None;
     }
-    Some(create(gateway, running, name, request.arguments.clone()).await)
+    #[cfg(feature = "conformance-fixtures")]
+    let args = match crate::task_fixtures::before_task(request) {
+        Ok(args) => args,
+        Err(answer) => return Some(answer),
+    };
+    #[cfg(not(feature = "conformance-fixtures"))]
+    let args = request.arguments.clone();
+    Some(create(t, name, args, crate::mrtr::elicits(context)).await)
 }
 
+/// Records the task, then runs its work in the background; `asks`: the client answers
+/// elicitations (a hold then waits in `input_required`).
 async fn create(
-    gateway: &Arc<Gateway>,
-    running: &Arc<Running>,
+    t: &Tasks,
     name: &str,
     args: Option<JsonObject>,
+    asks: bool,
 ) -> Result<CallToolResponse, McpError> {
     let task_id = format!("task-{}", uuid::Uuid::new_v4());
     let mut args = args.unwrap_or_default();
@@ -125,28 +132,95 @@ async fn create(
         result: None,
         error: None,
         cancel_requested: false,
+        approval_id: None,
+        input_requests: None,
         ttl_ms: None,
         created_at_ms: 0,
         updated_at_ms: 0,
     };
     // Committed before the answer: the task exists once the client hears its id.
-    let row = gateway.task_create(row).await.map_err(ledger_error)?;
-    let cancel = running.add(&task_id);
-    let (g, r, tool_name) = (gateway.clone(), running.clone(), name.to_owned());
-    tokio::spawn(async move {
-        let settle = run::work(&g, &task_id, &tool_name, args, cancel).await;
-        if let Err(e) = g.task_settle(task_id.clone(), settle).await {
-            tracing::warn!(task_id, error = %e, "the task's settlement was not recorded");
-        }
-        r.remove(&task_id);
-    });
-    Ok(CallToolResponse::Task(CreateTaskResult::new(wire_task(&row))))
+    let row = t.gateway.task_create(row).await.map_err(ledger_error)?;
+    let cancel = t.running.add(&task_id);
+    t.running.watch(&t.gateway);
+    let (t2, tool_name, started) = (t.clone(), name.to_owned(), Instant::now());
+    #[cfg(feature = "conformance-fixtures")]
+    let ask = input::Ask::new(&t.gateway, &t.running, &task_id);
+    let work = async move {
+        let g = &t2.gateway;
+        #[cfg(feature = "conformance-fixtures")]
+        let step = match crate::task_fixtures::is_task(&tool_name) {
+            true => crate::task_fixtures::work(&tool_name, args, cancel, ask).await,
+            false => run::work(g, &task_id, &tool_name, args, cancel, asks).await,
+        };
+        #[cfg(not(feature = "conformance-fixtures"))]
+        let step = run::work(g, &task_id, &tool_name, args, cancel, asks).await;
+        finish(&t2, &task_id, &tool_name, started, step).await;
+    };
+    tokio::spawn(work.instrument(tracing::Span::current()));
+    Ok(CallToolResponse::Task(CreateTaskResult::new(wire::task(&row))))
 }
 
-/// `tasks/get`: the task as the ledger has it, settled first when its server is gone.
+/// Records where a task's work ended (settled, or waiting for input) and counts it.
+pub(crate) async fn finish(
+    t: &Tasks,
+    task_id: &str,
+    tool: &str,
+    started: Instant,
+    step: run::Step,
+) {
+    t.running.remove(task_id);
+    let code = match step {
+        run::Step::Asked => metrics::INPUT_REQUIRED,
+        run::Step::Settle(settle) => {
+            let code = outcome(&settle);
+            if let Err(e) = t.gateway.task_settle(task_id.to_owned(), settle).await {
+                tracing::warn!(task_id, error = %e, "the task's settlement was not recorded");
+            }
+            code
+        }
+    };
+    let took = started.elapsed();
+    if let Some(name) = counted(tool) {
+        t.metrics.call(name, code, took);
+    }
+    tracing::debug!(task_id, code, took_ms = took.as_millis() as u64, "task answered");
+}
+
+/// A settlement's outcome label: `OK`, the tool's error code, `CANCELLED`, or a failed
+/// task's code (`INTERNAL` when its error names none).
+fn outcome(settle: &TaskSettle) -> &'static str {
+    let parse = |text: Option<&str>| serde_json::from_str::<Value>(text.unwrap_or("null")).ok();
+    let code_of = |body: &Value| {
+        serde_json::from_value::<ErrorCode>(body["code"].clone()).map(ErrorCode::as_str)
+    };
+    match settle.state {
+        TaskState::Completed => {
+            let result = parse(settle.result.as_deref()).unwrap_or_default();
+            if result["isError"] != true {
+                return metrics::OK;
+            }
+            let text = result["content"][0]["text"].as_str();
+            parse(text).and_then(|body| code_of(&body).ok()).unwrap_or(ErrorCode::Internal.as_str())
+        }
+        TaskState::Failed => {
+            let error = parse(settle.error.as_deref()).unwrap_or_default();
+            code_of(&error["data"]).unwrap_or(ErrorCode::Internal.as_str())
+        }
+        TaskState::Cancelled => metrics::CANCELLED,
+        TaskState::Working | TaskState::InputRequired => metrics::INPUT_REQUIRED,
+    }
+}
+
+/// `tasks/get`: the task as the ledger has it, settled first when its server is gone (a
+/// task waiting on a hold is taken over and waits on).
 pub(crate) async fn get(gateway: &Gateway, task_id: String) -> Result<GetTaskResult, McpError> {
     let row = known(gateway, task_id.clone()).await?;
+    let waits_on_hold = row.state == TaskState::InputRequired && row.approval_id.is_some();
     let row = match gateway.task_take_over(&row).await.map_err(ledger_error)? {
+        true if waits_on_hold => {
+            tracing::info!(task_id, "a task waiting on a hold is taken over from a server gone");
+            known(gateway, task_id).await?
+        }
         true => {
             let settle = orphaned(gateway, &row).await;
             gateway.task_settle(task_id.clone(), settle).await.map_err(ledger_error)?;
@@ -154,31 +228,27 @@ pub(crate) async fn get(gateway: &Gateway, task_id: String) -> Result<GetTaskRes
         }
         false => row,
     };
-    Ok(GetTaskResult::new(detailed(&row)))
+    Ok(GetTaskResult::new(wire::detailed(&row)))
 }
 
-/// `tasks/cancel`: records the request and stops the work when this server runs it; an
-/// empty acknowledgement whether or not it had settled (the next `tasks/get` tells).
-pub(crate) async fn cancel(
-    gateway: &Gateway,
-    running: &Running,
-    task_id: String,
-) -> Result<(), McpError> {
-    let row = known(gateway, task_id.clone()).await?;
-    if !row.state.is_terminal() {
-        gateway.task_cancel(task_id.clone()).await.map_err(ledger_error)?;
-        running.cancel(&task_id);
+/// `tasks/cancel`: records the request; the server running the task stops it (this one at
+/// once, another sharing the ledger when it next reads its cancels), and a task waiting for
+/// input, where nothing runs, is settled `cancelled` here. An empty acknowledgement whether
+/// or not it had settled (the next `tasks/get` tells).
+pub(crate) async fn cancel(t: &Tasks, task_id: String) -> Result<(), McpError> {
+    let row = known(&t.gateway, task_id.clone()).await?;
+    if row.state.is_terminal() {
+        return Ok(());
+    }
+    t.gateway.task_cancel(task_id.clone()).await.map_err(ledger_error)?;
+    if !t.running.cancel(&task_id) && row.state == TaskState::InputRequired {
+        let settle = run::cancelled("tasks/cancel: it waited for input; nothing of it ran");
+        t.gateway.task_settle_waiting(task_id, settle).await.map_err(ledger_error)?;
     }
     Ok(())
 }
 
-/// `tasks/update`: no task of this server waits for input (a hold answers
-/// `APPROVAL_REQUIRED` as its result), so an update of a known task changes nothing.
-pub(crate) async fn update(gateway: &Gateway, task_id: String) -> Result<(), McpError> {
-    known(gateway, task_id).await.map(|_| ())
-}
-
-async fn known(gateway: &Gateway, task_id: String) -> Result<TaskRow, McpError> {
+pub(crate) async fn known(gateway: &Gateway, task_id: String) -> Result<TaskRow, McpError> {
     match gateway.task(task_id.clone()).await.map_err(ledger_error)? {
         Some(row) => Ok(row),
         None => Err(McpError::invalid_params(
@@ -214,7 +284,7 @@ async fn orphaned(gateway: &Gateway, row: &TaskRow) -> TaskSettle {
     }
     interrupted(&format!(
         "its server exited before {} finished; a command or search is never rerun (its \
-         process ended with that server)",
+         process ended with that server), and a revert's outcome is in operation_status",
         row.tool
     ))
 }
@@ -225,42 +295,5 @@ fn interrupted(message: &str) -> TaskSettle {
     run::failed(-32603, &body.message.clone(), serde_json::to_value(&body).ok())
 }
 
-fn iso(ms: i64) -> String {
-    crate::tasks::run::iso8601(ms)
-}
-
-fn wire_task(row: &TaskRow) -> Task {
-    let status = match row.state {
-        TaskState::Working => TaskStatus::Working,
-        TaskState::InputRequired => TaskStatus::InputRequired,
-        TaskState::Completed => TaskStatus::Completed,
-        TaskState::Failed => TaskStatus::Failed,
-        TaskState::Cancelled => TaskStatus::Cancelled,
-    };
-    let mut task = Task::new(&row.task_id, status, iso(row.created_at_ms), iso(row.updated_at_ms))
-        .with_poll_interval_ms(POLL_INTERVAL_MS);
-    task.ttl_ms = row.ttl_ms;
-    if let Some(message) = &row.status_message {
-        task = task.with_status_message(message);
-    }
-    task
-}
-
-fn object(text: Option<&str>) -> JsonObject {
-    match text.map(serde_json::from_str::<Value>) {
-        Some(Ok(Value::Object(o))) => o,
-        _ => JsonObject::new(),
-    }
-}
-
-fn detailed(row: &TaskRow) -> DetailedTask {
-    let payload = match row.state {
-        TaskState::Working => TaskPayload::Working,
-        // No task of this server waits for input; a stored one reads as working.
-        TaskState::InputRequired => TaskPayload::Working,
-        TaskState::Completed => TaskPayload::Completed { result: object(row.result.as_deref()) },
-        TaskState::Failed => TaskPayload::Failed { error: object(row.error.as_deref()) },
-        TaskState::Cancelled => TaskPayload::Cancelled,
-    };
-    DetailedTask::new(wire_task(row), payload)
-}
+#[cfg(test)]
+mod tests;

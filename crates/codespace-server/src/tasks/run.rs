@@ -1,11 +1,14 @@
-//! The background work of one task, to its settlement: `apply_patch` runs to its end (a
-//! patch is never cut short mid-write); `exec_command` starts the command, notes its
-//! process in the ledger and waits for its exit, or on `tasks/cancel` ends its whole tree
-//! with the workspace's grace; `grep` stops its walk on `tasks/cancel`.
+//! The background work of one task, to its settlement or to a hold it waits on:
+//! `apply_patch` and `operation_revert` run to their end (a patch is never cut short
+//! mid-write); `exec_command` starts the command, notes its process in the ledger and waits
+//! for its exit, or on `tasks/cancel` ends its whole tree with the workspace's grace; `grep`
+//! stops its walk on `tasks/cancel`.
 
 use codespace_fs::{Cancel, Progress};
 use codespace_gateway::{ExecWait, Gateway, GatewayError};
-use codespace_protocol::{ExecCommandParams, TerminateProcessParams, tool};
+use codespace_protocol::{
+    ExecCommandParams, ExecCommandResult, GrepParams, TerminateProcessParams, tool,
+};
 use codespace_store::TaskSettle;
 use codespace_types::{ProcessState, TaskState};
 use rmcp::model::JsonObject;
@@ -17,44 +20,75 @@ use tokio_util::sync::CancellationToken;
 /// The longest single wait of a command task for its exit (the gateway's own cap).
 const WAIT_SLICE_MS: u64 = 55_000;
 
-/// Runs the task's tool with `args` to the settlement the task records.
+/// Where a task's work ended.
+pub(crate) enum Step {
+    /// It settles so.
+    Settle(TaskSettle),
+    /// It waits in `input_required` (recorded); nothing of it runs until an answer comes.
+    Asked,
+}
+
+/// Runs the task's tool with `args` to its settlement, or to a hold it waits on (`asks`: the
+/// client answers elicitations, so a fresh hold is put to the person in `inputRequests`).
 pub(super) async fn work(
     g: &Gateway,
     task_id: &str,
     name: &str,
     args: JsonObject,
     cancel: CancellationToken,
-) -> TaskSettle {
+    asks: bool,
+) -> Step {
+    let held = |first| super::input::held(g, task_id, first, asks, &cancel);
     match name {
         tool::APPLY_PATCH => match decode(name, args) {
-            Ok(p) => tool_result(g.apply_patch(p).await),
-            Err(e) => tool_result::<()>(Err(e)),
+            Ok(p) => held(g.apply_patch(p).await.map(to_value)).await,
+            Err(e) => Step::Settle(tool_result::<()>(Err(e))),
         },
-        tool::EXEC_COMMAND => match decode(name, args) {
-            Ok(p) => command(g, task_id, p, cancel).await,
-            Err(e) => tool_result::<()>(Err(e)),
+        tool::OPERATION_REVERT => match decode(name, args) {
+            Ok(p) => held(g.operation_revert(p).await.map(to_value)).await,
+            Err(e) => Step::Settle(tool_result::<()>(Err(e))),
         },
-        tool::GREP => match decode(name, args) {
+        tool::EXEC_COMMAND => match decode::<ExecCommandParams>(name, args) {
             Ok(p) => {
-                let flag = Cancel::new();
-                let raise = flag.clone();
-                let watch = tokio::spawn(async move {
-                    cancel.cancelled().await;
-                    raise.cancel();
-                });
-                let found = g.grep(p, flag.clone(), Progress::new()).await;
-                watch.abort();
-                match flag.is_cancelled() {
-                    true => cancelled("tasks/cancel stopped the search"),
-                    false => tool_result(found),
+                let wait = slice(&p);
+                match g.exec_command(p).await {
+                    Ok(started) => Step::Settle(command(g, task_id, started, wait, cancel).await),
+                    Err(e) => held(Err(e)).await,
                 }
             }
-            Err(e) => tool_result::<()>(Err(e)),
+            Err(e) => Step::Settle(tool_result::<()>(Err(e))),
         },
-        #[cfg(feature = "conformance-fixtures")]
-        other => crate::task_fixtures::work(other, args, cancel).await,
-        #[cfg(not(feature = "conformance-fixtures"))]
-        other => failed(-32603, &format!("{other} does not run as a task"), None),
+        tool::GREP => match decode(name, args) {
+            Ok(p) => Step::Settle(grep(g, p, cancel).await),
+            Err(e) => Step::Settle(tool_result::<()>(Err(e))),
+        },
+        other => Step::Settle(failed(-32603, &format!("{other} does not run as a task"), None)),
+    }
+}
+
+fn to_value<T: Serialize>(value: T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// What a command task waits for in one slice of its wait.
+pub(super) fn slice(p: &ExecCommandParams) -> ExecWait {
+    let mut slice = p.clone();
+    slice.wait_ms = Some(WAIT_SLICE_MS);
+    ExecWait::from(&slice)
+}
+
+async fn grep(g: &Gateway, p: GrepParams, cancel: CancellationToken) -> TaskSettle {
+    let flag = Cancel::new();
+    let raise = flag.clone();
+    let watch = tokio::spawn(async move {
+        cancel.cancelled().await;
+        raise.cancel();
+    });
+    let found = g.grep(p, flag.clone(), Progress::new()).await;
+    watch.abort();
+    match flag.is_cancelled() {
+        true => cancelled("tasks/cancel stopped the search"),
+        false => tool_result(found),
     }
 }
 
@@ -65,21 +99,15 @@ fn decode<T: DeserializeOwned>(name: &str, args: JsonObject) -> Result<T, Gatewa
     })
 }
 
-/// A command task: started (a hold answers `APPROVAL_REQUIRED` as the result), its process
-/// noted, then waited for; `tasks/cancel` ends its tree with the workspace's grace.
-async fn command(
+/// A started command task: its process noted, then waited for; `tasks/cancel` ends its
+/// tree with the workspace's grace.
+pub(super) async fn command(
     g: &Gateway,
     task_id: &str,
-    p: ExecCommandParams,
+    started: ExecCommandResult,
+    wait: ExecWait,
     cancel: CancellationToken,
 ) -> TaskSettle {
-    let mut slice = p.clone();
-    slice.wait_ms = Some(WAIT_SLICE_MS);
-    let wait = ExecWait::from(&slice);
-    let started = match g.exec_command(p).await {
-        Ok(started) => started,
-        Err(e) => return tool_result::<()>(Err(e)),
-    };
     let process = Some(started.process_id.clone());
     if let Err(e) = g.task_progress(task_id.to_owned(), TaskState::Working, None, process).await {
         tracing::warn!(task_id, error = %e, "the task's process was not recorded");

@@ -222,25 +222,31 @@ fn official_conformance_requirements_against_the_fixture_build() {
 }
 
 /// The Tasks extension's scenarios against the fixture build (`greet`, `slow_compute`,
-/// `failing_job`, `protocol_error_job`): every check of each passes. The input-required
-/// ones (`tasks-mrtr-input`, `tasks-mrtr-composition`, and the `confirm_delete` check of
-/// `tasks-dispatch-and-envelope`) need a task that waits for input, which no task does yet.
+/// `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input`,
+/// `test_tool_with_task`): the suite lists 10, and every check of each passes (the
+/// input-required ones drive tasks that wait in `input_required` through `tasks/update`, and
+/// an MRTR round that escalates to a task).
 #[test]
 fn official_conformance_tasks_scenarios_against_the_fixture_build() {
     let suite =
         tool("CODESPACE_CONFORMANCE", "target/test-tools/node/node_modules/.bin/conformance");
+    let listed = Command::new(&suite)
+        .args(["list", "--server"])
+        .env("PATH", node_path(&suite))
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let scenarios: Vec<&str> = listed
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| name.starts_with("tasks-"))
+        .collect();
+    assert_eq!(scenarios.len(), 10, "the suite's tasks scenarios: {listed}");
     let fixture_bin = fixture_build();
     let env = python_env();
     let server = HttpServer::start(env.http_command_of(&fixture_bin, &["--no-auth"]));
-    for scenario in [
-        "tasks-lifecycle",
-        "tasks-capability-negotiation",
-        "tasks-wire-fields",
-        "tasks-request-state-removal",
-        "tasks-request-headers",
-        "tasks-status-notifications",
-        "tasks-required-task-error",
-    ] {
+    for scenario in scenarios {
         conformance(&suite, &server.url(), &["--scenario", scenario]);
     }
 }

@@ -74,6 +74,7 @@ mod spill;
 mod startup;
 mod support;
 mod tasks;
+mod tasks_input;
 mod tidy;
 mod undo;
 mod waits;

@@ -13,14 +13,14 @@ use crate::owners::{Shared, kill_with_worker, wide_patch};
 use crate::runner_uds::wait_for_file;
 use crate::support::{RawStdio, fault_bin};
 
-/// The per-request declaration of the extension (a 2026-07-28 client sends it on every
-/// request; an older session may too).
-fn declared() -> Value {
+/// The per-request declaration of the extension and of elicitation (a 2026-07-28 client
+/// sends it on every request; an older session may too).
+pub(crate) fn declared() -> Value {
     json!({"io.modelcontextprotocol/clientCapabilities":
-        {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+        {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}})
 }
 
-fn request(raw: &mut RawStdio, id: u64, method: &str, mut params: Value) -> Value {
+pub(crate) fn request(raw: &mut RawStdio, id: u64, method: &str, mut params: Value) -> Value {
     params["_meta"] = declared();
     raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
     loop {
@@ -32,7 +32,7 @@ fn request(raw: &mut RawStdio, id: u64, method: &str, mut params: Value) -> Valu
 }
 
 /// A `tools/call` as a task: its id, from a `CreateTaskResult`.
-fn start_task(raw: &mut RawStdio, id: u64, name: &str, args: Value) -> String {
+pub(crate) fn start_task(raw: &mut RawStdio, id: u64, name: &str, args: Value) -> String {
     let reply = request(raw, id, "tools/call", json!({"name": name, "arguments": args}));
     let result = &reply["result"];
     assert_eq!(result["status"], "working", "{reply}");
@@ -40,13 +40,13 @@ fn start_task(raw: &mut RawStdio, id: u64, name: &str, args: Value) -> String {
     result["taskId"].as_str().expect("a task id").to_owned()
 }
 
-fn get(raw: &mut RawStdio, id: u64, task_id: &str) -> Value {
+pub(crate) fn get(raw: &mut RawStdio, id: u64, task_id: &str) -> Value {
     let reply = request(raw, id, "tasks/get", json!({"taskId": task_id}));
     reply["result"].clone()
 }
 
 /// Polls `tasks/get` until the task settles.
-fn settled(raw: &mut RawStdio, first_id: u64, task_id: &str) -> Value {
+pub(crate) fn settled(raw: &mut RawStdio, first_id: u64, task_id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     for id in first_id.. {
         let task = get(raw, id, task_id);
@@ -59,7 +59,7 @@ fn settled(raw: &mut RawStdio, first_id: u64, task_id: &str) -> Value {
     unreachable!()
 }
 
-fn read_pid(path: &Path) -> u32 {
+pub(crate) fn read_pid(path: &Path) -> u32 {
     wait_for_file(path, Duration::from_secs(30), "the command never wrote its pid");
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -71,13 +71,13 @@ fn read_pid(path: &Path) -> u32 {
     }
 }
 
-fn gone(pid: u32) -> bool {
+pub(crate) fn gone(pid: u32) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     stat.is_empty() || stat.contains(") Z")
 }
 
 /// The command `sh -c 'echo $$ > <pid>; exec sleep 300'`: its pid in `pid`.
-fn sleeper(pid: &Path) -> Value {
+pub(crate) fn sleeper(pid: &Path) -> Value {
     json!(["sh", "-c", format!("echo $$ > {}; exec sleep 300", pid.display())])
 }
 
