@@ -10,6 +10,12 @@ use serde_json::{Value, json};
 
 use crate::support::{Client, Env, call, refused};
 
+/// The error body of a failed call as the Python SDK scripts print it.
+pub(crate) fn error_body(seen: &Value) -> Value {
+    assert_eq!(seen["is_error"], true, "{seen}");
+    serde_json::from_str(seen["text"].as_str().unwrap()).unwrap()
+}
+
 pub(crate) fn patch(body: &str) -> String {
     format!("*** Begin Patch\n{body}*** End Patch\n")
 }
@@ -51,6 +57,44 @@ impl Holds {
     pub(crate) async fn client(&self) -> Client {
         let db = self.db.display().to_string();
         self.env.stdio_with(&[("CODESPACE_OPERATIONS_DB", &db)]).await.0
+    }
+
+    /// The one hold's state, from the operator CLI.
+    pub(crate) fn only_hold(&self) -> Value {
+        let listed = self.cli(&["list", "--json"]);
+        assert!(listed.status.success(), "{listed:?}");
+        let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
+        assert_eq!(rows.as_array().unwrap().len(), 1, "{rows}");
+        rows[0].clone()
+    }
+
+    /// Runs the Python SDK script `tests/interop/<script>` with `args` against this scratch
+    /// area's ledger and state, a question's state expiring after `ttl_secs`: what it
+    /// printed, as JSON.
+    pub(crate) fn python(&self, script: &str, args: &[&str], ttl_secs: &str) -> Value {
+        let python = crate::interop::tool("CODESPACE_PYTHON", "target/test-tools/venv/bin/python");
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop").join(script);
+        let mut cmd = std::process::Command::new(&python);
+        for name in crate::support::codespace_vars() {
+            cmd.env_remove(name);
+        }
+        let out = cmd
+            .arg(script)
+            .args(args)
+            .env("XDG_STATE_HOME", self.env.state())
+            .env("RUST_LOG", "warn")
+            .env("CODESPACE_OPERATIONS_DB", &self.db)
+            .env("CODESPACE_ELICITATION_TIMEOUT_SECS", ttl_secs)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(stdout.trim()).unwrap()
     }
 
     /// `codespace approvals <args> --operations-db <ledger>`.

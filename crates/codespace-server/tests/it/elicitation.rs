@@ -3,13 +3,10 @@
 //! denies it (`APPROVAL_DENIED`, then and on a later resume); cancel, a late answer and an abandoned call leave it pending. The hold moves
 //! exactly as `approval_resolve` and `operation_resume` move it.
 
-use std::path::Path;
-use std::process::Command;
-
 use serde_json::Value;
 
-use crate::approvals::Holds;
-use crate::support::{bin, codespace_vars};
+use crate::approvals::{Holds, error_body};
+use crate::support::bin;
 
 /// Runs `python_elicit.py` in `mode` against workspace `c` (approvals=confirm).
 fn elicit(h: &Holds, mode: &str) -> Value {
@@ -18,38 +15,8 @@ fn elicit(h: &Holds, mode: &str) -> Value {
 
 /// [`elicit`], the patch updating `file` instead of `a.txt`.
 fn elicit_on(h: &Holds, mode: &str, file: &str) -> Value {
-    let python = crate::interop::tool("CODESPACE_PYTHON", "target/test-tools/venv/bin/python");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/python_elicit.py");
-    let mut cmd = Command::new(&python);
-    for name in codespace_vars() {
-        cmd.env_remove(name);
-    }
-    let out = cmd
-        .arg(script)
-        .args([bin(), h.env.config().to_str().unwrap(), "c", mode, file])
-        .env("XDG_STATE_HOME", h.env.state())
-        .env("RUST_LOG", "warn")
-        .env("CODESPACE_OPERATIONS_DB", &h.db)
-        .env("CODESPACE_ELICITATION_TIMEOUT_SECS", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{mode}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_str(stdout.trim()).unwrap()
-}
-
-/// The one hold's state, from the operator CLI.
-fn only_hold(h: &Holds) -> Value {
-    let listed = h.cli(&["list", "--json"]);
-    assert!(listed.status.success(), "{listed:?}");
-    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
-    assert_eq!(rows.as_array().unwrap().len(), 1, "{rows}");
-    rows[0].clone()
-}
-
-fn error_body(seen: &Value) -> Value {
-    assert_eq!(seen["is_error"], true, "{seen}");
-    serde_json::from_str(seen["text"].as_str().unwrap()).unwrap()
+    let config = h.env.config();
+    h.python("python_elicit.py", &[bin(), config.to_str().unwrap(), "c", mode, file], "1")
 }
 
 #[test]
@@ -71,7 +38,7 @@ fn accepting_grants_and_runs_the_change_in_the_same_call() {
         "the patch itself: {message}"
     );
     assert_eq!(asked["schema"]["properties"]["grant"]["type"], "boolean", "{asked}");
-    let hold = only_hold(&h);
+    let hold = h.only_hold();
     assert_eq!(hold["state"], "consumed");
     assert_eq!(hold["operation_id"], seen["result"]["operation_id"], "{hold}");
 }
@@ -84,7 +51,7 @@ async fn declining_denies_the_hold() {
         let body = error_body(&seen);
         assert_eq!(body["code"], "APPROVAL_DENIED", "{mode}: {body}");
         assert!(body["message"].as_str().unwrap().contains("new hold"), "{mode}: {body}");
-        let hold = only_hold(&h);
+        let hold = h.only_hold();
         assert_eq!(hold["state"], "denied", "{mode}");
         assert_eq!(body["approval_id"], hold["approval_id"], "{mode}");
         assert_eq!(h.file("c"), "top\n", "{mode}");
@@ -105,7 +72,7 @@ fn cancel_timeout_and_an_abandoned_call_leave_the_hold_pending() {
         let body = error_body(&seen);
         assert_eq!(body["code"], "APPROVAL_REQUIRED", "{mode}: {body}");
         assert!(body["message"].as_str().unwrap().contains("(pending)"), "{mode}: {body}");
-        let hold = only_hold(&h);
+        let hold = h.only_hold();
         assert_eq!(hold["state"], "pending", "{mode}: {hold}");
         assert_eq!(body["approval_id"], hold["approval_id"]);
         assert_eq!(h.file("c"), "top\n", "{mode}");
@@ -117,7 +84,7 @@ fn cancel_timeout_and_an_abandoned_call_leave_the_hold_pending() {
         (Value::Bool(true), Value::Bool(true)),
         "{seen}"
     );
-    assert_eq!(only_hold(&h)["state"], "pending");
+    assert_eq!(h.only_hold()["state"], "pending");
     assert_eq!(h.file("c"), "top\n");
 }
 

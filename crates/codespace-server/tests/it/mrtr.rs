@@ -6,13 +6,10 @@
 //! (`REQUEST_STATE_EXPIRED`): nothing runs, no decision is recorded. The state outlives a
 //! restart of the server (its key is in the state directory).
 
-use std::path::Path;
-use std::process::Command;
-
 use serde_json::Value;
 
-use crate::approvals::Holds;
-use crate::support::{bin, codespace_vars};
+use crate::approvals::{Holds, error_body};
+use crate::support::bin;
 
 /// Runs `python_mrtr.py` in `mode` against workspace `c` (approvals=confirm); a question's
 /// state expires after `ttl_secs`.
@@ -28,41 +25,11 @@ fn mrtr_with(h: &Holds, mode: &str, ttl_secs: &str, more: &[&str]) -> Value {
         Some(_) | None => bin(),
     };
     let rest = more.iter().filter(|m| !m.starts_with("http"));
-    let python = crate::interop::tool("CODESPACE_PYTHON", "target/test-tools/venv/bin/python");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/python_mrtr.py");
-    let mut cmd = Command::new(&python);
-    for name in codespace_vars() {
-        cmd.env_remove(name);
-    }
-    let out = cmd
-        .arg(script)
-        .args([target, config.to_str().unwrap(), "c", mode])
-        .args(rest)
-        .env("XDG_STATE_HOME", h.env.state())
-        .env("RUST_LOG", "warn")
-        .env("CODESPACE_OPERATIONS_DB", &h.db)
-        .env("CODESPACE_ELICITATION_TIMEOUT_SECS", ttl_secs)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{mode}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let seen: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let mut args = vec![target, config.to_str().unwrap(), "c", mode];
+    args.extend(rest);
+    let seen = h.python("python_mrtr.py", &args, ttl_secs);
     assert_eq!(seen["protocol"], "2026-07-28", "the SDK's auto mode speaks 2026-07-28: {seen}");
     seen
-}
-
-/// The one hold, from the operator CLI.
-fn only_hold(h: &Holds) -> Value {
-    let listed = h.cli(&["list", "--json"]);
-    assert!(listed.status.success(), "{listed:?}");
-    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
-    assert_eq!(rows.as_array().unwrap().len(), 1, "{rows}");
-    rows[0].clone()
-}
-
-fn error_body(call: &Value) -> Value {
-    assert_eq!(call["is_error"], true, "{call}");
-    serde_json::from_str(call["text"].as_str().unwrap()).unwrap()
 }
 
 #[test]
@@ -87,7 +54,7 @@ fn a_held_patch_granted_in_the_prompt_is_applied_in_the_retry() {
         "the patch itself: {message}"
     );
     assert_eq!(asked[0]["schema"]["properties"]["grant"]["type"], "boolean", "{seen}");
-    let hold = only_hold(&h);
+    let hold = h.only_hold();
     assert_eq!(hold["state"], "consumed");
     assert_eq!(hold["operation_id"], call["result"]["operation_id"], "{hold}");
 }
@@ -98,7 +65,7 @@ fn a_held_patch_declined_in_the_prompt_is_denied() {
     let seen = mrtr(&h, "decline", "600");
     let body = error_body(&seen["call"]);
     assert_eq!(body["code"], "APPROVAL_DENIED", "{body}");
-    let hold = only_hold(&h);
+    let hold = h.only_hold();
     assert_eq!(hold["state"], "denied");
     assert_eq!(body["approval_id"], hold["approval_id"]);
     assert_eq!(h.file("c"), "top\n");
@@ -118,7 +85,7 @@ fn a_changed_cut_or_borrowed_request_state_is_refused_and_nothing_runs() {
     let message = error_body(&seen["other_request"])["message"].as_str().unwrap().to_owned();
     assert!(message.contains("made for another request"), "{message}");
     assert_eq!(h.file("c"), "top\n", "nothing was applied");
-    assert_eq!(only_hold(&h)["state"], "pending", "no decision was recorded");
+    assert_eq!(h.only_hold()["state"], "pending", "no decision was recorded");
 }
 
 #[test]
@@ -127,12 +94,12 @@ fn an_expired_request_state_is_refused_and_a_new_call_asks_again() {
     let seen = mrtr(&h, "expire", "1");
     let body = error_body(&seen["late"]);
     assert_eq!(body["code"], "REQUEST_STATE_EXPIRED", "{body}");
-    let hold = only_hold(&h);
+    let hold = h.only_hold();
     assert_eq!(body["approval_id"], hold["approval_id"], "{body}");
     // The same request asked again reuses the pending hold, and the grant applies it once.
     assert_eq!(seen["again"]["result"]["status"], "applied", "{seen}");
     assert_eq!(h.file("c"), "top\nasked\n");
-    assert_eq!(only_hold(&h)["state"], "consumed");
+    assert_eq!(h.only_hold()["state"], "consumed");
 }
 
 /// A held revert is asked about and run in the retry as a patch is.
@@ -159,7 +126,7 @@ fn a_request_state_made_under_another_key_is_refused() {
     assert_eq!(body["code"], "REQUEST_STATE_INVALID", "{body}");
     assert!(body["message"].as_str().unwrap().contains("another server key"), "{body}");
     assert_eq!(h.file("c"), "top\n", "nothing was applied");
-    assert_eq!(only_hold(&h)["state"], "pending");
+    assert_eq!(h.only_hold()["state"], "pending");
 }
 
 /// Over HTTP, on 2026-07-28 too: the question, the grant, the change applied in the retry.
@@ -174,7 +141,7 @@ fn a_held_patch_is_granted_over_http() {
     assert_eq!(seen["call"]["result"]["status"], "applied", "{seen}");
     assert_eq!(seen["seen"].as_array().unwrap().len(), 1, "asked once: {seen}");
     assert_eq!(h.file("c"), "top\nasked\n");
-    assert_eq!(only_hold(&h)["state"], "consumed");
+    assert_eq!(h.only_hold()["state"], "consumed");
 }
 
 /// The state is sealed with the key in the state directory: a server started after the one
@@ -186,7 +153,7 @@ fn a_question_asked_before_a_restart_is_answered_after_it() {
     assert_eq!(seen["first"]["input_required"], true, "{seen}");
     assert_eq!(seen["after_restart"]["result"]["status"], "applied", "{seen}");
     assert_eq!(h.file("c"), "top\nasked\n");
-    assert_eq!(only_hold(&h)["state"], "consumed");
+    assert_eq!(h.only_hold()["state"], "consumed");
 }
 
 #[test]
@@ -203,5 +170,5 @@ fn a_held_command_granted_in_the_prompt_runs_in_the_retry() {
         message.contains(r#"run ["sh","-c","echo ran > ran.txt"] in workspace c"#),
         "the argv and workspace: {message}"
     );
-    assert_eq!(only_hold(&h)["state"], "consumed");
+    assert_eq!(h.only_hold()["state"], "consumed");
 }
