@@ -1,10 +1,11 @@
 //! Scale benchmark: 8 pods on this host (podman, the image `scripts/image` builds from the
-//! release build), each with its own workspace (`sandbox: "external"`) and port on 127.0.0.1,
+//! binaries this bench was built with), each with its own workspace (`sandbox: "external"`) and port on 127.0.0.1,
 //! driven concurrently for 5 s by one MCP client each (`read` of a 4 KiB file, and every
 //! tenth call an `exec_command ["true"]` waited to its exit). Prints the calls per second
 //! of each pod and in all, and each pod's resident memory (the server and its descendants,
 //! from /proc) before and after the load. Needs podman and runc (`apt-get install podman
-//! runc`); the pods are removed at the end.
+//! runc`); podman runs with `runc` and explicit ulimits (at or below this process's hard
+//! limits) from the bench's own `containers.conf`; the pods are removed at the end.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -29,6 +30,14 @@ use serde_json::json;
 const PODS: usize = 8;
 const TOKEN: &str = "bench-token-0123456789abcdef";
 const LOAD: Duration = Duration::from_secs(5);
+
+/// A hard limit of this process (`ulimit -H<flag>`), capped: runc may lower a limit but not
+/// raise it without CAP_SYS_RESOURCE, so the containers' limits are set at or below it (a
+/// limit above it fails every container's start).
+fn limit(flag: &str) -> u64 {
+    let out = Command::new("sh").args(["-c", &format!("ulimit -H{flag}")]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse::<u64>().unwrap_or(u64::MAX).min(8192)
+}
 
 fn podman(conf: &Path, args: &[&str]) -> String {
     let out = Command::new("podman").env("CONTAINERS_CONF", conf).args(args).output().unwrap();
@@ -102,6 +111,8 @@ fn ready(port: u16) {
     while Instant::now() < deadline {
         if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
             use std::io::{Read as _, Write as _};
+            // A port forwarder may accept before the server listens, and then say nothing.
+            s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
             let _ = s
                 .write_all(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
             let mut text = String::new();
@@ -120,9 +131,26 @@ async fn main() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = tempfile::tempdir().unwrap();
     let conf = dir.path().join("containers.conf");
-    std::fs::write(&conf, "[containers]\ndefault_ulimits = [\"nofile=8192:8192\", \"nproc=8192:8192\"]\n[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n").unwrap();
-    let built =
-        Command::new(repo.join("scripts/image")).env("CONTAINERS_CONF", &conf).status().unwrap();
+    let (nofile, nproc) = (limit("n"), limit("u"));
+    std::fs::write(
+        &conf,
+        format!(
+            "[containers]\ndefault_ulimits = [\"nofile={nofile}:{nofile}\", \"nproc={nproc}:{nproc}\"]\n\
+             [engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n"
+        ),
+    )
+    .unwrap();
+    // The image of the binaries this bench was built with (`--debug` takes them from
+    // CODESPACE_IMAGE_BINARIES as they are): `scripts/image` alone would run a release
+    // build of its own, with other features, from inside this one.
+    let binaries = Path::new(env!("CARGO_BIN_EXE_codespace")).parent().unwrap();
+    println!("pods: building the image from {}", binaries.display());
+    let built = Command::new(repo.join("scripts/image"))
+        .arg("--debug")
+        .env("CONTAINERS_CONF", &conf)
+        .env("CODESPACE_IMAGE_BINARIES", binaries)
+        .status()
+        .unwrap();
     assert!(built.success(), "scripts/image failed");
     let mut pods = Vec::new();
     for i in 0..PODS {
