@@ -42,7 +42,7 @@ macro_rules! for_each_tool {
             write_stdin, WRITE_STDIN, $crate::WriteStdinParams => $crate::ProcessAck, Mutate, plain, "Write to process stdin",
             "Write UTF-8 text to a process's stdin and flush; close: true sends EOF after. Not idempotent: a retry writes again.";
             read_process, READ_PROCESS, $crate::ReadProcessParams => $crate::ReadProcessResult, Read, wait, "Read process output",
-            "Read a process's combined stdout+stderr from an absolute cursor; continue with the returned cursor. wait_ms (up to 55000) waits for min_bytes past the cursor or the end instead of polling. output_lost: older bytes were dropped (the newest 64 MiB are kept); eof: the output is complete (not success).";
+            "Read a process's combined stdout+stderr from an absolute cursor; continue with the returned cursor. wait_ms (up to 55000) waits for min_bytes past the cursor or the end instead of polling. output_lost: older bytes were dropped (the newest 64 MiB are kept); eof: the output is complete (not success); the error TIMEOUT, once at the end, means the time limit killed it.";
             process_status, PROCESS_STATUS, $crate::ProcessStatusParams => $crate::ProcessStatusResult, Read, wait, "Process status",
             "A process's state, termination (exited, signaled, timeout, terminated), exit_code or signal, time limit, output totals and timestamps. wait_ms (up to 55000) waits for the exit instead of polling.";
             process_resize, PROCESS_RESIZE, $crate::ProcessResizeParams => $crate::ProcessAck, Adjust, plain, "Resize process terminal",
@@ -60,7 +60,7 @@ macro_rules! for_each_tool {
             work_finish, WORK_FINISH, $crate::WorkIdParams => $crate::WorkFinishResult, Adjust, plain, "Finish work",
             "Close the work unless the person has something pending for it. closed: false (pending_user_input): claim and do what is queued, then call again.";
             approval_create, APPROVAL_CREATE, $crate::ApprovalCreateParams => $crate::ApprovalResult, Decide, plain, "Create confirmation hold",
-            "Open a confirmation hold in front of an apply_patch, exec_command or operation_revert call, checked as that tool checks it and running nothing; the same request's active hold is returned again. Unless the workspace's holds.approvers is person, approval_resolve can grant it.";
+            "Open a confirmation hold in front of an apply_patch, exec_command or operation_revert call, checked as that tool checks it and running nothing; the same request's active hold is returned again. Under approvals=confirm the tools hold themselves (APPROVAL_REQUIRED). Unless the workspace's holds.approvers is person, approval_resolve can grant it.";
             approval_resolve, APPROVAL_RESOLVE, $crate::ApprovalResolveParams => $crate::ApprovalResult, Decide, plain, "Grant or deny hold",
             "Grant or deny a pending confirmation hold: deny is final, grant lets operation_resume run it. APPROVAL_PERSON_REQUIRED where holds.approvers is person.";
             operation_resume, OPERATION_RESUME, $crate::OperationResumeParams => $crate::OperationResumeResult, Resume, wait, "Run granted hold",
