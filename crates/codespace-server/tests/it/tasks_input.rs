@@ -235,3 +235,39 @@ fn a_cancel_sent_to_another_server_stops_the_owners_command() {
     let on_a = request(&mut a, 200, "tasks/get", json!({"taskId": task}));
     assert_eq!(on_a["result"]["status"], "cancelled", "{on_a}");
 }
+
+/// A held command task: the prompt shows its argv; the grant runs it in the task, which
+/// waits for its exit and completes with its exit code and output.
+#[test]
+fn a_held_command_task_granted_through_tasks_update_runs_to_its_exit() {
+    let s = Shared::new();
+    let mut a = s.server(None, &[]);
+    let args = json!({"workspace_id": "c", "command": ["sh", "-c", "echo ran-in-task"]});
+    let task = start_task(&mut a, 1, "exec_command", args);
+    let mut id = 10;
+    let mut get = |raw: &mut crate::support::RawStdio| {
+        id += 1;
+        request(raw, id, "tasks/get", json!({"taskId": task}))["result"].clone()
+    };
+    let waiting = until(|| get(&mut a), &["input_required"]);
+    let message = waiting["inputRequests"]["codespace_hold"]["params"]["message"].as_str();
+    assert!(message.unwrap_or_default().contains("ran-in-task"), "the argv is shown: {waiting}");
+    let ack = request(
+        &mut a,
+        100,
+        "tasks/update",
+        json!({"taskId": task, "inputResponses": grant(true)}),
+    );
+    assert!(ack.get("error").is_none(), "{ack}");
+    let done = until(|| get(&mut a), &[]);
+    let result = &done["result"]["structuredContent"];
+    assert_eq!(
+        (&done["status"], &result["state"], &result["exit_code"]),
+        (&json!("completed"), &json!("exited"), &json!(0)),
+        "{done}"
+    );
+    assert!(
+        done["result"]["content"][0]["text"].as_str().unwrap().contains("ran-in-task"),
+        "{done}"
+    );
+}
