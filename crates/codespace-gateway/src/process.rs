@@ -241,7 +241,9 @@ impl Gateway {
     }
 
     /// Reads output from the cursor; with `wait_ms`, first waits (without holding any lock)
-    /// for `min_bytes` past it or the process's end, until the wait or `cancelled` ends.
+    /// for `min_bytes` past it or the process's end, until the wait or `cancelled` ends. At
+    /// the output's end it adds the process's exit, so the last read needs no
+    /// `process_status` after it.
     pub async fn read_process(
         &self,
         p: ReadProcessParams,
@@ -253,11 +255,24 @@ impl Gateway {
         // More than one reply carries is never waited for.
         let min = p.min_bytes.unwrap_or(1).min(max as u64);
         let wait = WaitFor::Output { cursor, min };
-        wait_for(runner, &p.process_id, wait, p.wait_ms, cancelled).await?;
+        let mut cancelled = std::pin::pin!(cancelled);
+        wait_for(runner, &p.process_id, wait, p.wait_ms, cancelled.as_mut()).await?;
         let chunk = runner
             .run(ops::ReadOutput { id: p.process_id.clone(), cursor, max })
             .await
             .map_err(GatewayError::from)?;
+        let exit = match chunk.eof {
+            // The output closes a moment before the exit is reaped: a waiting read waits
+            // for that too. A status that cannot be had leaves the exit to process_status.
+            true => {
+                let waited = wait_for(runner, &p.process_id, WaitFor::Exit, p.wait_ms, cancelled);
+                match waited.await {
+                    Ok(()) => runner.run(ops::Status { id: p.process_id.clone() }).await.ok(),
+                    Err(_) => None,
+                }
+            }
+            false => None,
+        };
         let coordination = self.process_hint(&p.process_id);
         Ok(ReadProcessResult {
             process_id: p.process_id,
@@ -266,6 +281,10 @@ impl Gateway {
             eof: chunk.eof,
             output_lost: chunk.output_lost,
             retained_from: chunk.retained_from,
+            state: exit.as_ref().map(|st| st.state),
+            termination: exit.as_ref().and_then(|st| st.termination),
+            exit_code: exit.as_ref().and_then(|st| st.exit_code),
+            signal: exit.and_then(|st| st.signal),
             coordination,
         })
     }

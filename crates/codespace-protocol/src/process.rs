@@ -170,12 +170,25 @@ pub struct ReadProcessResult {
     /// Output bytes as UTF-8 (invalid sequences replaced; a chunk may split a character).
     pub chunk: String,
     /// The output is complete and the cursor is at its end. Not a success signal: see
-    /// `process_status`.
+    /// `exit_code`.
     pub eof: bool,
     /// The requested cursor was below `retained_from`: older output was dropped.
     pub output_lost: bool,
     /// First byte offset still retained.
     pub retained_from: u64,
+    /// Only at `eof`: `exited` (with the fields below, as `process_status` has them), or
+    /// `running` when the command closed its output but lives on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<ProcessState>,
+    /// Only at `eof`, once exited: as `process_status`'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination: Option<Termination>,
+    /// Only at `eof`, once exited: as `process_status`'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Only at `eof`, once exited: as `process_status`'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<SignalInfo>,
     /// Set when the process's workspace has exactly one open work: whether the person
     /// queued instructions for it (see `work_open`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -152,6 +152,12 @@ async fn read_process_waits_for_min_bytes_cut_to_max_bytes() {
     let last = call(&client, "read_process", args).await.unwrap();
     assert_eq!(last["eof"], true, "{last}");
     assert_eq!(last["cursor"], 300, "{last}");
+    // The last read carries the exit: no process_status needed after it.
+    assert_eq!(last["state"], "exited", "{last}");
+    assert_eq!(last["exit_code"], 0, "{last}");
+    assert_eq!(last["termination"], "exited", "{last}");
+    // Before the end, no exit fields.
+    assert!(first.get("state").is_none() && first.get("exit_code").is_none(), "{first}");
     client.cancel().await.unwrap();
 }
 
