@@ -6,7 +6,7 @@
 //! keeps listening.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use codespace_runner::WorkerFaults;
@@ -84,23 +84,29 @@ pub(crate) fn worker(args: WorkerArgs, faults: WorkerFaults) -> Result<(), Failu
     }
     let access = SocketAccess { mode: args.socket_mode, group: args.socket_group };
     // Before anything that may start a thread: the bind changes the process's umask.
-    let listener = listen(&args.socket, access)?;
+    let (listener, staged) = listen(&args.socket, access)?;
     let supervisor = crate::process_env::ProcessEnv::from_env()
         .and_then(|vars| crate::config::processes(&vars, vec![], args.spill_dir.clone()))
         .inspect_err(|_| {
-            let _ = std::fs::remove_file(&args.socket);
+            let _ = std::fs::remove_file(&staged);
         })?
         .0;
     // One thread: a call's hops between the socket's tasks and its handler stay on it
     // (measured: +189 µs per read over the socket instead of +260 with a thread pool);
     // blocking jobs and walks still run on the blocking pool.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Runtime(format!("tokio runtime: {e}")))?;
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
+            let _ = std::fs::remove_file(&staged);
+            Failure::Runtime(format!("tokio runtime: {e}"))
+        })?;
     runtime.block_on(async move {
-        let listener = tokio::net::UnixListener::from_std(listener)
-            .map_err(|e| Failure::Runtime(format!("--socket: {e}")))?;
+        let listener = tokio::net::UnixListener::from_std(listener).map_err(|e| {
+            let _ = std::fs::remove_file(&staged);
+            Failure::Runtime(format!("--socket: {e}"))
+        })?;
+        // Only now, with everything the worker needs made, does the socket take its name:
+        // a peer that connects as soon as the path exists is answered.
+        publish(&staged, &args.socket)?;
         let build = env!("CARGO_PKG_VERSION").to_owned();
         let welcomed = first_gateway(&listener, &build).await;
         // One gateway per worker: nobody else may connect.
@@ -111,14 +117,16 @@ pub(crate) fn worker(args: WorkerArgs, faults: WorkerFaults) -> Result<(), Failu
     })
 }
 
-/// Binds `socket` with no access beyond the owner's (the umask while binding), gives it
-/// the operator's group and mode, and only then puts it at its path: a peer that sees the
-/// path finds a listening socket with its final access, never one between bind and listen.
+/// Binds a listener under a hidden staging name beside `socket` (see [`staging_path`])
+/// with no access beyond the owner's (the umask while binding) and gives it the operator's
+/// group and mode; [`publish`] later puts it at its path: a peer that sees the path finds a
+/// listening socket with its final access, never one between bind and listen. Returns the
+/// listener and the name it is bound under.
 #[expect(clippy::disallowed_methods, reason = "the worker's socket, outside every workspace")]
 fn listen(
     socket: &Path,
     access: SocketAccess,
-) -> Result<std::os::unix::net::UnixListener, Failure> {
+) -> Result<(std::os::unix::net::UnixListener, PathBuf), Failure> {
     let usage = |e: std::io::Error| {
         Failure::Usage(UsageError(format!("--socket {}: {e}", socket.display())))
     };
@@ -151,18 +159,28 @@ fn listen(
     listener
         .set_nonblocking(true)
         .map_err(|e| remove(Failure::Runtime(format!("--socket: {e}"))))?;
-    if staged != socket {
-        // NOREPLACE: a file that appeared at the path meanwhile is not ours to replace.
-        let cwd = rustix::fs::CWD;
-        rustix::fs::renameat_with(cwd, &staged, cwd, socket, rustix::fs::RenameFlags::NOREPLACE)
-            .map_err(|e| remove(usage(e.into())))?;
+    Ok((listener, staged))
+}
+
+/// Renames the listening socket from its staging name to `socket`; NOREPLACE: a file that
+/// appeared at the path meanwhile is not ours to replace.
+#[expect(clippy::disallowed_methods, reason = "the worker's socket, outside every workspace")]
+fn publish(staged: &Path, socket: &Path) -> Result<(), Failure> {
+    if staged == socket {
+        return Ok(());
     }
-    Ok(listener)
+    let cwd = rustix::fs::CWD;
+    rustix::fs::renameat_with(cwd, staged, cwd, socket, rustix::fs::RenameFlags::NOREPLACE).map_err(
+        |e| {
+            let _ = std::fs::remove_file(staged);
+            Failure::Usage(UsageError(format!("--socket {}: {e}", socket.display())))
+        },
+    )
 }
 
 /// A short hidden name beside `socket` to bind first; `socket` itself when that name would
 /// not fit in a socket address (108 bytes) where `socket` does.
-fn staging_path(socket: &Path) -> std::path::PathBuf {
+fn staging_path(socket: &Path) -> PathBuf {
     let staged = socket.with_file_name(format!(".worker-{}.sock", std::process::id()));
     if staged.as_os_str().len() < 108 { staged } else { socket.to_path_buf() }
 }

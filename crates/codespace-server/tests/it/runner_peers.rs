@@ -3,8 +3,9 @@
 //! announced before the handshake each cost only that connection (the worker keeps
 //! listening and then serves the real server); a server connecting to a fake worker that
 //! announces a 256 MiB frame gives up at once, having read no more than a handshake frame;
-//! and the README's two-user setup (worker as one user, server as another, sharing a group)
-//! works with `--socket-mode` and `--socket-group`.
+//! the socket's path appears only once the worker listens, so a client that connects the
+//! moment it exists is answered; and the README's two-user setup (worker as one user, server
+//! as another, sharing a group) works with `--socket-mode` and `--socket-group`.
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -118,6 +119,55 @@ async fn a_worker_survives_a_huge_frame_announced_before_the_handshake() {
         assert!(peak < 100 << 10, "the worker peaked at {peak} KiB after the announcement");
     })
     .await;
+}
+
+/// The worker's socket takes its name only once the worker listens with its final access
+/// and has made everything it serves with (it is bound under a hidden staging name,
+/// `.worker-<pid>.sock`, and renamed into place): a client that connects the moment the path
+/// exists, never retrying a refusal, finds it with its final mode and is answered (the
+/// handshake succeeds). Several starts, each raced as tightly as a loop can.
+#[tokio::test]
+async fn a_worker_socket_answers_as_soon_as_its_path_exists() {
+    let env = Env::new();
+    for n in 0..6 {
+        let socket = env.path().join(format!("worker-{n}.sock"));
+        let mut worker = env
+            .command()
+            .args(["worker", "--socket-mode", "0640", "--socket"])
+            .arg(&socket)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let staged = socket.with_file_name(format!(".worker-{}.sock", worker.id()));
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let stream = loop {
+            match UnixStream::connect(&socket) {
+                Ok(stream) => break stream,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    assert!(std::time::Instant::now() < deadline, "the worker never listened");
+                    assert!(worker.try_wait().unwrap().is_none(), "the worker exited");
+                    std::thread::yield_now();
+                }
+                Err(e) => panic!("start {n}: the path existed but the connection failed: {e}"),
+            }
+        };
+        let mode = std::fs::symlink_metadata(&socket).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640, "start {n}: the socket was visible before its mode was set");
+        assert!(!staged.exists(), "start {n}: the staging name outlived the rename");
+        stream.set_nonblocking(true).unwrap();
+        let stream = tokio::net::UnixStream::from_std(stream).unwrap();
+        let answered = tokio::time::timeout(
+            Duration::from_secs(20),
+            codespace_wire::Client::<(), (), ()>::connect(stream, "test"),
+        )
+        .await
+        .expect("the worker never answered the handshake");
+        assert!(answered.is_ok(), "start {n}: {:?}", answered.err());
+        drop(answered);
+        let _ = worker.kill();
+        let _ = worker.wait();
+    }
 }
 
 /// A server told to use a "worker" that announces a 256 MiB frame as its handshake answer
