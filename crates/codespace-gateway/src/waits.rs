@@ -39,7 +39,7 @@ pub(crate) async fn wait_for(
     let limit = Duration::from_millis(ms.min(MAX_WAIT_MS));
     tracing::debug!(process_id = id, asked_ms = ms, "a wait of up to {} ms", limit.as_millis());
     tokio::select! {
-        waited = runner.run(ops::Wait { id: id.to_owned(), what, limit }) => waited.map_err(GatewayError::from),
+        waited = runner.wait(ops::Wait { id: id.to_owned(), what, limit }) => waited.map_err(GatewayError::from),
         () = cancelled => Ok(()),
     }
 }

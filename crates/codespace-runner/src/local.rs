@@ -6,6 +6,7 @@
 
 mod files;
 mod patch;
+mod plans;
 mod process;
 mod reopen;
 
@@ -53,6 +54,7 @@ pub struct LocalRunner {
     reopening: std::sync::Mutex<()>,
     /// The resyncs of the watchers a reopen let go, so the counter never goes back.
     retired_resyncs: std::sync::atomic::AtomicU64,
+    plans: plans::Plans,
 }
 
 impl std::fmt::Debug for LocalRunner {
@@ -81,6 +83,7 @@ impl LocalRunner {
             watcher,
             reopening: std::sync::Mutex::default(),
             retired_resyncs: std::sync::atomic::AtomicU64::new(0),
+            plans: plans::Plans::default(),
         })
     }
 

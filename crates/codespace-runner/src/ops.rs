@@ -2,8 +2,9 @@
 //! the gateway asks and what crosses the worker's socket), its answer, how long past the call
 //! deadline it may take, and how a runner runs it (on the caller's task, on a blocking thread,
 //! as a walk that can be cancelled and reports progress, or by the worker itself). From the
-//! table come the job types, [`Job`], the [`Op`] tag a request carries, and the worker's
-//! dispatch. A runner implements each job once ([`Run`], [`RunBlocking`], [`RunWalk`]);
+//! table come the job types, [`Job`], the [`Op`] tag, [`AnyJob`] and [`AnyAnswer`] (a job and
+//! its answer as they cross the worker's socket, encoded once inside their frame), and the
+//! worker's dispatch. A runner implements each job once ([`Run`], [`RunBlocking`], [`RunWalk`]);
 //! [`crate::Runner`] hands any job to the runner in use.
 
 use std::future::Future;
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use codespace_files::{
-    ApplyOutcome, Found, GrepOutcome, InterruptedFile, PlannedWrite, RevertFile, RevertPlan, Undone,
+    ApplyOutcome, Found, GrepOutcome, InterruptedFile, PlannedWrite, RevertFile, Undone,
 };
 use codespace_fs::{Cancel, FsError, Progress, Window, WorkspacePath};
 use codespace_process::{ProcStatus, ReadChunk, WaitFor};
@@ -32,6 +33,12 @@ pub trait Job: Serialize + DeserializeOwned + std::fmt::Debug + Send + 'static {
     type Answer: Serialize + DeserializeOwned + std::fmt::Debug + Send + 'static;
     /// How much longer than the call deadline its answer may take (a wait, a walk's budget).
     fn wait(&self) -> Duration;
+    /// The job as a request on the worker's socket carries it.
+    fn into_any(self) -> AnyJob;
+    /// Its answer as it crosses the worker's socket.
+    fn any_answer(answer: Self::Answer) -> AnyAnswer;
+    /// Its answer out of `any`; `any` back when it is another operation's.
+    fn answer_of(any: AnyAnswer) -> Result<Self::Answer, AnyAnswer>;
 }
 
 /// A job a runner answers on the caller's task.
@@ -74,9 +81,31 @@ macro_rules! ops {
         $how:ident $name:ident { $($(#[$fmeta:meta])* $field:ident: $fty:ty),* $(,)? }
             -> $answer:ty, wait($job:pat) = $wait:expr;
     )*) => {
-        /// Which operation a request on the worker's socket is (its body is that job).
+        /// Which operation a job is.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
         pub enum Op { $($name),* }
+
+        /// Any operation's job, as a request on the worker's socket carries it: encoded once,
+        /// inside its frame, its variant the operation's tag.
+        #[derive(Debug, Serialize, Deserialize)]
+        pub enum AnyJob { $($name($name)),* }
+
+        /// Any operation's answer, as it crosses the worker's socket (encoded once, inside
+        /// its frame).
+        #[derive(Debug, Serialize, Deserialize)]
+        pub enum AnyAnswer { $($name($answer)),* }
+
+        impl AnyJob {
+            pub fn op(&self) -> Op {
+                match self { $(AnyJob::$name(_) => Op::$name),* }
+            }
+        }
+
+        impl AnyAnswer {
+            pub fn op(&self) -> Op {
+                match self { $(AnyAnswer::$name(_) => Op::$name),* }
+            }
+        }
 
         $(
             $(#[$doc])*
@@ -90,19 +119,30 @@ macro_rules! ops {
                     let $job = self;
                     $wait
                 }
+                fn into_any(self) -> AnyJob {
+                    AnyJob::$name(self)
+                }
+                fn any_answer(answer: $answer) -> AnyAnswer {
+                    AnyAnswer::$name(answer)
+                }
+                fn answer_of(any: AnyAnswer) -> Result<$answer, AnyAnswer> {
+                    match any {
+                        AnyAnswer::$name(answer) => Ok(answer),
+                        other => Err(other),
+                    }
+                }
             }
         )*
 
-        /// Runs the request `op` with body `body` on the worker, answering its encoded answer.
+        /// Runs `job` on the worker (`walk`: its progress token), answering its answer.
         pub(crate) async fn serve(
             worker: &Worker,
-            op: Op,
-            body: &[u8],
+            job: AnyJob,
             walk: u64,
             cancelled: codespace_wire::Cancelled,
         ) -> Reply {
-            match op {
-                $(Op::$name => serve_as!($how, worker, $name, body, walk, cancelled),)*
+            match job {
+                $(AnyJob::$name(job) => serve_as!($how, worker, $name, job, walk, cancelled),)*
             }
         }
     };
@@ -171,15 +211,18 @@ ops! {
     /// The runner's counters since it started, for the server's metrics.
     run Counters {} -> Result<crate::RunnerCounters, RunnerError>, wait(_) = NOW;
 
-    /// Checks every expected version against the disk, then plans the patch. Writes nothing.
-    blocking Prepare { ws: String, patch: String, expected: Vec<(WorkspacePath, Version)> }
-        -> Result<Vec<PlannedWrite>, PrepareError>, wait(_) = NOW;
+    /// Checks every expected version against the disk, then plans the patch. Writes nothing;
+    /// with `hold`, the runner keeps the plan for the `Apply` that names it.
+    blocking Prepare {
+        ws: String, patch: String, expected: Vec<(WorkspacePath, Version)>, hold: bool
+    } -> Result<Planned, PrepareError>, wait(_) = NOW;
     /// Checks every file of an operation to revert against what it left, then plans the
-    /// writes back. Writes nothing.
-    blocking PrepareRevert { ws: String, files: Vec<RevertFile> }
-        -> Result<RevertPlan, RunnerError>, wait(_) = NOW;
-    /// Writes a plan: every file or none (rolled back), or says which it could not restore.
-    blocking Apply { ws: String, writes: Vec<PlannedWrite> }
+    /// writes back. Writes nothing; with `hold`, the runner keeps a ready plan for `Apply`.
+    blocking PrepareRevert { ws: String, files: Vec<RevertFile>, hold: bool }
+        -> Result<Reverting, RunnerError>, wait(_) = NOW;
+    /// Writes the plan the runner holds under `plan` (taking it): every file or none (rolled
+    /// back), or says which it could not restore.
+    blocking Apply { ws: String, plan: PlanId }
         -> Result<ApplyOutcome, RunnerError>, wait(_) = NOW;
     /// What each interrupted file holds now.
     blocking Survey { ws: String, files: Vec<InterruptedFile> }
@@ -229,6 +272,26 @@ ops! {
 pub struct Reopened {
     pub roots: Vec<(String, PathBuf)>,
     pub opened: Vec<String>,
+}
+
+/// A plan the runner holds from its `Prepare` to its `Apply` (`local/plans.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanId(pub u64);
+
+/// A planned patch: its writes (what the ledger makes durable before the first of them), and
+/// the id the runner holds them under when the `Prepare` asked it to.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Planned {
+    pub id: Option<PlanId>,
+    pub writes: Vec<PlannedWrite>,
+}
+
+/// A planned revert: ready (and held, when asked), or refused because these files changed
+/// since the operation (nothing may be written).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Reverting {
+    Ready(Planned),
+    Changed(Vec<codespace_files::Changed>),
 }
 
 /// What the worker opened: each workspace's canonical root, and its process limits.

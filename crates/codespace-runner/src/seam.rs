@@ -106,6 +106,12 @@ impl Runner {
               r => r.walk(job, cancel, progress).await)
     }
 
+    /// Waits until `job.what` happened or `job.limit` passed. A worker's command's exit is
+    /// waited for on the `ProcessExited` event it pushes, never by a call on its socket.
+    pub async fn wait(&self, job: ops::Wait) -> Result<(), RunnerError> {
+        each!(self, r => r.run(job).await, r => r.wait(job).await)
+    }
+
     /// The canonical root of workspace `id`, as the runner holds it now.
     pub fn root_path(&self, id: &str) -> Option<PathBuf> {
         each!(self, r => r.root_path(id), r => r.root_path(id))

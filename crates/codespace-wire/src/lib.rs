@@ -30,8 +30,9 @@ pub use serve::{HangUp, ServeError, ServeOptions, Welcomed, serve, serve_welcome
 /// types its one user, the runner, sends): the handshake refuses a peer on another one.
 /// 3: a request is its operation's tag and its job's own encoding, and an answer the job's
 /// answer in its own encoding. 4: a command's kill grace (spawn, terminate, its answer).
-/// 5: a command's external policy.
-pub const PROTOCOL: u32 = 5;
+/// 5: a command's external policy. 6: a patch's plan stays in the runner, and its apply
+/// names it; a job and its answer are encoded once, inside their frame.
+pub const PROTOCOL: u32 = 6;
 
 /// The largest frame either side writes or reads. A frame over it is an error at once (never
 /// a read that waits for bytes that are not coming).

@@ -3,7 +3,7 @@
 //! its own old content in one commit (which also claims the operation it reverts), written,
 //! verified, rolled back and recovered by the same transaction, under the same lease.
 
-use codespace_files::{PlannedWrite, RevertFile, RevertPlan};
+use codespace_files::RevertFile;
 use codespace_policy::Action;
 use codespace_protocol::{ApplyPatchResult, OperationRevertParams};
 use codespace_runner::{Runner, ops};
@@ -79,13 +79,15 @@ impl Gateway {
 }
 
 /// The revert's writes: every file of `target` checked against what it left, and its old
-/// content from the undo record. Runs inside the transaction, after the draft.
+/// content from the undo record (held by the runner for its `Apply` when `hold`). Runs
+/// inside the transaction, after the draft.
 pub(super) fn prepare(
     runner: &Runner,
     store: &Store,
     ws: &str,
     target: &str,
-) -> Result<Vec<PlannedWrite>, GatewayError> {
+    hold: bool,
+) -> Result<ops::Planned, GatewayError> {
     let rec = revertible(store, ws, target)?;
     let mut files = Vec::with_capacity(rec.plan.len());
     for (ordinal, f) in rec.plan.iter().enumerate() {
@@ -116,9 +118,9 @@ pub(super) fn prepare(
             moved_to,
         });
     }
-    match runner.run_blocking(ops::PrepareRevert { ws: ws.to_owned(), files })? {
-        RevertPlan::Ready(writes) => Ok(writes),
-        RevertPlan::Changed(files) => Err(GatewayError::Revert(RevertRefusal::Changed {
+    match runner.run_blocking(ops::PrepareRevert { ws: ws.to_owned(), files, hold })? {
+        ops::Reverting::Ready(planned) => Ok(planned),
+        ops::Reverting::Changed(files) => Err(GatewayError::Revert(RevertRefusal::Changed {
             operation_id: target.to_owned(),
             files,
             diffs: vec![],

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use codespace_files::{ApplyOutcome, PlannedWrite};
+use codespace_files::ApplyOutcome;
 use codespace_protocol::{ApplyPatchParams, ApplyPatchResult, ExpectedVersion, PatchStatus};
 use codespace_runner::ops;
 use codespace_runner::{PrepareError, Runner, RunnerError, Transport, WorkspacePath};
@@ -277,29 +277,31 @@ enum Ran {
     Uncertain(ApplyPatchResult, bool),
 }
 
-/// The plan's writes: the patch planned against the disk, or the revert's. A conflict
-/// shows what changed since the expected version, when the server still knows it.
+/// The plan: the patch planned against the disk, or the revert's; unless it is only
+/// checked, the runner holds it for the `Apply` that names it. A conflict shows what changed
+/// since the expected version, when the server still knows it.
 fn prepare(
     runner: &Runner,
     store: &Store,
     seen: &Seen,
     p: &Request,
-) -> Result<Vec<PlannedWrite>, GatewayError> {
+) -> Result<ops::Planned, GatewayError> {
+    let hold = !p.check_only;
     let planned = match &p.source {
         Source::Patch { patch, expected: versions } => {
             let expected = expected(versions)?;
-            let prepare = ops::Prepare { ws: p.ws.clone(), patch: patch.clone(), expected };
+            let prepare = ops::Prepare { ws: p.ws.clone(), patch: patch.clone(), expected, hold };
             runner.run_blocking(prepare).map_err(GatewayError::from)
         }
-        Source::Revert { target } => revert::prepare(runner, store, &p.ws, target),
+        Source::Revert { target } => revert::prepare(runner, store, &p.ws, target, hold),
     };
     planned.map_err(|e| with_diffs(e, runner, store, seen, &p.ws))
 }
 
 fn run(runner: &Runner, store: &Store, seen: &Seen, draft: &Draft, p: &Request) -> Ran {
     let ws = p.ws.as_str();
-    let writes = match prepare(runner, store, seen, p) {
-        Ok(writes) => writes,
+    let ops::Planned { id: held, writes } = match prepare(runner, store, seen, p) {
+        Ok(planned) => planned,
         // Nothing is durable and nothing was written: a retry under this key runs afresh.
         Err(e @ GatewayError::Runner(RunnerError::Transport(_))) => return Ran::Unrecorded(e),
         Err(e) => return Ran::Done(Err(e)),
@@ -322,6 +324,10 @@ fn run(runner: &Runner, store: &Store, seen: &Seen, draft: &Draft, p: &Request) 
     if p.check_only {
         return Ran::Done(Ok(result));
     }
+    let Some(plan_id) = held else {
+        let e = GatewayError::Internal("the runner did not hold the plan it made".to_owned());
+        return Ran::Done(Err(e));
+    };
     let plan: Vec<PlannedFile> = result
         .changes
         .iter()
@@ -344,11 +350,12 @@ fn run(runner: &Runner, store: &Store, seen: &Seen, draft: &Draft, p: &Request) 
         Err(e) => return Ran::Done(Err(e.into())),
     }
     let written: Vec<(String, Vec<u8>)> = writes
-        .iter()
-        .filter_map(|w| Some((w.path.as_str().to_owned(), w.after.clone()?)))
+        .into_iter()
+        .filter_map(|w| Some((w.path.as_str().to_owned(), w.after?)))
         .filter(|(_, after)| after.len() <= SEEN_MAX_ENTRY_BYTES)
         .collect();
-    let applied = match runner.run_blocking(ops::Apply { ws: ws.to_owned(), writes }) {
+    // The runner writes the plan it holds: the content does not cross to it again.
+    let applied = match runner.run_blocking(ops::Apply { ws: ws.to_owned(), plan: plan_id }) {
         Ok(outcome) => outcome,
         Err(RunnerError::Transport(t)) => return lost_write(result, &t),
         Err(e) => return Ran::Done(Err(e.into())),

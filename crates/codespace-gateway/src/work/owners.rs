@@ -55,7 +55,7 @@ impl Gateway {
         let deadline = tokio::time::Instant::now() + STOP_WAIT;
         for id in &ids {
             let limit = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let _ = runner.run(ops::Wait { id: id.clone(), what: WaitFor::Exit, limit }).await;
+            let _ = runner.wait(ops::Wait { id: id.clone(), what: WaitFor::Exit, limit }).await;
         }
         killed
     }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use codespace_fs::{FsError, Root, Version, Window, WorkspacePath};
 
 use super::LocalRunner;
-use crate::ops::{self, RunBlocking};
+use crate::ops::{self, Planned, Reverting, RunBlocking};
 use crate::{PrepareError, RunnerError};
 use codespace_files::{ApplyOutcome, Found, PatchFs, PlannedWrite, RevertPlan, Undone};
 
@@ -39,11 +39,12 @@ impl HookSlot {
 
 impl RunBlocking<ops::Prepare> for LocalRunner {
     /// Checks every `(path, version)` the caller expects against the disk, then parses and
-    /// plans `patch` against the files as they are now. Writes nothing.
+    /// plans `patch` against the files as they are now. Writes nothing; with `hold`, keeps
+    /// the plan for its `Apply`.
     fn run_blocking(
         &self,
-        ops::Prepare { ws, patch, expected }: ops::Prepare,
-    ) -> Result<Vec<PlannedWrite>, PrepareError> {
+        ops::Prepare { ws, patch, expected, hold }: ops::Prepare,
+    ) -> Result<Planned, PrepareError> {
         let (root, _) = self.started(&ws)?;
         for (path, want) in &expected {
             let actual = root.version(path).map_err(RunnerError::from)?;
@@ -55,32 +56,47 @@ impl RunBlocking<ops::Prepare> for LocalRunner {
                 });
             }
         }
-        Ok(codespace_files::prepare(&root, &patch)?)
+        let writes = codespace_files::prepare(&root, &patch)?;
+        Ok(self.planned(&ws, writes, hold))
     }
 }
 
 impl RunBlocking<ops::PrepareRevert> for LocalRunner {
     /// Checks every file against what the reverted operation left, then plans the writes
-    /// back. Writes nothing.
+    /// back. Writes nothing; with `hold`, keeps a ready plan for its `Apply`.
     fn run_blocking(
         &self,
-        ops::PrepareRevert { ws, files }: ops::PrepareRevert,
-    ) -> Result<RevertPlan, RunnerError> {
+        ops::PrepareRevert { ws, files, hold }: ops::PrepareRevert,
+    ) -> Result<Reverting, RunnerError> {
         let (root, _) = self.started(&ws)?;
-        Ok(codespace_files::prepare_revert(&root, &files)?)
+        Ok(match codespace_files::prepare_revert(&root, &files)? {
+            RevertPlan::Ready(writes) => Reverting::Ready(self.planned(&ws, writes, hold)),
+            RevertPlan::Changed(changed) => Reverting::Changed(changed),
+        })
     }
 }
 
 impl RunBlocking<ops::Apply> for LocalRunner {
-    /// Writes a plan: every file or none (rolled back), or says which it could not restore.
+    /// Writes the plan held under `plan`: every file or none (rolled back), or says which it
+    /// could not restore.
     fn run_blocking(
         &self,
-        ops::Apply { ws, writes }: ops::Apply,
+        ops::Apply { ws, plan }: ops::Apply,
     ) -> Result<ApplyOutcome, RunnerError> {
         let w = self.opened(&ws)?;
+        let writes = self.plans.take(&ws, plan)?;
         let (hook, before_write) = self.hook.get();
         let fs = Hooked { root: &w.root, hook, before_write, writes: AtomicUsize::new(0) };
         Ok(codespace_files::apply(&fs, &writes))
+    }
+}
+
+impl LocalRunner {
+    /// `writes` as a plan's answer, held for its `Apply` when `hold` (the runner keeps its
+    /// own copy: the answer goes to the caller's ledger).
+    fn planned(&self, ws: &str, writes: Vec<PlannedWrite>, hold: bool) -> Planned {
+        let id = hold.then(|| self.plans.hold(ws, writes.clone()));
+        Planned { id, writes }
     }
 }
 

@@ -71,7 +71,7 @@ impl SocketRunner {
     ) -> Result<SocketRunner, ConnectError> {
         let (client, events) = wire::Client::connect(stream, build).await?;
         let open = ops::Open { roots: roots.to_vec(), watch };
-        let request = Request::of(&open, 0).map_err(ConnectError::Call)?;
+        let request = Request::of(open, 0);
         let reply = client.call(request, CALL_DEADLINE).await.map_err(transport);
         let Opened { roots, facts } = match Reply::answer::<ops::Open>(reply) {
             Ok(Ok(opened)) => opened,
@@ -118,29 +118,27 @@ impl SocketRunner {
     }
 
     /// One request, answered or classified.
-    pub(crate) async fn call<J: ops::Job>(&self, job: &J, walk: u64) -> Result<Reply, Transport> {
-        let request = Request::of(job, walk)?;
-        self.client.call(request, CALL_DEADLINE + job.wait()).await.map_err(transport)
+    pub(crate) async fn call<J: ops::Job>(&self, job: J, walk: u64) -> Result<Reply, Transport> {
+        let deadline = CALL_DEADLINE + job.wait();
+        self.client.call(Request::of(job, walk), deadline).await.map_err(transport)
     }
 
     /// One request whose caller may give up: when `cancel` is raised the worker is told,
     /// and its (early, incomplete) answer is still awaited.
     pub(crate) async fn call_cancellable<J: ops::Job>(
         &self,
-        job: &J,
+        job: J,
         walk: u64,
         cancel: codespace_fs::Cancel,
     ) -> Result<Reply, Transport> {
-        let request = Request::of(job, walk)?;
+        let deadline = CALL_DEADLINE + job.wait();
+        let request = Request::of(job, walk);
         let cancelled = async move {
             while !cancel.is_cancelled() {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         };
-        self.client
-            .call_cancellable(request, CALL_DEADLINE + job.wait(), cancelled)
-            .await
-            .map_err(transport)
+        self.client.call_cancellable(request, deadline, cancelled).await.map_err(transport)
     }
 
     /// The exit watch of a process started under `id`: it turns `true` when the worker
@@ -150,6 +148,12 @@ impl SocketRunner {
         let (tx, rx) = watch::channel(p.lost);
         p.exits.insert(id.to_owned(), (tx, None));
         ExitWatch::from_receiver(rx)
+    }
+
+    /// The exit watch of a process started here that the worker has not yet forgotten.
+    pub(crate) fn exit_watch(&self, id: &str) -> Option<ExitWatch> {
+        let p = lock(&self.processes);
+        p.exits.get(id).map(|(tx, _)| ExitWatch::from_receiver(tx.subscribe()))
     }
 
     /// A token under which the worker's progress events raise `counts`, for as long as the
@@ -176,10 +180,8 @@ impl SocketRunner {
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(Duration::from_secs(1)).await;
-                let reply = match Request::of(&ops::Status { id: id.clone() }, 0) {
-                    Ok(request) => client.call(request, CALL_DEADLINE).await.map_err(transport),
-                    Err(t) => Err(t),
-                };
+                let request = Request::of(ops::Status { id: id.clone() }, 0);
+                let reply = client.call(request, CALL_DEADLINE).await.map_err(transport);
                 let gone = match Reply::unpack::<ops::Status>(reply) {
                     Err(RunnerError::Process(codespace_process::ProcError::NotFound)) => true,
                     Err(RunnerError::Transport(Transport::Timeout { .. })) => false,

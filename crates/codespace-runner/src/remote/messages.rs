@@ -1,29 +1,27 @@
-//! What crosses the worker's socket: one [`Request`] per job (its [`Op`] and the job's own
-//! encoding), the worker's [`Reply`] (the job's answer in its own encoding, so it decodes
-//! straight into the job's answer type), and the worker's [`Event`]s.
+//! What crosses the worker's socket: one [`Request`] per job (the job as [`AnyJob`], whose
+//! variant is its operation), the worker's [`Reply`] (the answer as [`AnyAnswer`], taken
+//! straight out as the job's answer type), and the worker's [`Event`]s. Each is encoded
+//! once, inside its frame.
 
 use serde::{Deserialize, Serialize};
 
 use crate::RunnerError;
 use crate::Transport;
-use crate::ops::{Failed, Job, Op};
+use crate::ops::{AnyAnswer, AnyJob, Failed, Job};
 
 /// A request to the worker.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Request {
-    pub(crate) op: Op,
     /// For a walk, the token its progress events name (0 otherwise).
     pub(crate) walk: u64,
-    /// The job, encoded as its own type.
-    #[serde(with = "serde_bytes")]
-    pub(crate) body: Vec<u8>,
+    pub(crate) job: AnyJob,
 }
 
 /// The worker's answer to a [`Request`].
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Reply {
-    /// The job's answer, encoded as its own type.
-    Answer(#[serde(with = "serde_bytes")] Vec<u8>),
+    /// The job's answer.
+    Answer(AnyAnswer),
     /// The request does not fit this worker's state (a second `Open`, or a job before it),
     /// or could not be run at all.
     Refused(String),
@@ -40,39 +38,34 @@ pub(crate) enum Event {
 
 impl Request {
     /// `job` as a request (`walk`: its progress token, or 0).
-    pub(crate) fn of<J: Job>(job: &J, walk: u64) -> Result<Request, Transport> {
-        let body = postcard::to_stdvec(job).map_err(|e| Transport::NotSent {
-            reason: format!("the request does not encode: {e}"),
-        })?;
-        Ok(Request { op: J::OP, walk, body })
+    pub(crate) fn of<J: Job>(job: J, walk: u64) -> Request {
+        Request { walk, job: job.into_any() }
     }
 }
 
 impl Reply {
-    /// `answer`, encoded for the wire.
-    pub(crate) fn of<T: Serialize>(answer: &T) -> Reply {
-        match postcard::to_stdvec(answer) {
-            Ok(bytes) => Reply::Answer(bytes),
-            Err(e) => Reply::Refused(format!("the answer does not encode: {e}")),
-        }
+    /// The answer of job `J`.
+    pub(crate) fn of<J: Job>(answer: J::Answer) -> Reply {
+        Reply::Answer(J::any_answer(answer))
     }
 
     /// The answer of job `J`, or the runner error that says why there is none.
     pub(crate) fn answer<J: Job>(
         reply: Result<Reply, Transport>,
     ) -> Result<J::Answer, RunnerError> {
-        let bytes = match reply {
-            Ok(Reply::Answer(bytes)) => bytes,
+        match reply {
+            Ok(Reply::Answer(any)) => J::answer_of(any).map_err(|other| RunnerError::Task {
+                reason: format!(
+                    "the runner worker answered a {:?} request with a {:?} answer",
+                    J::OP,
+                    other.op()
+                ),
+            }),
             Ok(Reply::Refused(why)) => {
-                return Err(RunnerError::Task {
-                    reason: format!("the runner worker refused: {why}"),
-                });
+                Err(RunnerError::Task { reason: format!("the runner worker refused: {why}") })
             }
-            Err(transport) => return Err(RunnerError::Transport(transport)),
-        };
-        postcard::from_bytes(&bytes).map_err(|e| RunnerError::Task {
-            reason: format!("the runner worker's answer does not decode as {:?}'s: {e}", J::OP),
-        })
+            Err(transport) => Err(RunnerError::Transport(transport)),
+        }
     }
 
     /// [`Reply::answer`], a failure folded into the job's own answer.

@@ -1,5 +1,5 @@
-//! Every job of [`SocketRunner`], through one request each: the answer decodes straight
-//! into the job's answer type, and a socket failure is returned as [`Transport`] inside the
+//! Every job of [`SocketRunner`], through one request each: the answer is taken straight
+//! out as the job's answer type, and a socket failure is returned as [`Transport`] inside the
 //! job's own error.
 
 use codespace_fs::{Cancel, Progress};
@@ -7,7 +7,7 @@ use codespace_fs::{Cancel, Progress};
 use super::client::SocketRunner;
 use super::messages::Reply;
 use crate::ops::{self, Failed, Job};
-use crate::{RunnerError, SpawnJob, Started, Transport};
+use crate::{RunnerError, SpawnJob, Started, Transport, WaitFor};
 
 impl SocketRunner {
     /// Runs `job` in the worker.
@@ -15,7 +15,7 @@ impl SocketRunner {
     where
         J::Answer: Failed,
     {
-        Reply::unpack::<J>(self.call(&job, 0).await)
+        Reply::unpack::<J>(self.call(job, 0).await)
     }
 
     /// [`SocketRunner::run`] from a thread that may block (never an async worker thread).
@@ -33,9 +33,22 @@ impl SocketRunner {
         J::Answer: Failed,
     {
         let walk = self.start_walk(counts);
-        let reply = self.call_cancellable(&job, walk.token, cancel).await;
+        let reply = self.call_cancellable(job, walk.token, cancel).await;
         drop(walk);
         Reply::unpack::<J>(reply)
+    }
+
+    /// Waits for `job.what`: a command started here is known gone from the worker's
+    /// `ProcessExited` event (or the worker's end), so a wait for its exit is not a call on
+    /// the socket; a wait for output, or for a command not started here, is.
+    pub async fn wait(&self, job: ops::Wait) -> Result<(), RunnerError> {
+        if job.what == WaitFor::Exit
+            && let Some(exited) = self.exit_watch(&job.id)
+        {
+            let _ = tokio::time::timeout(job.limit, exited.wait()).await;
+            return Ok(());
+        }
+        self.run(job).await
     }
 
     /// Starts a command under an id chosen here, so that an answer lost on the way back
@@ -45,7 +58,7 @@ impl SocketRunner {
         // Watched before the call, so an exit event that overtakes the answer is not lost.
         let exited = self.watch_exit(&id);
         let spawn = ops::Spawn { ws: ws.to_owned(), id: id.clone(), job };
-        match self.call(&spawn, 0).await {
+        match self.call(spawn, 0).await {
             Err(transport @ Transport::NotSent { .. }) => {
                 self.forget(&id);
                 Err(RunnerError::Transport(transport))

@@ -92,7 +92,7 @@ pub async fn serve_gateway(
     options.hang_up = hang_up(&faults);
     let handler = move |request: Request, _deadline: Instant, cancelled: Cancelled| {
         let worker = Arc::clone(&worker);
-        async move { ops::serve(&worker, request.op, &request.body, request.walk, cancelled).await }
+        async move { ops::serve(&worker, request.job, request.walk, cancelled).await }
     };
     let served = wire::serve_welcomed(welcomed, options, handler, rx).await;
     // The gateway is gone (or broke the protocol): nothing started for it may outlive it.
@@ -106,26 +106,26 @@ impl Worker {
     }
 
     /// Runs a job on the caller's task.
-    pub(crate) async fn run<J: Job>(&self, body: &[u8]) -> Reply
+    pub(crate) async fn run<J: Job>(&self, job: J) -> Reply
     where
         LocalRunner: Run<J>,
     {
-        match (self.runner(), decode::<J>(body)) {
-            (Ok(r), Ok(job)) => Reply::of(&r.run(job).await),
-            (Err(refused), _) | (_, Err(refused)) => refused,
+        match self.runner() {
+            Ok(r) => Reply::of::<J>(r.run(job).await),
+            Err(refused) => refused,
         }
     }
 
     /// Runs a job that blocks (the patch transaction's disk steps) on a blocking thread.
-    pub(crate) async fn blocking<J: Job>(&self, body: &[u8]) -> Reply
+    pub(crate) async fn blocking<J: Job>(&self, job: J) -> Reply
     where
         LocalRunner: RunBlocking<J>,
     {
-        let (r, job) = match (self.runner(), decode::<J>(body)) {
-            (Ok(r), Ok(job)) => (r, job),
-            (Err(refused), _) | (_, Err(refused)) => return refused,
+        let r = match self.runner() {
+            Ok(r) => r,
+            Err(refused) => return refused,
         };
-        match tokio::task::spawn_blocking(move || Reply::of(&r.run_blocking(job))).await {
+        match tokio::task::spawn_blocking(move || Reply::of::<J>(r.run_blocking(job))).await {
             Ok(reply) => reply,
             Err(e) => Reply::Refused(format!("runner task failed: {e}")),
         }
@@ -133,31 +133,28 @@ impl Worker {
 
     /// Runs a walk: the gateway's cancel stops it, and its counts are sent every
     /// [`PROGRESS_EVERY`] under the request's token.
-    pub(crate) async fn walk<J: Job>(&self, body: &[u8], token: u64, cancelled: Cancelled) -> Reply
+    pub(crate) async fn walk<J: Job>(&self, job: J, token: u64, cancelled: Cancelled) -> Reply
     where
         LocalRunner: RunWalk<J>,
     {
-        let (r, job) = match (self.runner(), decode::<J>(body)) {
-            (Ok(r), Ok(job)) => (r, job),
-            (Err(refused), _) | (_, Err(refused)) => return refused,
+        let r = match self.runner() {
+            Ok(r) => r,
+            Err(refused) => return refused,
         };
         let (cancel, watcher) = cancel_on(cancelled);
         let (counts, ticker) = self.report(token);
         let answer = r.run_walk(job, cancel, counts).await;
         watcher.abort();
         ticker.abort();
-        Reply::of(&answer)
+        Reply::of::<J>(answer)
     }
 
     /// Runs one of the worker's own jobs (opening the workspaces, starting a command).
-    pub(crate) async fn own<J: Job>(&self, body: &[u8]) -> Reply
+    pub(crate) async fn own<J: Job>(&self, job: J) -> Reply
     where
         Worker: Own<J>,
     {
-        match decode::<J>(body) {
-            Ok(job) => Own::own(self, job).await,
-            Err(refused) => refused,
-        }
+        Own::own(self, job).await
     }
 
     /// Counters for a walk, and the task that reports them every [`PROGRESS_EVERY`] while
@@ -201,7 +198,7 @@ impl Own<ops::Open> for Worker {
             let _ = self.runner.set(Arc::new(r));
             Opened { roots, facts }
         });
-        Reply::of(&opened)
+        Reply::of::<ops::Open>(opened)
     }
 }
 
@@ -223,14 +220,8 @@ impl Own<ops::Spawn> for Worker {
             }
             Err(e) => Err(e),
         };
-        Reply::of(&started)
+        Reply::of::<ops::Spawn>(started)
     }
-}
-
-/// The job a request carries, or the refusal that says it does not decode.
-fn decode<J: Job>(body: &[u8]) -> Result<J, Reply> {
-    postcard::from_bytes(body)
-        .map_err(|e| Reply::Refused(format!("the {:?} request does not decode: {e}", J::OP)))
 }
 
 /// A walk's cancel flag raised when the gateway cancels the call, and the task that
@@ -254,7 +245,7 @@ fn hang_up(faults: &WorkerFaults) -> Option<wire::HangUp<Request>> {
     let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
     Some(Arc::new(move |request: &Request| {
         let matches = matches!(
-            (kind.as_str(), request.op),
+            (kind.as_str(), request.job.op()),
             ("apply", ops::Op::Apply) | ("spawn", ops::Op::Spawn)
         );
         matches && !fired.swap(true, std::sync::atomic::Ordering::SeqCst)
