@@ -25,13 +25,7 @@ use serde_json::{Value, json};
 const STRIDE: u64 = 128 << 20;
 const WINDOWS: u64 = 16;
 
-fn python() -> Option<PathBuf> {
-    let path = std::env::var_os("CODESPACE_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-tools/venv/bin/python")
-    });
-    let ok = Command::new(&path).args(["-c", "import mcp"]).output();
-    ok.is_ok_and(|o| o.status.success()).then_some(path)
-}
+const ROW: &str = "`read` 1 MiB window of a 2 GiB binary file (NULs), Python SDK";
 
 fn ms(v: &Value) -> Vec<Duration> {
     let list = v.as_array().unwrap();
@@ -39,10 +33,8 @@ fn ms(v: &Value) -> Vec<Duration> {
 }
 
 fn main() {
-    let Some(python) = python() else {
-        println!(
-            "read 1 MiB window of a 2 GiB NUL file, Python SDK: missing (no Python with the `mcp` package; set CODESPACE_PYTHON)"
-        );
+    let Some(python) = common::python() else {
+        common::missing(ROW, "no Python with the `mcp` package (set CODESPACE_PYTHON)");
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -88,5 +80,18 @@ fn main() {
         windows[1],
         windows[1].as_secs_f64() / floor.as_secs_f64(),
         later.as_secs_f64() / floor.as_secs_f64(),
+    );
+    let ratio = later.as_secs_f64() / floor.as_secs_f64();
+    common::row(
+        ROW,
+        &format!(
+            "{} per window (encoding {}); the second window {}",
+            common::ms(later),
+            figures["encoding"],
+            common::ms(windows[1])
+        ),
+        &format!("`pread` {}", common::ms(floor)),
+        &format!("{ratio:.1}x"),
+        &common::verdict("<= 15x", ratio <= 15.0),
     );
 }

@@ -101,6 +101,11 @@ async fn main() {
         "watcher start-up: {startup:?} to watch 2,001 directories; RSS {idle} KiB before, {watching} KiB after (+{} KiB)",
         watching.saturating_sub(idle)
     );
+    // A same-size transfer: a file as large as the answer to `version` of 1,000 paths.
+    let sample: Vec<&String> = paths.iter().step_by(20).collect();
+    let version = json!({"workspace_id": "b", "paths": sample});
+    let answer_bytes = call(&uncached, "version", version.clone()).await.to_string().len();
+    std::fs::write(ws.join("transfer.txt"), "t".repeat(answer_bytes)).unwrap();
     // A version is cached once its file's ctime is safely in the past.
     tokio::time::sleep(codespace_watch::RACY_MARGIN + Duration::from_millis(100)).await;
 
@@ -113,8 +118,6 @@ async fn main() {
     let ping = median(ping);
     println!("ping: {ping:?}");
 
-    let sample: Vec<&String> = paths.iter().step_by(20).collect();
-    let version = json!({"workspace_id": "b", "paths": sample});
     let all_found = |r: &Value| {
         assert_eq!(r["versions"].as_array().unwrap().len(), 1000);
         assert!(r["versions"][999]["version"].as_str().unwrap().starts_with("sha256:"));
@@ -127,6 +130,22 @@ async fn main() {
     println!(
         "version of 1,000 paths: cached {vc:?} vs uncached {vu:?}: {:.1}x faster (target >= 10x)",
         ratio(vu, vc)
+    );
+
+    let transfer = json!({"workspace_id": "b", "path": "transfer.txt"});
+    let same_size = |r: &Value| assert_eq!(r["byte_count"], answer_bytes);
+    let tc = timed(&cached, "read", &transfer, same_size).await;
+    let beyond = vc.saturating_sub(tc);
+    let pings = beyond.as_secs_f64() / ping.as_secs_f64();
+    println!(
+        "version of 1,000 cached paths {vc:?} vs a read of the same size ({answer_bytes} bytes) {tc:?}: {beyond:?} beyond = {pings:.1} ping (target <= 5)"
+    );
+    common::row(
+        "`version` of 1,000 cached paths, beyond a same-size transfer",
+        &format!("{} ({} beyond)", common::ms(vc), common::ms(beyond)),
+        &format!("`read` of {answer_bytes} bytes {}; ping {}", common::ms(tc), common::ms(ping)),
+        &format!("{pings:.1} ping"),
+        &common::verdict("<= 5 ping", pings <= 5.0),
     );
 
     let whole = json!({"workspace_id": "b", "glob": "**/*.rs"});

@@ -191,6 +191,14 @@ async fn main() {
         "ping: keep-alive raw HTTP {hp:?} vs a bare line client's stdio {bare_ping:?}: {:.2}x (target <= 2x)",
         hp.as_secs_f64() / bare_ping.as_secs_f64()
     );
+    let ratio = hp.as_secs_f64() / bare_ping.as_secs_f64();
+    common::row(
+        "HTTP `ping`, raw keep-alive client",
+        &common::ms(hp),
+        &format!("raw stdio `ping` {}", common::ms(bare_ping)),
+        &format!("{ratio:.2}x"),
+        &common::verdict("<= 3x", ratio <= 3.0),
+    );
     for (what, s, h) in [("4 KiB", stdio_small, http_small), ("1 MiB", stdio_big, http_big)] {
         let (s, h) = (median(s), median(h));
         println!(

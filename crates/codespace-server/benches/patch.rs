@@ -228,6 +228,18 @@ async fn round_trip(dir: &Path) {
         apply.as_secs_f64() / (floor + ping).as_secs_f64(),
         bare_apply.as_secs_f64() / (floor + bare_ping).as_secs_f64()
     );
+    let ratio = apply.as_secs_f64() / (floor + ping).as_secs_f64();
+    common::row(
+        "one-line durable edit (rmcp SDK client)",
+        &common::ms(apply),
+        &format!(
+            "durable floor {} (its fsyncs; swings with the disk) + ping {}",
+            common::ms(floor),
+            common::ms(ping)
+        ),
+        &format!("{ratio:.2}x"),
+        &common::verdict("<= 1.3x", ratio <= 1.3),
+    );
     match filesystem_edit(dir).await {
         Ok(peer) => println!(
             "{FILESYSTEM_PEER} edit_file, same change over stdio (no fsync, no ledger): {peer:?}; apply_patch / edit_file = {:.2}x (target < 1x)",

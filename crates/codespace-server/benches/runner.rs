@@ -121,6 +121,13 @@ async fn main() {
             added / us(ping),
             if per_call <= 1.0 { "met" } else { "missed" }
         );
+        common::row(
+            &format!("worker socket, added per call: {what}"),
+            &format!("{added:+.0} µs = {:+.2} ping (in process {:.0} µs, --runner uds {:.0} µs)", added / us(ping), us(floor), us(socket)),
+            &format!("one inter-process round trip (ping) {:.0} µs", us(ping)),
+            &format!("{:.2} ping", added / us(ping)),
+            &common::verdict("<= 1 ping", added <= us(ping)),
+        );
     }
     local.cancel().await.unwrap();
     uds.cancel().await.unwrap();

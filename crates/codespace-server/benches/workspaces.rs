@@ -185,4 +185,24 @@ async fn main() {
         u.rss.1,
         w.rss.1.saturating_sub(u.rss.1)
     );
+    // Every workspace is watched once `all_running` returns (it fails the run otherwise).
+    let bounded = w.threads.1 <= u.threads.1 + 4;
+    common::row(
+        "1,000 workspaces, one `find` in each",
+        &format!(
+            "all {WORKSPACES} watched in {:?}; threads {} -> {}; {} inotify instance(s)",
+            w.watched_after.unwrap_or_default(),
+            w.threads.0,
+            w.threads.1,
+            w.inotify
+        ),
+        &format!(
+            "the host's {} inotify instances per user; --no-watch threads {} -> {}",
+            limits[0].trim(),
+            u.threads.0,
+            u.threads.1
+        ),
+        &format!("{WORKSPACES} of {WORKSPACES} watched"),
+        &common::verdict("all watched, threads bounded (<= --no-watch + 4)", bounded),
+    );
 }

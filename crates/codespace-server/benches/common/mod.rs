@@ -213,3 +213,70 @@ pub(crate) fn build_tree(root: &Path) -> Vec<String> {
     }
     paths
 }
+
+/// One row of the speed table `scripts/bench` prints, as a tab-separated line it collects:
+/// the row, this server's figure, the floor or peer measured in the same run, the ratio and
+/// the target (with whether it is met).
+#[allow(dead_code, reason = "not every benchmark prints a table row")]
+pub(crate) fn row(name: &str, ours: &str, floor: &str, ratio: &str, target: &str) {
+    println!("row\t{name}\t{ours}\t{floor}\t{ratio}\t{target}");
+}
+
+/// A row that could not be measured, and why (never left out silently).
+#[allow(dead_code, reason = "not every benchmark prints a table row")]
+pub(crate) fn missing(name: &str, why: &str) {
+    println!("row\t{name}\tmissing: {why}");
+}
+
+/// `met` or `missed`, after a target.
+#[allow(dead_code, reason = "not every benchmark prints a table row")]
+pub(crate) fn verdict(target: &str, met: bool) -> String {
+    format!("{target}: {}", if met { "met" } else { "missed" })
+}
+
+/// A duration in milliseconds, three decimals.
+#[allow(dead_code, reason = "not every benchmark prints a table row")]
+pub(crate) fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+/// `a / b` as `N.NNx`.
+#[allow(dead_code, reason = "not every benchmark prints a table row")]
+pub(crate) fn times(a: Duration, b: Duration) -> String {
+    format!("{:.2}x", a.as_secs_f64() / b.as_secs_f64())
+}
+
+/// Where `scripts/bench` installs the peers and tools (`CODESPACE_BENCH_TOOLS`, by default
+/// `target/bench-tools`).
+#[allow(dead_code, reason = "not every benchmark needs a peer")]
+pub(crate) fn bench_tools() -> PathBuf {
+    std::env::var_os("CODESPACE_BENCH_TOOLS").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-tools")
+    })
+}
+
+/// The official Python MCP SDK's interpreter (`CODESPACE_PYTHON`, by default the test
+/// tools' venv), if it imports `mcp`.
+#[allow(dead_code, reason = "not every benchmark drives the Python SDK")]
+pub(crate) fn python() -> Option<PathBuf> {
+    let path = std::env::var_os("CODESPACE_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-tools/venv/bin/python")
+    });
+    let ok = std::process::Command::new(&path).args(["-c", "import mcp"]).output();
+    ok.is_ok_and(|o| o.status.success()).then_some(path)
+}
+
+/// Resident memory of `pid` now and at its peak, in KiB (`VmRSS`, `VmHWM`).
+#[allow(dead_code, reason = "not every benchmark reads memory")]
+pub(crate) fn rss_and_peak_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
