@@ -197,7 +197,9 @@ async fn main() {
     if rg_ok {
         let rg = median(rg);
         let ratio = grep.as_secs_f64() / rg.as_secs_f64();
-        println!("grep fixed string: server {grep:?} vs rg -l {rg:?}: {ratio:.2}x (target <= 1.2x)");
+        println!(
+            "grep fixed string: server {grep:?} vs rg -l {rg:?}: {ratio:.2}x (target <= 1.2x)"
+        );
         common::row(
             "`grep` fixed string, 20,000 files",
             &common::ms(grep),
@@ -209,7 +211,10 @@ async fn main() {
         println!(
             "grep fixed string: server {grep:?}; rg not installed (apt-get install ripgrep) so no ratio"
         );
-        common::missing("`grep` fixed string, 20,000 files", "rg not installed (apt-get install ripgrep)");
+        common::missing(
+            "`grep` fixed string, 20,000 files",
+            "rg not installed (apt-get install ripgrep)",
+        );
     }
 
     read_rows(&client, &ws, "").await;

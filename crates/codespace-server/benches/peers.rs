@@ -47,7 +47,9 @@ fn list_rows(servers: &Value, why_missing: &Value) {
     ] {
         let ours_n = ours[key].as_f64().unwrap();
         let (floor, ratio) = match fs[key].as_f64() {
-            Some(f) => (format!("server-filesystem {}", kb(&fs[key])), format!("{:.2}x", ours_n / f)),
+            Some(f) => {
+                (format!("server-filesystem {}", kb(&fs[key])), format!("{:.2}x", ours_n / f))
+            }
             None => (no_fs(), String::new()),
         };
         let target = verdict(&format!("<= {} KB", cap / 1000.0), ours_n <= cap);
@@ -104,7 +106,9 @@ fn command_rows(servers: &Value, why_missing: &Value) {
             .collect();
         let peer_text = match refused.is_empty() {
             true => format!("fastest peer {peer} 1 call, {peer_ms:.2} ms"),
-            false => format!("fastest peer {peer} 1 call, {peer_ms:.2} ms ({})", refused.join("; ")),
+            false => {
+                format!("fastest peer {peer} 1 call, {peer_ms:.2} ms ({})", refused.join("; "))
+            }
         };
         let target = verdict("1 call, <= 1x", calls == 1 && ms <= peer_ms);
         row(label, &ours_text, &peer_text, &format!("{:.2}x", ms / peer_ms), &target);

@@ -123,7 +123,12 @@ async fn main() {
         );
         common::row(
             &format!("worker socket, added per call: {what}"),
-            &format!("{added:+.0} µs = {:+.2} ping (in process {:.0} µs, --runner uds {:.0} µs)", added / us(ping), us(floor), us(socket)),
+            &format!(
+                "{added:+.0} µs = {:+.2} ping (in process {:.0} µs, --runner uds {:.0} µs)",
+                added / us(ping),
+                us(floor),
+                us(socket)
+            ),
             &format!("one inter-process round trip (ping) {:.0} µs", us(ping)),
             &format!("{:.2} ping", added / us(ping)),
             &common::verdict("<= 1 ping", added <= us(ping)),

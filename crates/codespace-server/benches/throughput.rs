@@ -123,12 +123,12 @@ fn describe(l: &Load) -> String {
 /// The stateless `read` of 4 KiB, as a body and its headers.
 fn stateless_read() -> (String, Vec<String>) {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "read", "arguments": {"workspace_id": "w", "path": "4k.txt"},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "oha", "version": "1"},
-        }}});
+    "name": "read", "arguments": {"workspace_id": "w", "path": "4k.txt"},
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "oha", "version": "1"},
+    }}});
     let headers = [
         "Content-Type: application/json",
         "Accept: application/json, text/event-stream",
