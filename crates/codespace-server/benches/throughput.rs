@@ -48,9 +48,15 @@ fn post(addr: &str, headers: &[String], body: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
+    let standard =
+        ["Content-Type: application/json", "Accept: application/json, text/event-stream"];
+    let name = |h: &str| h.split(':').next().unwrap_or_default().to_ascii_lowercase();
+    for h in standard.iter().filter(|s| !headers.iter().any(|h| name(h) == name(s))) {
+        req.push_str(&format!("{h}\r\n"));
+    }
     for h in headers {
         req.push_str(&format!("{h}\r\n"));
     }
@@ -66,10 +72,12 @@ fn post(addr: &str, headers: &[String], body: &str) -> String {
 /// CPU time (user + system) of `pid` so far, in clock ticks.
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+    // Fields after the command's closing parenthesis, from field 3 (the state): utime and
+    // stime (fields 14 and 15) are the 12th and 13th.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<u64> = rest.split_whitespace().filter_map(|v| v.parse().ok()).collect();
-    f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    field(11) + field(12)
 }
 
 /// `oha` against `url` with `headers` and `body`, 50 connections for a few seconds.
