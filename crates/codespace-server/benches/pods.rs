@@ -156,6 +156,9 @@ async fn main() {
     for i in 0..PODS {
         let ws = dir.path().join(format!("pod{i}"));
         std::fs::create_dir_all(ws.join("work")).unwrap();
+        // The state directory is a host directory the container user owns (podman 4.3's
+        // tmpfs takes no uid option).
+        std::fs::create_dir_all(ws.join("state")).unwrap();
         std::fs::write(ws.join("work/a.txt"), "x".repeat(4096)).unwrap();
         std::fs::write(ws.join("registry.json"), r#"{"workspaces":{"work":{"root":"/work","profile":"workspace-write","sandbox":"external"}}}"#).unwrap();
         Command::new("chown").args(["-R", "10001:10001"]).arg(&ws).status().unwrap();
@@ -178,8 +181,8 @@ async fn main() {
                 &format!("{}:/work", ws.join("work").display()),
                 "-v",
                 &format!("{}:/etc/codespace/registry.json:ro", ws.join("registry.json").display()),
-                "--tmpfs",
-                "/var/lib/codespace:uid=10001,gid=10001",
+                "-v",
+                &format!("{}:/var/lib/codespace", ws.join("state").display()),
                 "localhost/codespace:dev",
                 "serve",
                 "--http",
