@@ -158,28 +158,7 @@ impl Store {
         settle: &TaskSettle,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        if !settle.state.is_terminal() {
-            return Err(StoreError::InvalidInput {
-                reason: format!("a task settles in a terminal state, not {}", settle.state),
-            });
-        }
-        self.write(|conn| {
-            let changed = conn
-                .prepare_cached(
-                    "UPDATE tasks SET state = ?2, status_message = ?3, result = ?4, error = ?5, \
-                     updated_at_ms = ?6, input_requests = NULL \
-                     WHERE task_id = ?1 AND state IN ('working', 'input_required')",
-                )?
-                .execute(params![
-                    task_id,
-                    settle.state.as_str(),
-                    settle.status_message,
-                    settle.result,
-                    settle.error,
-                    now_ms
-                ])?;
-            Ok(changed == 1)
-        })
+        self.settle_from(task_id, settle, now_ms, Unsettled::Any)
     }
 
     /// Puts an unsettled task in `input_required`, waiting for the answers to
@@ -232,26 +211,45 @@ impl Store {
         settle: &TaskSettle,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
+        self.settle_from(task_id, settle, now_ms, Unsettled::Waiting)
+    }
+
+    /// Settles the task if it is still in one of `from`'s states.
+    fn settle_from(
+        &self,
+        task_id: &str,
+        settle: &TaskSettle,
+        now_ms: i64,
+        from: Unsettled,
+    ) -> Result<bool, StoreError> {
         if !settle.state.is_terminal() {
             return Err(StoreError::InvalidInput {
                 reason: format!("a task settles in a terminal state, not {}", settle.state),
             });
         }
+        // One settlement, two guards: the SET is written once.
+        macro_rules! settle_where {
+            ($guard:literal) => {
+                concat!(
+                    "UPDATE tasks SET state = ?2, status_message = ?3, result = ?4, error = ?5, ",
+                    "updated_at_ms = ?6, input_requests = NULL WHERE task_id = ?1 AND ",
+                    $guard
+                )
+            };
+        }
+        let sql = match from {
+            Unsettled::Any => settle_where!("state IN ('working', 'input_required')"),
+            Unsettled::Waiting => settle_where!("state = 'input_required'"),
+        };
         self.write(|conn| {
-            let changed = conn
-                .prepare_cached(
-                    "UPDATE tasks SET state = ?2, status_message = ?3, result = ?4, error = ?5, \
-                     updated_at_ms = ?6, input_requests = NULL \
-                     WHERE task_id = ?1 AND state = 'input_required'",
-                )?
-                .execute(params![
-                    task_id,
-                    settle.state.as_str(),
-                    settle.status_message,
-                    settle.result,
-                    settle.error,
-                    now_ms
-                ])?;
+            let changed = conn.prepare_cached(sql)?.execute(params![
+                task_id,
+                settle.state.as_str(),
+                settle.status_message,
+                settle.result,
+                settle.error,
+                now_ms
+            ])?;
             Ok(changed == 1)
         })
     }
@@ -298,6 +296,15 @@ impl Store {
             Ok(changed == 1)
         })
     }
+}
+
+/// Which unsettled states a settlement may end.
+#[derive(Debug, Clone, Copy)]
+enum Unsettled {
+    /// `working` or `input_required`.
+    Any,
+    /// `input_required` only.
+    Waiting,
 }
 
 #[cfg(test)]
