@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use codespace_watch::JOURNAL_EVENTS;
 use serde_json::{Value, json};
 
 use crate::process::{exec, output, wait_exit};
@@ -66,8 +67,9 @@ async fn changes_since(client: &Client, cursor: &Value) -> Value {
     last
 }
 
-/// Every listed path, and none of the host's.
-fn assert_nothing_outside(after: &Value, host: &Path) {
+/// Every listed path, and none of the host's, in a list the watcher kept whole since
+/// `start`.
+fn assert_nothing_outside(start: &Value, after: &Value, host: &Path) {
     let paths: Vec<&str> =
         after["changes"].as_array().unwrap().iter().map(|c| c["path"].as_str().unwrap()).collect();
     let leaked: Vec<&&str> = paths.iter().filter(|p| p.contains(SECRET)).collect();
@@ -78,9 +80,21 @@ fn assert_nothing_outside(after: &Value, host: &Path) {
         host.display(),
         &leaked[..leaked.len().min(10)]
     );
-    // The watcher saw the swaps, and lost nothing (an overflow would hide what it named).
-    assert_eq!(after["resync_required"], false, "{after}");
+    // The watcher saw the swaps and kept every entry since `start`: an overflow or a
+    // restart starts a new epoch and a full journal drops its oldest entries, either of
+    // which would hide what it named. A `resync_required` alone is allowed: a watcher that
+    // falls behind the swaps finds a name changed again before it looks, and says so.
+    let (from, to) = (cursor_parts(&start["cursor"]), cursor_parts(&after["cursor"]));
+    assert_eq!(from.0, to.0, "the epoch changed: {after}");
+    assert!(to.1 - from.1 <= JOURNAL_EVENTS as u64, "the journal dropped entries: {after}");
+    assert_eq!(after["truncated"], false, "{after}");
     assert!(paths.iter().any(|p| *p == "d" || *p == "l"), "{after}");
+}
+
+/// The epoch and sequence of a `changes` cursor (`c1.<instance>.<epoch>.<seq>`).
+fn cursor_parts(cursor: &Value) -> (u64, u64) {
+    let parts: Vec<&str> = cursor.as_str().unwrap().split('.').collect();
+    (parts[2].parse().unwrap(), parts[3].parse().unwrap())
 }
 
 #[tokio::test]
@@ -109,7 +123,7 @@ async fn a_directory_swapped_with_a_link_from_the_host_names_nothing_outside() {
     let written = writer.join().unwrap();
     let after = changes_since(&client, &start["cursor"]).await;
     assert!(written > 50);
-    assert_nothing_outside(&after, &host);
+    assert_nothing_outside(&start, &after, &host);
     // The swaps stopped with `d` a directory again: the watcher still watches it.
     let cursor = after["cursor"].clone();
     std::fs::write(root.join("d/later.txt"), "x\n").unwrap();
@@ -145,6 +159,6 @@ async fn a_directory_swapped_with_a_link_by_a_sandboxed_command_names_nothing_ou
     assert_eq!(exit["exit_code"], 0, "{exit} {out}");
     assert!(out.contains("swapped True"), "{out}");
     let after = changes_since(&client, &start["cursor"]).await;
-    assert_nothing_outside(&after, &host);
+    assert_nothing_outside(&start, &after, &host);
     client.cancel().await.unwrap();
 }
