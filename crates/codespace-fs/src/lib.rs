@@ -36,7 +36,8 @@
 //! - `cancel`: [`Cancel`], the stop flag a walk (and the runner's search) polls.
 //! - `progress`: [`Progress`], the counters a walk (and the runner's search) advances.
 //! - `write`: [`Root::create_dirs`], [`Root::write_atomic`], [`Root::remove_file`].
-//! - `meta`: [`Root::metadata`], [`FileMeta`], [`FileKind`].
+//! - `meta`: [`Root::metadata`], [`FileMeta`], [`FileKind`], and [`Root::open_parent_of`] with
+//!   its [`ParentDir`] (one directory open for the stats of many names in it).
 //! - `marker`: [`Root::create_marker`] and [`Root::remove_marker`], the watcher's cookies.
 //! - `pinned`: [`Root::status`] (a `codespace_types::RootStatus`) and [`Root::dir_handle`], for commands.
 
@@ -59,7 +60,7 @@ pub use cancel::Cancel;
 pub use codespace_types::{ParseVersionError, Version};
 pub use dir::{DirListing, OpenedDir};
 pub use error::{FsError, PathEscapeReason};
-pub use meta::{FileKind, FileMeta};
+pub use meta::{FileKind, FileMeta, ParentDir};
 pub use path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, WorkspacePath};
 pub use progress::Progress;
 pub use read::{OpenedFile, Window};

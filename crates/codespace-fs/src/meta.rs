@@ -1,6 +1,9 @@
-//! [`Root::metadata`]: no-follow stat beneath the root, and the [`FileKind`] / [`FileMeta`] types.
+//! [`Root::metadata`]: no-follow stat beneath the root, and the [`FileKind`] / [`FileMeta`] types;
+//! [`ParentDir`]: the directory holding a path, opened once to stat many names in it.
 
 use std::fmt;
+use std::io;
+use std::os::fd::OwnedFd;
 use std::time::{Duration, SystemTime};
 
 use rustix::fs::{AtFlags, FileType, Stat};
@@ -130,12 +133,49 @@ impl Root {
     /// A symlink leaf is reported (kind [`FileKind::Symlink`]), not followed; a symlink
     /// ancestor is refused with [`FsError::SymlinkRejected`].
     pub fn metadata(&self, p: &WorkspacePath) -> Result<Option<FileMeta>, FsError> {
-        let parent = match self.open_parent(p, rustix::fs::OFlags::PATH) {
-            Ok(parent) => parent,
-            Err(FsError::NotFound { .. }) => return Ok(None),
-            Err(err) => return Err(err),
-        };
-        match rustix::fs::statat(&parent, p.file_name(), AtFlags::SYMLINK_NOFOLLOW) {
+        match self.open_parent_of(p)? {
+            Some(parent) => parent.metadata(p),
+            None => Ok(None),
+        }
+    }
+
+    /// The directory holding `p` (the root for a top-level path), opened beneath the root
+    /// with no symlink followed (`O_PATH`): `None` when it or an ancestor is missing. Its
+    /// [`ParentDir::metadata`] is [`Root::metadata`] for every path in it, one open for many.
+    pub fn open_parent_of(&self, p: &WorkspacePath) -> Result<Option<ParentDir>, FsError> {
+        match self.open_parent(p, rustix::fs::OFlags::PATH) {
+            Ok(fd) => Ok(Some(ParentDir { fd, path: p.parent().unwrap_or_default().to_owned() })),
+            Err(FsError::NotFound { .. }) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+}
+
+/// A directory beneath the root, held by an `O_PATH` descriptor taken with no symlink
+/// followed: the names in it are stat'ed relative to the descriptor, each a single
+/// component looked up with `AT_SYMLINK_NOFOLLOW`, so nothing can lead such a stat out of
+/// the directory. The descriptor names the directory that was at [`ParentDir::path`] when
+/// it was opened; whoever keeps it longer answers for that path still naming it.
+#[derive(Debug)]
+pub struct ParentDir {
+    fd: OwnedFd,
+    path: String,
+}
+
+impl ParentDir {
+    /// The workspace-relative path it was opened at (`""`: the root).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// No-follow metadata of `p`, a path directly in this directory, as [`Root::metadata`]
+    /// reports it; `None` when nothing is there. A path in another directory is refused.
+    pub fn metadata(&self, p: &WorkspacePath) -> Result<Option<FileMeta>, FsError> {
+        if p.parent().unwrap_or_default() != self.path {
+            let wrong = io::Error::other("the path is not in the directory opened for it");
+            return Err(FsError::io(p.as_str(), "stat", wrong));
+        }
+        match rustix::fs::statat(&self.fd, p.file_name(), AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => Ok(Some(FileMeta::from_stat(&st))),
             Err(Errno::NOENT) => Ok(None),
             Err(errno) => Err(from_errno(errno, p.as_str(), "stat")),
