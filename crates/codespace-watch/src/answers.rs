@@ -1,4 +1,4 @@
-//! The answers the watcher makes cheap: [`WorkspaceWatch::version`],
+//! The answers the watcher makes cheap: [`WorkspaceWatch::read_window`],
 //! [`WorkspaceWatch::listing`] and [`WorkspaceWatch::changes`], each falling back to the
 //! disk whenever the watcher cannot vouch for the cache, and the cookie synchronisation
 //! point ([`WorkspaceWatch::sync`]) that makes a cached answer reflect every change that
@@ -7,7 +7,7 @@
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use codespace_fs::{FsError, OpenedFile, Root, Version, Walk, WalkLimits, Window, WorkspacePath};
+use codespace_fs::{FsError, OpenedFile, Root, Walk, WalkLimits, Window, WorkspacePath};
 
 use crate::cache::Identity;
 use crate::event::{COOKIE_PREFIX, is_cookie, is_server_temp};
@@ -38,7 +38,7 @@ pub enum SyncFailure {
 
 impl WorkspaceWatch {
     /// The running epoch, or `None` when the caches must not answer.
-    fn running_epoch(&self) -> Option<u64> {
+    pub(crate) fn running_epoch(&self) -> Option<u64> {
         self.shared.lock().running_epoch()
     }
 
@@ -98,40 +98,6 @@ impl WorkspaceWatch {
             let _removed = self.shared.root.remove_marker(&name);
         }
         outcome
-    }
-
-    /// The version of `p`: from the cache when the watcher runs, the entry's epoch is the
-    /// current one and one no-follow stat beneath the root shows the same identity;
-    /// otherwise hashed from the disk (and cached when it may be).
-    pub fn version(&self, p: &WorkspacePath) -> Result<Version, FsError> {
-        let epoch = self.running_epoch();
-        if let Some(epoch) = epoch {
-            let cached =
-                self.shared.lock().caches.version(p.as_str(), epoch).map(|(id, v)| (id, *v));
-            if let Some((identity, version)) = cached {
-                let now = self.shared.root.metadata(p).ok().flatten();
-                if now.as_ref().and_then(Identity::of) == Some(identity) {
-                    let mut inner = self.shared.lock();
-                    if matches!(inner.status, Status::Running) && inner.epoch == epoch {
-                        inner.caches.stats.version_hits += 1;
-                        return Ok(version);
-                    }
-                }
-            }
-        }
-        let started = SystemTime::now();
-        let (version, meta) = self.shared.root.version_stamped(p)?;
-        let mut inner = self.shared.lock();
-        inner.caches.stats.version_misses += 1;
-        let identity = meta.as_ref().and_then(Identity::of).filter(|id| id.settled_before(started));
-        let epoch = epoch.or_else(|| inner.running_epoch());
-        if let (Some(epoch), Some(identity)) = (epoch, identity)
-            && matches!(inner.status, Status::Running)
-            && inner.epoch == epoch
-        {
-            inner.caches.keep_version(p.as_str(), epoch, identity, version);
-        }
-        Ok(version)
     }
 
     /// A window of `p` (`opened` by [`Root::open_regular`]) with the whole file's version:

@@ -21,6 +21,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use codespace_fs::{FileKind, FileMeta, Version, Walk};
 
+use crate::held::HeldDirs;
+
 /// Entries kept per workspace; past it the oldest-named entries give way.
 pub const MAX_VERSION_ENTRIES: usize = 50_000;
 /// A file whose ctime is closer than this to the start of its read is not cached: a write
@@ -96,6 +98,9 @@ pub(crate) struct Caches {
     derived: Vec<(Arc<Walk>, String, Arc<dyn std::any::Any + Send + Sync>)>,
     /// When a directory last appeared (see [`SETTLE`]).
     last_new_directory: Option<Instant>,
+    /// Directories held open for the identity checks (see `held`): they go as the
+    /// versions beneath them do.
+    pub(crate) held: HeldDirs,
     pub(crate) stats: CacheStats,
 }
 
@@ -103,6 +108,7 @@ impl Caches {
     /// Forgets everything (a resync, a restart, a failure).
     pub(crate) fn clear(&mut self) {
         self.versions.clear();
+        self.held.forget("");
         self.invalidate_listings();
     }
 
@@ -117,8 +123,10 @@ impl Caches {
         self.invalidate_listings();
     }
 
-    /// Drops the entries of `path` and of everything beneath it.
+    /// Drops the entries of `path` and of everything beneath it, and the directories held
+    /// there.
     pub(crate) fn forget(&mut self, path: &str) {
+        self.held.forget(path);
         self.versions.remove(path);
         let below = format!("{path}/");
         // '0' follows '/' in byte order: the range is exactly the paths under `path/`.

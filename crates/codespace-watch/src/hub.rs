@@ -21,11 +21,11 @@ mod tables;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
-use codespace_fs::Root;
+use codespace_fs::{ParentDir, Root};
 
 use crate::translate::{Live, Record};
 use crate::tree::Tree;
-use crate::watcher::{Shared, WorkspaceWatch, finish_start, precheck};
+use crate::watcher::{Shared, Status, WorkspaceWatch, finish_start, precheck};
 
 use instance::Instance;
 use tables::Locking;
@@ -155,6 +155,15 @@ struct Job {
     new_epoch: bool,
 }
 
+/// Where a workspace's watcher stood just before a directory was opened to be held: its
+/// epoch, the events it had handled, and the mount table's generation.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HoldPoint {
+    pub(crate) epoch: u64,
+    pub(crate) seq: u64,
+    pub(crate) mounts: u64,
+}
+
 /// One start under way: whose, which, and the table it builds on which instance.
 #[derive(Debug, Clone, Copy)]
 struct Start {
@@ -271,6 +280,34 @@ impl Core {
         let member = state.members.get_mut(&key).ok_or("the workspace is no longer watched")?;
         member.slot = Slot::Building { table, buffer: Vec::new(), overflowed: false };
         Ok((table, instance, Arc::clone(&member.root)))
+    }
+
+    /// Holds `dir` for workspace `key`'s identity checks (see `held`) if the watcher can
+    /// vouch that every later change to what its path names will reach it: at `at` (taken
+    /// before `dir` was opened) the watcher ran, it has handled no event since, and its
+    /// table watches every directory above `dir` (where a rename, removal or replacement of
+    /// `dir` or of one above it is reported). Under the hub's lock no record is being
+    /// handled, so the table and the event count agree.
+    pub(crate) fn hold(&self, key: u64, shared: &Shared, at: HoldPoint, dir: ParentDir) {
+        let state = self.lock();
+        let Some(Member { slot: Slot::Running { generation, live, .. }, .. }) =
+            state.members.get(&key)
+        else {
+            return;
+        };
+        let mut inner = shared.lock();
+        let unchanged = matches!(inner.status, Status::Running)
+            && inner.generation == *generation
+            && inner.epoch == at.epoch
+            && inner.seq == at.seq;
+        let path = dir.path();
+        let mut above = std::iter::once("")
+            .chain(path.match_indices('/').map(|(i, _)| &path[..i]))
+            .filter(|_| !path.is_empty());
+        let watched = above.all(|a| live.tree.wd_at(a).is_some());
+        if unchanged && watched {
+            inner.caches.held.hold(dir, at.epoch, at.mounts);
+        }
     }
 
     /// Removes workspace `key`: its table goes, and a start under way is given up.

@@ -98,8 +98,8 @@ pub struct WorkspaceWatch {
     pub(crate) shared: Arc<Shared>,
     /// Names this server instance in cursors, so a cursor from an earlier run never matches.
     pub(crate) instance: u64,
-    hub: Arc<Core>,
-    key: u64,
+    pub(crate) hub: Arc<Core>,
+    pub(crate) key: u64,
 }
 
 impl WorkspaceWatch {

@@ -140,15 +140,25 @@ impl Run<ops::Versions> for LocalRunner {
     ) -> Result<Vec<Result<Version, FsError>>, RunnerError> {
         let (root, watch) = self.started(&ws)?;
         blocking(move || {
-            let versions = paths
-                .iter()
-                .map(|path| {
-                    WorkspacePath::parse(path).and_then(|wp| match &watch {
-                        Some(watch) => watch.version(&wp),
-                        None => root.version(&wp),
-                    })
-                })
-                .collect();
+            let parsed: Vec<Result<WorkspacePath, FsError>> =
+                paths.iter().map(|path| WorkspacePath::parse(path)).collect();
+            let versions = match &watch {
+                // One pass over every valid path: a cached one costs a stat, its directory
+                // opened once for all of them (see `WorkspaceWatch::versions`).
+                Some(watch) => {
+                    let valid: Vec<WorkspacePath> =
+                        parsed.iter().filter_map(|p| p.as_ref().ok().cloned()).collect();
+                    let mut found = watch.versions(&valid).into_iter();
+                    parsed
+                        .into_iter()
+                        .map(|p| {
+                            let wp = p?;
+                            found.next().unwrap_or_else(|| root.version(&wp))
+                        })
+                        .collect()
+                }
+                None => parsed.into_iter().map(|p| p.and_then(|wp| root.version(&wp))).collect(),
+            };
             log_counters("version", watch.as_deref());
             Ok(versions)
         })

@@ -399,6 +399,7 @@ async fn a_watcher_stopped_by_the_inotify_watch_limit_falls_back_to_correct_answ
 }
 
 mod hooks;
+mod many;
 
 /// With the version known, a `read` window reads only the window: the second read of an
 /// unchanged file is a cache hit with the same version and the right bytes; a write in
