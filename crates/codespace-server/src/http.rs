@@ -229,7 +229,11 @@ async fn not_found() -> Response {
 pub fn router(handler: CodeSpace, guard: Guard, shutdown: CancellationToken) -> Router {
     // Host and Origin are enforced by `guard` (with the operator's extra names), so rmcp's
     // own fixed loopback list is turned off rather than kept as a second, narrower list.
+    // A stateless request (2026-07-28) whose first message is its final response is answered
+    // as one `application/json` body by rmcp itself; a session's streams are made plain JSON
+    // by `http_json`.
     let config = StreamableHttpServerConfig::default()
+        .with_json_response(true)
         .disable_allowed_hosts()
         .disable_allowed_origins()
         .with_max_request_body_bytes(MAX_BODY_BYTES)

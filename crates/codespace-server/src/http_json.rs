@@ -4,7 +4,8 @@
 //! message is the reply, as `application/json` (the spec allows either; one JSON body costs
 //! a client no SSE parsing and no per-event size limit). A stream whose first message is
 //! anything else (progress, a log line, an elicitation request) is passed on unchanged,
-//! with what was read put back in front.
+//! with what was read put back in front. (A stateless request's reply, 2026-07-28, is made
+//! plain JSON by rmcp itself, `json_response` in `http::router`, and passes here unread.)
 
 use std::borrow::Cow;
 
