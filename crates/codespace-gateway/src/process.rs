@@ -257,19 +257,16 @@ impl Gateway {
         let wait = WaitFor::Output { cursor, min };
         let mut cancelled = std::pin::pin!(cancelled);
         wait_for(runner, &p.process_id, wait, p.wait_ms, cancelled.as_mut()).await?;
-        let chunk = runner
-            .run(ops::ReadOutput { id: p.process_id.clone(), cursor, max })
-            .await
-            .map_err(GatewayError::from)?;
+        let job = ops::ReadOutput { id: p.process_id.clone(), cursor, max };
+        let ops::OutputRead { chunk, status } =
+            runner.run(job).await.map_err(GatewayError::from)?;
+        // The read at the end carries the exit (taken with it). A waiting read answers
+        // once the exit is seen here too, so the lease the command held is free by then;
+        // a wait that fails leaves the exit to process_status.
         let exit = match chunk.eof {
-            // The output closes a moment before the exit is reaped: a waiting read waits
-            // for that too. A status that cannot be had leaves the exit to process_status.
             true => {
                 let waited = wait_for(runner, &p.process_id, WaitFor::Exit, p.wait_ms, cancelled);
-                match waited.await {
-                    Ok(()) => runner.run(ops::Status { id: p.process_id.clone() }).await.ok(),
-                    Err(_) => None,
-                }
+                waited.await.ok().map(|()| *status)
             }
             false => None,
         };

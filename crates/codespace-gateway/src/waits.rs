@@ -85,8 +85,9 @@ impl Gateway {
         }
     }
 
-    /// Waits for the exit, then reads the status first and the output after it, so an
-    /// `exited` state always comes with the output's end when it fits in `max`.
+    /// Waits for the exit, then reads the output with the state in one runner operation
+    /// (taken together, so an `exited` state always comes with the output's end when it
+    /// fits in `max`).
     async fn settle(
         &self,
         started: ExecCommandResult,
@@ -96,8 +97,8 @@ impl Gateway {
     ) -> Result<ExecCommandResult, GatewayError> {
         let id = &started.process_id;
         wait_for(&self.runner, id, WaitFor::Exit, wait_ms, cancelled).await?;
-        let st = self.runner.run(ops::Status { id: id.clone() }).await?;
-        let read = self.runner.run(ops::ReadOutput { id: id.clone(), cursor: 0, max }).await?;
+        let job = ops::ReadOutput { id: id.clone(), cursor: 0, max };
+        let ops::OutputRead { chunk: read, status: st } = self.runner.run(job).await?;
         Ok(ExecCommandResult {
             state: Some(st.state),
             termination: st.termination,

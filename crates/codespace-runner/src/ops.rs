@@ -247,9 +247,10 @@ ops! {
     /// Writes to a command's stdin, closing it after when `close`.
     run WriteStdin { id: String, #[serde(with = "serde_bytes")] data: Vec<u8>, close: bool }
         -> Result<(), RunnerError>, wait(_) = NOW;
-    /// Up to `max` bytes of output from `cursor`.
+    /// Up to `max` bytes of output from `cursor`, with the process's state at that moment
+    /// (one exchange where a read and a status would be two).
     run ReadOutput { id: String, cursor: u64, max: usize }
-        -> Result<ReadChunk, RunnerError>, wait(_) = NOW;
+        -> Result<OutputRead, RunnerError>, wait(_) = NOW;
     run Status { id: String }
         -> Result<ProcStatus, RunnerError>, wait(_) = NOW;
     /// Waits up to `limit` for output or the exit.
@@ -264,6 +265,15 @@ ops! {
     /// Ends every live command's whole tree (the gateway is shutting down).
     run Shutdown {}
         -> Result<(), RunnerError>, wait(_) = codespace_process::SHUTDOWN_LIMIT;
+}
+
+/// A read of a command's output and its state, taken together: a chunk at `eof` comes with
+/// the exit, and an `exited` state with every byte there is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OutputRead {
+    pub chunk: ReadChunk,
+    /// Boxed: every answer crosses as one [`AnyAnswer`], as large as its largest.
+    pub status: Box<ProcStatus>,
 }
 
 /// What a reopen holds now: each workspace's canonical root, and the workspaces whose root

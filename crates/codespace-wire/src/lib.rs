@@ -31,8 +31,9 @@ pub use serve::{HangUp, ServeError, ServeOptions, Welcomed, serve, serve_welcome
 /// 3: a request is its operation's tag and its job's own encoding, and an answer the job's
 /// answer in its own encoding. 4: a command's kill grace (spawn, terminate, its answer).
 /// 5: a command's external policy. 6: a patch's plan stays in the runner, and its apply
-/// names it; a job and its answer are encoded once, inside their frame.
-pub const PROTOCOL: u32 = 6;
+/// names it; a job and its answer are encoded once, inside their frame. 7: a read of a
+/// command's output answers its state with it.
+pub const PROTOCOL: u32 = 7;
 
 /// The largest frame either side writes or reads. A frame over it is an error at once (never
 /// a read that waits for bytes that are not coming).

@@ -23,7 +23,7 @@ pub use self::config::{
     Clock, DEFAULT_COMPLETED_TTL, DEFAULT_MAX_COMPLETED, DEFAULT_MAX_LIVE, DEFAULT_RING_BYTES,
     DEFAULT_SPILL_BYTES, REAPER_ARG, SupervisorConfig, TTY_COLS, TTY_ROWS,
 };
-use self::handle::{Intent, Proc, Stdin, StdinMsg, lock};
+use self::handle::{Intent, Proc, State, Stdin, StdinMsg, lock};
 use self::table::Table;
 use crate::error::ProcError;
 use crate::output::Output;
@@ -153,49 +153,28 @@ impl Supervisor {
     /// [`ProcError::TimedOut`] (once: later reads say `eof`).
     pub fn read(&self, id: &str, cursor: u64, max_bytes: usize) -> Result<ReadChunk, ProcError> {
         let proc = self.get(id)?;
-        let mut st = proc.state();
-        let total = st.output.total();
-        let retained_from = st.output.retained_from();
-        // A cursor past the end reads nothing; the reply's cursor is the real end, so the
-        // next read resumes there.
-        let cursor = cursor.min(total);
-        let timed_out = st.exit.as_ref().is_some_and(|e| e.termination == Termination::Timeout);
-        if cursor == total && st.output_complete() && timed_out && !st.timeout_reported {
-            st.timeout_reported = true;
-            return Err(ProcError::TimedOut { limit_secs: proc.timeout.as_secs() });
-        }
-        let from = cursor.max(retained_from);
-        let to = from.saturating_add(max_bytes as u64).min(total);
-        let chunk = st.output.copy(from, to);
-        // A spill file that could not be read was given up: what it held is lost.
-        let retained_from = st.output.retained_from();
-        Ok(ReadChunk {
-            cursor: to,
-            chunk,
-            eof: st.output_complete() && to == total,
-            output_lost: cursor < retained_from,
-            retained_from,
-        })
+        read_at(&proc, &mut proc.state(), cursor, max_bytes)
     }
 
     /// The state of a process.
     pub fn status(&self, id: &str) -> Result<ProcStatus, ProcError> {
         let proc = self.get(id)?;
-        let st = proc.state();
-        let exit = st.exit.as_ref();
-        Ok(ProcStatus {
-            state: if exit.is_some() { ProcessState::Exited } else { ProcessState::Running },
-            termination: exit.map(|e| e.termination),
-            exit_code: exit.and_then(|e| e.exit_code),
-            signal: exit.and_then(|e| e.signal.clone()),
-            output_total: st.output.total(),
-            retained_from: st.output.retained_from(),
-            eof: st.output_complete(),
-            tty: proc.tty,
-            started_at_ms: proc.started_at_ms,
-            exited_at_ms: exit.map(|e| e.exited_at_ms),
-            timeout: proc.timeout,
-        })
+        Ok(status_of(&proc, &proc.state()))
+    }
+
+    /// [`Supervisor::read`] and [`Supervisor::status`] taken together under one lock, so
+    /// they agree: a chunk at `eof` comes with the exit, and an `exited` state with every
+    /// byte there is.
+    pub fn read_with_status(
+        &self,
+        id: &str,
+        cursor: u64,
+        max_bytes: usize,
+    ) -> Result<(ReadChunk, ProcStatus), ProcError> {
+        let proc = self.get(id)?;
+        let mut st = proc.state();
+        let chunk = read_at(&proc, &mut st, cursor, max_bytes)?;
+        Ok((chunk, status_of(&proc, &st)))
     }
 
     /// Sets a PTY's size (the foreground process group gets SIGWINCH).
@@ -260,6 +239,55 @@ impl Supervisor {
     pub fn live(&self) -> usize {
         let table = lock(&self.table);
         table.reserved + table.running().count()
+    }
+}
+
+/// [`Supervisor::read`] on a locked state.
+fn read_at(
+    proc: &Proc,
+    st: &mut State,
+    cursor: u64,
+    max_bytes: usize,
+) -> Result<ReadChunk, ProcError> {
+    let total = st.output.total();
+    let retained_from = st.output.retained_from();
+    // A cursor past the end reads nothing; the reply's cursor is the real end, so the next
+    // read resumes there.
+    let cursor = cursor.min(total);
+    let timed_out = st.exit.as_ref().is_some_and(|e| e.termination == Termination::Timeout);
+    if cursor == total && st.output_complete() && timed_out && !st.timeout_reported {
+        st.timeout_reported = true;
+        return Err(ProcError::TimedOut { limit_secs: proc.timeout.as_secs() });
+    }
+    let from = cursor.max(retained_from);
+    let to = from.saturating_add(max_bytes as u64).min(total);
+    let chunk = st.output.copy(from, to);
+    // A spill file that could not be read was given up: what it held is lost.
+    let retained_from = st.output.retained_from();
+    Ok(ReadChunk {
+        cursor: to,
+        chunk,
+        eof: st.output_complete() && to == total,
+        output_lost: cursor < retained_from,
+        retained_from,
+    })
+}
+
+/// [`Supervisor::status`] on a locked state.
+fn status_of(proc: &Proc, st: &State) -> ProcStatus {
+    let exit = st.exit.as_ref();
+    ProcStatus {
+        state: if exit.is_some() { ProcessState::Exited } else { ProcessState::Running },
+        termination: exit.map(|e| e.termination),
+        exit_code: exit.and_then(|e| e.exit_code),
+        signal: exit.and_then(|e| e.signal.clone()),
+        output_total: st.output.total(),
+        retained_from: st.output.retained_from(),
+        eof: st.output_complete(),
+        tty: proc.tty,
+        started_at_ms: proc.started_at_ms,
+        exited_at_ms: exit.map(|e| e.exited_at_ms),
+        timeout: proc.timeout,
     }
 }
 

@@ -273,6 +273,27 @@ async fn read_cursors_max_bytes_and_eof() {
     assert_eq!(sup.read("proc-nope", 0, 1), Err(ProcError::NotFound));
 }
 
+/// A read with its status is one snapshot: running and short of the end while the command
+/// runs, then exited with every byte, the chunk's `eof` and the status's agreeing.
+#[tokio::test]
+async fn a_read_with_its_status_is_one_snapshot() {
+    let sup = supervisor();
+    let spawned = sup.spawn(req(&["sh", "-c", "printf ab; read line; printf cd"])).await.unwrap();
+    let id = &spawned.id;
+    wait_output(&sup, id, |o| o == "ab").await;
+    let (chunk, st) = sup.read_with_status(id, 0, 100).unwrap();
+    assert_eq!((chunk.chunk.as_slice(), chunk.eof), (&b"ab"[..], false));
+    assert_eq!((st.state, st.output_total, st.eof), (ProcessState::Running, 2, false));
+    sup.write_stdin(id, b"\n", true).unwrap();
+    wait_exit(&sup, &spawned).await;
+    let (chunk, st) = sup.read_with_status(id, 1, 2).unwrap();
+    assert_eq!((chunk.chunk.as_slice(), chunk.cursor, chunk.eof), (&b"bc"[..], 3, false));
+    assert_eq!((st.state, st.exit_code, st.output_total), (ProcessState::Exited, Some(0), 4));
+    let (chunk, st) = sup.read_with_status(id, 3, 2).unwrap();
+    assert_eq!((chunk.chunk.as_slice(), chunk.eof, st.eof), (&b"d"[..], true, true));
+    assert!(matches!(sup.read_with_status("proc-nope", 0, 1), Err(ProcError::NotFound)));
+}
+
 #[tokio::test]
 async fn a_cursor_below_the_ring_is_moved_up_and_says_so() {
     let mut config = config();

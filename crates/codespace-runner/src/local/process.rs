@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use codespace_process::{ProcError, ProcStatus, ReadChunk, SpawnRequest, Spawned, Terminate};
+use codespace_process::{ProcError, ProcStatus, SpawnRequest, Spawned, Terminate};
 
 use super::LocalRunner;
 use crate::ops::{self, Run};
@@ -46,8 +46,9 @@ impl Run<ops::WriteStdin> for LocalRunner {
 }
 
 impl Run<ops::ReadOutput> for LocalRunner {
-    async fn run(&self, job: ops::ReadOutput) -> Result<ReadChunk, RunnerError> {
-        Ok(self.supervisor.read(&job.id, job.cursor, job.max)?)
+    async fn run(&self, job: ops::ReadOutput) -> Result<ops::OutputRead, RunnerError> {
+        let (chunk, status) = self.supervisor.read_with_status(&job.id, job.cursor, job.max)?;
+        Ok(ops::OutputRead { chunk, status: Box::new(status) })
     }
 }
 
