@@ -4,8 +4,10 @@
 //! Every command runs under its own **reaper shim** ([`reaper_main`], selected by
 //! [`REAPER_ARG`], in the `codespace-reaper` binary or the `codespace` binary's hidden
 //! role). Shims are forked by a **spawn helper**, one per supervisor, started once from
-//! the same binary (`reaper/helper.rs`), so a command costs one exec, its own; without it
-//! each shim is exec'd directly. The shim is a child
+//! the same binary (`reaper/helper.rs`), so a command costs one exec, its own; the helper
+//! keeps one shim forked ahead (a spare, waiting for its request), so a command usually
+//! costs one fork too, its own. Without the helper each shim is exec'd directly. The shim
+//! is a child
 //! subreaper with a parent-death signal: it owns the command's whole tree (daemonized,
 //! double-forked and `setsid` escapees included, since orphans are reparented to it). When
 //! the supervisor ends a command (on request, at the time limit, at shutdown) the shim
@@ -45,7 +47,8 @@
 //!   `handle` (one process's state) and `tasks` (pump, stdin writer, supervision).
 //! - `spawn`: the spawner thread, starting shims through the spawn helper (pidfds watch
 //!   them; requests and descriptors cross [`codespace_sandbox::fdpass`]), else with
-//!   posix_spawn for pipes.
+//!   posix_spawn for pipes; `spawn/helper.rs` holds the helper and the spare shim it forks
+//!   ahead, which the next spawn hands its request to directly.
 //! - `reaper`: [`reaper_main`], the shim, with `helper` (the spawn helper), `command`
 //!   (starting it, plain or sandboxed; an unconfined command's program is found with
 //!   [`codespace_sandbox::PathSearch`] in its working directory), `signals`, `fds` and

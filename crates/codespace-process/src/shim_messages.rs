@@ -132,7 +132,18 @@ pub(crate) struct HelperRequest {
     pub(crate) env: Vec<(OsString, OsString)>,
 }
 
-/// The spawn helper's answer; a pidfd of the shim comes with `Forked`.
+/// What the supervisor asks its spawn helper: fork a shim for a request now, or fork a
+/// spare shim that waits on a socket of its own for the request a later spawn sends it
+/// directly (the same [`HelperRequest`] with the same five descriptors), so that spawn
+/// costs no fork and no helper round trip of its own.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) enum HelperAsk {
+    Spawn(Box<HelperRequest>),
+    Spare,
+}
+
+/// The spawn helper's answer; a pidfd of the shim comes with `Forked` (and, for a spare,
+/// the supervisor's end of the spare's socket after it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum HelperReply {
     Forked { pid: u32 },

@@ -12,20 +12,23 @@ use std::io;
 use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::{Mutex, PoisonError, mpsc};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
-use rustix::net::sockopt::Timeout;
 use rustix::pipe::PipeFlags;
 use rustix::process::Signal;
 use tokio::net::unix::pipe;
 use tokio::process::Child;
 use tokio::sync::oneshot;
 
-use crate::reaper::{HELPER_ARG, REPORT_FD};
+use crate::reaper::REPORT_FD;
 use crate::shim::{Shim, ShimGuard, watch};
-use crate::shim_messages::{HelperArgs, HelperReply, HelperRequest, ShimArgs};
-use codespace_sandbox::{envelope, fdpass};
+use crate::shim_messages::{HelperAsk, HelperRequest, ShimArgs};
+use codespace_sandbox::envelope;
+
+mod helper;
+
+use helper::{Helper, Spare};
 
 /// How long the spawn helper may take to answer a request.
 const HELPER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -41,13 +44,37 @@ pub(crate) fn search_path(env: &[(String, String)]) -> &str {
 
 type Job = Box<dyn FnOnce(&mut Option<Helper>) + Send + 'static>;
 
-/// The long-lived thread every shim is forked from (started on first use).
+/// The long-lived thread every shim is forked from (started on first use), and the spare
+/// shim the spawn helper forked ahead for the next spawn.
 #[derive(Default)]
 pub(crate) struct Spawner {
     tx: Mutex<Option<mpsc::Sender<Job>>>,
+    spare: Arc<Mutex<Option<Spare>>>,
 }
 
 impl Spawner {
+    /// The spare, if one is ready (taken: each serves one spawn).
+    fn take_spare(&self) -> Option<Spare> {
+        self.spare.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    /// Has the helper fork the next spare, on the spawner thread, unless one is ready or no
+    /// helper runs; a helper that fails the request is dropped (and replaced on the next
+    /// spawn). Nobody waits for it.
+    fn refill(&self) {
+        let slot = Arc::clone(&self.spare);
+        let _ = self.submit(Box::new(move |helper| {
+            if slot.lock().unwrap_or_else(PoisonError::into_inner).is_some() {
+                return;
+            }
+            let Some(h) = helper.as_ref() else { return };
+            match h.spare() {
+                Ok(spare) => *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(spare),
+                Err(_) => *helper = None,
+            }
+        }));
+    }
+
     fn submit(&self, job: Job) -> io::Result<()> {
         let mut tx = self.tx.lock().unwrap_or_else(PoisonError::into_inner);
         if tx.is_none() {
@@ -112,9 +139,11 @@ pub(crate) struct ShimSpec<'a> {
     pub(crate) cols: u16,
 }
 
-/// Starts the shim (on the spawner thread) with stdio wired and the report pipe passed:
-/// forked by the spawn helper when it runs (one exec per command: its own), else started
-/// with `posix_spawn`. Every descriptor made here is close-on-exec; the parent's copies of
+/// Starts the shim with stdio wired and the report pipe passed: handed to the spare the
+/// spawn helper forked ahead when there is one (from the calling task: no fork and no
+/// helper round trip before the command's own), else, on the spawner thread, forked by the
+/// spawn helper when it runs (one exec per command: its own), else started with
+/// `posix_spawn`; then the helper forks the next spare, off this spawn's path. Every descriptor made here is close-on-exec; the parent's copies of
 /// the child ends (output pipe write end, stdin read end, terminal slave, report pipe write
 /// end) close as soon as the shim holds them: end of file there means the tree is gone.
 pub(crate) async fn start_shim(
@@ -137,16 +166,27 @@ pub(crate) async fn start_shim(
         argv: spec.argv.iter().map(OsString::from).collect(),
     };
     let env = spec.env.iter().map(|(k, v)| (k.into(), v.into())).collect();
-    let request = spec.helper.then(|| envelope::encode(&HelperRequest { shim: shim.clone(), env }));
-    let request = request.transpose().map_err(io::Error::other)?;
+    let request = spec.helper.then(|| HelperRequest { shim: shim.clone(), env });
+    let spare = request.as_ref().and_then(|_| spawner.take_spare());
     let args = shim.to_args().map_err(io::Error::other)?;
     let handle = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
     let (tx, rx) = oneshot::channel::<io::Result<Started>>();
     let delivery = Delivery { handle, report_w, cwd, tx, request };
-    let (job, parts) =
-        if spec.tty { pty_job(&spec, &args, delivery)? } else { pipe_job(&spec, &args, delivery)? };
-    spawner.submit(job)?;
-    let started = rx.await.map_err(|_| io::Error::other("the spawner dropped the job"))??;
+    let (launch, parts) = if spec.tty {
+        pty_job(&spec, &args, delivery, spare)?
+    } else {
+        pipe_job(&spec, &args, delivery, spare)?
+    };
+    let started = match launch {
+        Launch::Spare(pidfd) => Started::Pidfd(pidfd),
+        Launch::Job(job) => {
+            spawner.submit(job)?;
+            rx.await.map_err(|_| io::Error::other("the spawner dropped the job"))??
+        }
+    };
+    if spec.helper {
+        spawner.refill();
+    }
     let shim = ShimGuard {
         shim: match started {
             Started::Child(child) => Shim::Child(child),
@@ -158,6 +198,13 @@ pub(crate) async fn start_shim(
         Parts::Pipes { stdin, output } => CommandIo::Pipes { stdin, output },
     };
     Ok(RunningShim { shim, reports, io })
+}
+
+/// How a shim is being started: already, by a spare (its pidfd), or by a job for the
+/// spawner thread.
+enum Launch {
+    Spare(OwnedFd),
+    Job(Job),
 }
 
 /// The command's ends the supervisor keeps, until the shim has started.
@@ -180,14 +227,23 @@ struct Delivery {
     report_w: OwnedFd,
     cwd: OwnedFd,
     tx: oneshot::Sender<io::Result<Started>>,
-    /// The request to the spawn helper; `None` starts the shim directly.
-    request: Option<Vec<u8>>,
+    /// The request to the spawn helper (or a spare); `None` starts the shim directly.
+    request: Option<HelperRequest>,
 }
 
 impl Delivery {
     /// Lets both passed descriptors cross the shim's exec (see [`inheritable`]).
     fn pass(&self) -> io::Result<()> {
         inheritable(&self.report_w).and_then(|()| inheritable(&self.cwd))
+    }
+
+    /// Hands the request to `spare` with these stdio ends; `None` when there is no spare or
+    /// it could not take it (it is then let go, and the shim is started another way).
+    fn through_spare(&self, spare: Option<Spare>, stdio: [BorrowedFd<'_>; 3]) -> Option<OwnedFd> {
+        let (spare, request) = (spare?, self.request.as_ref()?);
+        let bytes = envelope::encode(request).ok()?;
+        let fds = [stdio[0], stdio[1], stdio[2], self.report_w.as_fd(), self.cwd.as_fd()];
+        spare.start(&bytes, &fds).ok()
     }
 
     /// Asks the helper (started now if needed) to fork the shim with these stdio ends.
@@ -200,13 +256,15 @@ impl Delivery {
         let Some(request) = &self.request else {
             return Err(io::Error::other("the spawn helper is off"));
         };
+        let request = envelope::encode(&HelperAsk::Spawn(Box::new(request.clone())))
+            .map_err(io::Error::other)?;
         if helper.is_none() {
             *helper = Some(Helper::start(reaper.0, reaper.1)?);
         }
         let fds = [stdio[0], stdio[1], stdio[2], self.report_w.as_fd(), self.cwd.as_fd()];
         let result = helper
             .as_ref()
-            .map_or_else(|| Err(io::Error::other("no helper")), |h| h.spawn(request, &fds));
+            .map_or_else(|| Err(io::Error::other("no helper")), |h| h.spawn(&request, &fds));
         if result.is_err() {
             // A helper that fails is replaced on the next spawn; this one falls back.
             *helper = None;
@@ -222,10 +280,18 @@ fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
 
 /// The job that starts a shim on a fresh terminal (the slave becomes its stdio and
 /// controlling terminal).
-fn pty_job(spec: &ShimSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(Job, Parts)> {
+fn pty_job(
+    spec: &ShimSpec<'_>,
+    args: &[OsString],
+    d: Delivery,
+    spare: Option<Spare>,
+) -> io::Result<(Launch, Parts)> {
     let (pty, pts) = pty_process::open().map_err(io::Error::other)?;
     pty.resize(pty_process::Size::new(spec.rows, spec.cols)).map_err(io::Error::other)?;
     let control = rustix::io::fcntl_dupfd_cloexec(&pty, 0)?;
+    if let Some(pidfd) = d.through_spare(spare, [pts.as_fd(); 3]) {
+        return Ok((Launch::Spare(pidfd), Parts::Pty { pty, control }));
+    }
     let reaper = (spec.reaper_exe.to_owned(), spec.reaper_arg.clone());
     let cmd = pty_process::Command::new(spec.reaper_exe)
         .arg(spec.reaper_arg)
@@ -247,16 +313,24 @@ fn pty_job(spec: &ShimSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(J
         drop(d.cwd);
         deliver(d.tx, result);
     });
-    Ok((job, Parts::Pty { pty, control }))
+    Ok((Launch::Job(job), Parts::Pty { pty, control }))
 }
 
 /// The job that starts a shim on pipes: stdin, and one pipe for stdout and stderr.
 #[expect(clippy::disallowed_methods, reason = "starts a shim")]
-fn pipe_job(spec: &ShimSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(Job, Parts)> {
+fn pipe_job(
+    spec: &ShimSpec<'_>,
+    args: &[OsString],
+    d: Delivery,
+    spare: Option<Spare>,
+) -> io::Result<(Launch, Parts)> {
     let (out_r, out_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
     let (in_r, in_w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
     let output = pipe::Receiver::from_owned_fd(out_r)?;
     let stdin = pipe::Sender::from_owned_fd(in_w)?;
+    if let Some(pidfd) = d.through_spare(spare, [in_r.as_fd(), out_w.as_fd(), out_w.as_fd()]) {
+        return Ok((Launch::Spare(pidfd), Parts::Pipes { stdin, output }));
+    }
     let reaper = (spec.reaper_exe.to_owned(), spec.reaper_arg.clone());
     let mut cmd = tokio::process::Command::new(spec.reaper_exe);
     cmd.arg(spec.reaper_arg).args(args).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
@@ -273,7 +347,7 @@ fn pipe_job(spec: &ShimSpec<'_>, args: &[OsString], d: Delivery) -> io::Result<(
         drop(d.cwd);
         deliver(d.tx, result);
     });
-    Ok((job, Parts::Pipes { stdin, output }))
+    Ok((Launch::Job(job), Parts::Pipes { stdin, output }))
 }
 
 /// Starts a pipe-mode shim with `posix_spawn`: no pre-exec hook, so std uses `posix_spawn`
@@ -313,60 +387,4 @@ fn deliver(tx: oneshot::Sender<io::Result<Started>>, result: io::Result<Started>
 /// processes, so no other child can inherit it.
 fn inheritable(report_w: &OwnedFd) -> io::Result<()> {
     rustix::io::fcntl_setfd(report_w, rustix::io::FdFlags::empty()).map_err(io::Error::from)
-}
-
-/// The spawn helper: a process started once (`<reaper_exe> <reaper_arg> --helper …`) from
-/// the spawner thread, so it dies with it, that forks every shim (see `reaper/helper.rs`).
-pub(crate) struct Helper {
-    socket: OwnedFd,
-    child: std::process::Child,
-}
-
-impl Helper {
-    #[expect(clippy::disallowed_methods, reason = "starts the spawn helper")]
-    fn start(reaper_exe: &Path, reaper_arg: &OsString) -> io::Result<Helper> {
-        let (ours, theirs) = fdpass::socketpair()?;
-        // A helper that stops answering (stopped, wedged) must not stall every spawn: the
-        // request then fails, the helper is dropped, and the shim is exec'd instead.
-        for id in [Timeout::Send, Timeout::Recv] {
-            rustix::net::sockopt::set_socket_timeout(&ours, id, Some(HELPER_TIMEOUT))?;
-        }
-        let theirs = above_stdio(theirs)?;
-        inheritable(&theirs)?;
-        let helper = HelperArgs { ppid: std::process::id(), socket_fd: theirs.as_raw_fd() };
-        let args = envelope::to_args(&helper).map_err(io::Error::other)?;
-        let child = std::process::Command::new(reaper_exe)
-            .arg(reaper_arg)
-            .arg(HELPER_ARG)
-            .args(args)
-            .env_clear()
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        drop(theirs);
-        Ok(Helper { socket: ours, child: child? })
-    }
-
-    /// Sends one request; returns the pidfd of the shim the helper forked.
-    fn spawn(&self, request: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<OwnedFd> {
-        fdpass::send(self.socket.as_fd(), request, fds)?;
-        let mut buf = [0u8; 64];
-        let Some((len, mut received)) = fdpass::recv(self.socket.as_fd(), &mut buf)? else {
-            return Err(io::Error::other("the spawn helper is gone"));
-        };
-        match (envelope::decode(&buf[..len]).map_err(io::Error::other)?, received.pop()) {
-            (HelperReply::Forked { .. }, Some(pidfd)) => Ok(pidfd),
-            (HelperReply::Forked { .. }, None) => Err(io::Error::from_raw_os_error(libc::EIO)),
-            (HelperReply::Failed { errno }, _) => Err(io::Error::from_raw_os_error(errno)),
-        }
-    }
-}
-
-impl Drop for Helper {
-    fn drop(&mut self) {
-        // Its socket closes with it: it exits (its shims then kill their trees).
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }

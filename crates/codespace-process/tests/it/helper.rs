@@ -20,6 +20,15 @@ fn cmdline(pid: u32) -> Vec<u8> {
     std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()
 }
 
+/// The live children of `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|child| parent_of(*child) == pid)
+        .collect()
+}
+
 /// Starts `sleep <marker>`; returns the handle, the shim's pid and the shim's parent.
 async fn sleeper(sup: &Supervisor) -> (codespace_process::Spawned, String, u32, u32) {
     let m = marker();
@@ -61,6 +70,29 @@ async fn shims_are_forked_by_the_helper_and_a_dead_helper_is_replaced() {
     assert_gone(&[&m2], Duration::from_secs(5)).await;
 }
 
+/// The helper keeps a shim forked ahead: the next command runs under that spare, which
+/// was waiting before the command was asked for.
+#[tokio::test]
+async fn the_next_command_runs_under_the_spare_forked_ahead() {
+    let sup = supervisor();
+    let (first, m, shim, helper) = sleeper(&sup).await;
+    let mut spare = None;
+    let found = eventually(PATIENCE, || {
+        spare = children_of(helper).into_iter().find(|p| *p != shim);
+        spare.is_some()
+    });
+    assert!(found.is_some(), "no spare beside shim {shim} under helper {helper}");
+    let spare = spare.unwrap();
+    assert!(cmdline(spare).split(|b| *b == 0).any(|a| a == b"--helper"), "a fork of the helper");
+    let (second, m2, shim2, helper2) = sleeper(&sup).await;
+    assert_eq!((shim2, helper2), (spare, helper), "the second shim is the spare");
+    for spawned in [&first, &second] {
+        let ended = sup.terminate(&spawned.id, None).unwrap();
+        assert_eq!(ended, Terminate::Sent { grace: Duration::ZERO });
+    }
+    assert_gone(&[&m, &m2], Duration::from_secs(5)).await;
+}
+
 #[tokio::test]
 async fn without_the_helper_each_shim_is_execd_and_owns_its_tree() {
     let mut config = config();
@@ -89,7 +121,9 @@ async fn a_helper_that_stops_answering_is_replaced_and_the_spawn_still_runs() {
     let (first, m, _, helper) = sleeper(&sup).await;
     let pid = rustix::process::Pid::from_raw(helper as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::STOP).unwrap();
-    // This request times out at the stopped helper; the shim is then exec'd directly.
+    // This spawn goes to the spare the helper forked before it stopped (or, without one,
+    // times out at the stopped helper and execs its shim directly); the next spare's
+    // request then times out, and the stopped helper is dropped.
     let (status, out) = run(&sup, req(&["echo", "still"])).await;
     assert_eq!((status.termination, lossy(&out)), (Some(Termination::Exited), "still\n".into()));
     // The stopped helper was killed, and with it the shim it had forked and its tree.
