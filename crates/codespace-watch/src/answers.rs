@@ -46,6 +46,11 @@ impl WorkspaceWatch {
     /// event queued before it (every change completed before this call) has been handled.
     /// Returns the epoch the point was reached in.
     pub fn sync(&self) -> Result<u64, SyncFailure> {
+        self.sync_within(SYNC_TIMEOUT)
+    }
+
+    /// [`WorkspaceWatch::sync`], waiting at most `timeout` for the cookie.
+    pub(crate) fn sync_within(&self, timeout: Duration) -> Result<u64, SyncFailure> {
         let name = {
             let mut inner = self.shared.lock();
             if !matches!(inner.status, Status::Running) {
@@ -67,7 +72,7 @@ impl WorkspaceWatch {
         let outcome = match created {
             Err(e) => Err(SyncFailure::Cookie(e.to_string())),
             Ok(()) => {
-                let end = Instant::now() + SYNC_TIMEOUT;
+                let end = Instant::now() + timeout;
                 loop {
                     if inner.cookies.get(&name) == Some(&true) {
                         break match inner.status {

@@ -58,5 +58,5 @@ pub use hub::{Watcher, WatcherReport};
 pub use journal::{BadCursor, Changes, Cursor, JOURNAL_EVENTS, MAX_CHANGES};
 pub use limits::InotifyLimits;
 pub use subscribe::{RecvError, SUBSCRIBER_BUFFER, Subscription};
-pub use versions::HOLD_FROM_HITS;
+pub use versions::{HOLD_FROM_HITS, HOLD_SYNC_TIMEOUT};
 pub use watcher::{RETRY_AFTER, WatchError, WatchReport, WorkspaceWatch};

@@ -26,7 +26,7 @@
 //!   to what its path names that completed before the call began has been handled and has
 //!   dropped it: a held directory still there names the directory its path names.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use codespace_fs::{FsError, ParentDir, Version, WorkspacePath};
 
@@ -38,6 +38,10 @@ use crate::watcher::{Status, WorkspaceWatch};
 /// Cache hits in one call from which held directories are used: below it, opening each
 /// directory costs less than the cookie that makes a held one trustworthy.
 pub const HOLD_FROM_HITS: usize = 32;
+/// How long a call waits for the cookie that lets it use held directories before it opens
+/// each directory instead (a few milliseconds for a thousand): a queue of events behind
+/// a large checkout delays the answer by at most this.
+pub const HOLD_SYNC_TIMEOUT: Duration = Duration::from_millis(50);
 
 /// The directory a group of hits is stat'ed in.
 enum Dir {
@@ -74,10 +78,15 @@ impl WorkspaceWatch {
         let many = hits.len() >= HOLD_FROM_HITS;
         // The point after which a held directory may answer: this call's cookie came back
         // and the mount table was polled.
-        let vouched = if many { self.sync().ok().zip(mount_generation()) } else { None };
-        hits.sort_by_key(|&i| paths[i].parent());
+        let vouched = if many {
+            self.sync_within(HOLD_SYNC_TIMEOUT).ok().zip(mount_generation())
+        } else {
+            None
+        };
+        let parents: Vec<&str> = paths.iter().map(|p| p.parent().unwrap_or_default()).collect();
+        hits.sort_by_key(|&i| parents[i]);
         let mut out: Vec<Option<Result<Version, FsError>>> = paths.iter().map(|_| None).collect();
-        for group in hits.chunk_by(|&a, &b| paths[a].parent() == paths[b].parent()) {
+        for group in hits.chunk_by(|&a, &b| parents[a] == parents[b]) {
             let dir = self.dir_of(&paths[group[0]], vouched, many);
             let parent = match &dir {
                 Dir::Held(held) => Some(&held.dir),
