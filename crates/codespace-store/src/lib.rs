@@ -71,7 +71,7 @@ pub use model::{
     PlannedFile, Retention, UndoKept,
 };
 pub use store::{
-    BUSY_TIMEOUT, ChangeStamp, CommitObserver, Draft, Drafted, IntentRow, Store, Tally, TaskRow,
-    TaskSettle, WorkRow, Works,
+    BUSY_TIMEOUT, ChangeStamp, CommitObserver, Draft, Drafted, IntentRow, KEPT_ENDED_INSTANCES,
+    Store, Tally, TaskRow, TaskSettle, WorkRow, Works,
 };
 pub use undo::UndoLog;

@@ -56,6 +56,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 pub use busy::BUSY_TIMEOUT;
 pub use drafts::{Draft, Drafted};
+pub use owners::KEPT_ENDED_INSTANCES;
 pub use stamp::ChangeStamp;
 pub use tally::Tally;
 pub use tasks::{TaskRow, TaskSettle};

@@ -9,6 +9,9 @@ use crate::error::StoreError;
 use crate::instance::{self, Instance};
 use crate::model::{Cas, InstanceRow};
 
+/// Ended instances the ledger keeps a row of (the newest), for `codespace operations`.
+pub const KEPT_ENDED_INSTANCES: i64 = 100;
+
 impl Store {
     /// Makes this process a running instance of the ledger: its lock is taken beside the
     /// ledger (held until the store is dropped or the process dies), then its row is
@@ -83,7 +86,10 @@ impl Store {
     }
 
     /// Marks every instance that ended without saying so (its lock is free) as ended, and
-    /// removes its lock file; returns their ids. Best effort on the files.
+    /// removes its lock file; returns their ids. Best effort on the files. Then forgets the
+    /// ended instances beyond the newest [`KEPT_ENDED_INSTANCES`]: every server start adds
+    /// a row, and nothing reads an old one (an owner column naming a forgotten instance is
+    /// owned by nobody alive, as before).
     pub fn end_dead_instances(&self, now: i64) -> Result<Vec<String>, StoreError> {
         let Some(dir) = self.owners.clone() else { return Ok(vec![]) };
         let open: Vec<String> = self.read(|conn| {
@@ -106,6 +112,15 @@ impl Store {
             })?;
             ended.push(id);
         }
+        self.write(|conn| {
+            conn.prepare_cached(
+                "DELETE FROM instances WHERE ended_at IS NOT NULL AND instance_id NOT IN \
+                 (SELECT instance_id FROM instances WHERE ended_at IS NOT NULL \
+                  ORDER BY ended_at DESC, rowid DESC LIMIT ?1)",
+            )?
+            .execute(params![KEPT_ENDED_INSTANCES])?;
+            Ok(())
+        })?;
         Ok(ended)
     }
 

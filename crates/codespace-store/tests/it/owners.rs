@@ -3,7 +3,9 @@
 //! one's taken over by exactly one, rows from before owners recoverable, and the key of an
 //! unplanned draft checked again inside its transaction.
 
-use codespace_store::{Cas, Decision, Drafted, HeldTool, NewHold, OpStatus, Store, StoreError};
+use codespace_store::{
+    Cas, Decision, Drafted, HeldTool, KEPT_ENDED_INSTANCES, NewHold, OpStatus, Store, StoreError,
+};
 use codespace_types::PatchStatus;
 
 use crate::support::{TempLedger, draft, planned};
@@ -57,6 +59,22 @@ fn a_live_instances_operation_is_refused_and_a_dead_ones_taken_over_once() {
     assert!(two.end_dead_instances(5).unwrap().is_empty());
     let ended = two.instances().unwrap();
     assert_eq!(ended.iter().find(|i| i.instance_id == a).unwrap().ended_at, Some(4));
+}
+
+#[test]
+fn only_the_newest_ended_instances_are_kept() {
+    let ledger = TempLedger::new();
+    let extra = 5;
+    for _ in 0..KEPT_ENDED_INSTANCES + extra {
+        drop(instance(&ledger));
+    }
+    let now = instance(&ledger);
+    let ended = now.end_dead_instances(7).unwrap();
+    assert_eq!(ended.len() as i64, KEPT_ENDED_INSTANCES + extra, "each dead one is ended");
+    let listed = now.instances().unwrap();
+    assert_eq!(listed.len() as i64, KEPT_ENDED_INSTANCES + 1, "{listed:?}");
+    assert_eq!(listed.iter().filter(|i| i.alive).count(), 1);
+    assert!(listed.iter().any(|i| Some(i.instance_id.as_str()) == now.instance_id()));
 }
 
 #[test]
