@@ -154,6 +154,17 @@ impl Drop for Claim<'_> {
     }
 }
 
+/// Withdraws the hold `approval_id` on its requester's behalf: denied while pending, an
+/// unclaimed grant taken back (both scrub its arguments); `true` when it moved. A hold a
+/// resume claimed, or one already settled, is left as it is.
+pub(crate) fn withdraw(store: &Store, approval_id: &str) -> Result<bool, GatewayError> {
+    let now = crate::now();
+    if matches!(store.resolve_hold(approval_id, Decision::Deny, now)?, Cas::Moved(_)) {
+        return Ok(true);
+    }
+    Ok(matches!(store.withdraw_grant(approval_id, now)?, Cas::Moved(_)))
+}
+
 impl Gateway {
     pub async fn approval_create(
         &self,

@@ -84,14 +84,28 @@ impl Gateway {
         self.ledger.run(move |store| Ok(store.resume_task(&task_id, now_ms())?)).await
     }
 
-    /// Settles the task only while it waits in `input_required` (nothing of it runs then).
-    pub async fn task_settle_waiting(
+    /// Cancels a task waiting in `input_required` (nothing of it runs): settles it with
+    /// `settle`, and withdraws the hold it waited on (denied while pending, an unclaimed
+    /// grant taken back) unless another waiting task shares that hold, so nobody is asked
+    /// about a request no one waits for; `false` once it runs again or has settled.
+    pub async fn task_cancel_waiting(
         &self,
         task_id: String,
         settle: TaskSettle,
     ) -> Result<bool, GatewayError> {
         self.ledger
-            .run(move |store| Ok(store.settle_waiting_task(&task_id, &settle, now_ms())?))
+            .run(move |store| {
+                if !store.settle_waiting_task(&task_id, &settle, now_ms())? {
+                    return Ok(false);
+                }
+                if let Some(hold) = store.task(&task_id)?.and_then(|t| t.approval_id)
+                    && store.tasks_waiting_on(&hold)? == 0
+                    && crate::holds::withdraw(store, &hold)?
+                {
+                    tracing::info!(task_id, approval_id = %hold, "the cancelled task's hold is withdrawn");
+                }
+                Ok(true)
+            })
             .await
     }
 

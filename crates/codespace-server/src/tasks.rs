@@ -233,7 +233,7 @@ pub(crate) async fn get(gateway: &Gateway, task_id: String) -> Result<GetTaskRes
 
 /// `tasks/cancel`: records the request; the server running the task stops it (this one at
 /// once, another sharing the ledger when it next reads its cancels), and a task waiting for
-/// input, where nothing runs, is settled `cancelled` here. An empty acknowledgement whether
+/// input, where nothing runs, is settled `cancelled` here and its hold withdrawn. An empty acknowledgement whether
 /// or not it had settled (the next `tasks/get` tells).
 pub(crate) async fn cancel(t: &Tasks, task_id: String) -> Result<(), McpError> {
     let row = known(&t.gateway, task_id.clone()).await?;
@@ -243,7 +243,7 @@ pub(crate) async fn cancel(t: &Tasks, task_id: String) -> Result<(), McpError> {
     t.gateway.task_cancel(task_id.clone()).await.map_err(ledger_error)?;
     if !t.running.cancel(&task_id) && row.state == TaskState::InputRequired {
         let settle = run::cancelled("tasks/cancel: it waited for input; nothing of it ran");
-        t.gateway.task_settle_waiting(task_id, settle).await.map_err(ledger_error)?;
+        t.gateway.task_cancel_waiting(task_id, settle).await.map_err(ledger_error)?;
     }
     Ok(())
 }

@@ -51,7 +51,7 @@ pub(super) async fn held(
     // A cancel that came while the hold was made: nothing ran, the task ends here.
     if cancel.is_cancelled() {
         let settle = cancelled("tasks/cancel: it waited for input; nothing of it ran");
-        if let Err(e) = g.task_settle_waiting(task_id.to_owned(), settle).await {
+        if let Err(e) = g.task_cancel_waiting(task_id.to_owned(), settle).await {
             tracing::warn!(task_id, error = %e, "the waiting task's cancel was not recorded");
         }
     }

@@ -87,7 +87,7 @@ async fn poll(gateway: Arc<Gateway>, running: Weak<Running>) {
             }
             let settle =
                 super::run::cancelled("tasks/cancel: it waited for input; nothing of it ran");
-            if let Err(e) = gateway.task_settle_waiting(task_id.clone(), settle).await {
+            if let Err(e) = gateway.task_cancel_waiting(task_id.clone(), settle).await {
                 tracing::debug!(task_id, error = %e, "a waiting task's cancel was not recorded");
             }
         }

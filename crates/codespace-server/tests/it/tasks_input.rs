@@ -3,7 +3,8 @@
 //! delivers the answer (a grant runs the patch, a decline completes the task with
 //! `APPROVAL_DENIED`); answers to keys the task does not wait on change nothing. The hold and
 //! the waiting task are in the ledger, so the answer may come after a restart, to the next
-//! server. A cancel sent to another server sharing the ledger stops the owner's command.
+//! server. A cancel sent to another server sharing the ledger stops the owner's command; a
+//! cancel of a waiting task withdraws its hold.
 //! Settled tasks are counted in `/metrics` like calls.
 
 use std::collections::BTreeMap;
@@ -270,4 +271,40 @@ fn a_held_command_task_granted_through_tasks_update_runs_to_its_exit() {
         done["result"]["content"][0]["text"].as_str().unwrap().contains("ran-in-task"),
         "{done}"
     );
+}
+
+/// `tasks/cancel` of a task waiting on a hold withdraws the hold, so the person is no longer
+/// asked about it; while a second waiting task asked for the same hold (the same patch), the
+/// hold stays pending for that one, and is withdrawn when it is cancelled too.
+#[test]
+fn cancelling_a_waiting_task_withdraws_its_hold_unless_another_waits_on_it() {
+    let s = Shared::new();
+    let mut a = s.server(None, &[]);
+    let args = json!({"workspace_id": "c", "patch": patch("never")});
+    let first = start_task(&mut a, 1, "apply_patch", args.clone());
+    let second = start_task(&mut a, 2, "apply_patch", args);
+    let mut id = 10;
+    let mut get = |raw: &mut crate::support::RawStdio, task: &str| {
+        id += 1;
+        request(raw, id, "tasks/get", json!({"taskId": task}))["result"].clone()
+    };
+    for task in [&first, &second] {
+        assert_eq!(until(|| get(&mut a, task), &["input_required"])["status"], "input_required");
+    }
+    let holds = |s: &Shared| -> Value {
+        serde_json::from_str(&s.cli(&["approvals", "list", "--json"])).unwrap()
+    };
+    let listed = holds(&s);
+    assert_eq!(listed.as_array().unwrap().len(), 1, "one hold for the same patch: {listed}");
+
+    let ack = request(&mut a, 3, "tasks/cancel", json!({"taskId": first}));
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(get(&mut a, &first)["status"], "cancelled");
+    assert_eq!(holds(&s)[0]["state"], "pending", "the second task still waits on it");
+
+    let ack = request(&mut a, 4, "tasks/cancel", json!({"taskId": second}));
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(get(&mut a, &second)["status"], "cancelled");
+    assert_eq!(holds(&s)[0]["state"], "denied", "withdrawn: {}", holds(&s));
+    assert_eq!(std::fs::read_to_string(s.root("c").join("a.txt")).unwrap(), "top\n");
 }

@@ -268,6 +268,19 @@ impl Store {
         })
     }
 
+    /// How many tasks wait in `input_required` on the hold `approval_id`.
+    pub fn tasks_waiting_on(&self, approval_id: &str) -> Result<u64, StoreError> {
+        self.read(|conn| {
+            Ok(conn
+                .prepare_cached(
+                    "SELECT count(*) FROM tasks \
+                     WHERE approval_id = ?1 AND state = 'input_required'",
+                )?
+                .query_row(params![approval_id], |r| r.get::<_, i64>(0))
+                .map(|n| n.unsigned_abs())?)
+        })
+    }
+
     /// Marks an unsettled task for cancellation (its owner stops it and settles it
     /// `cancelled`); `false` when it had settled already or is unknown.
     pub fn request_task_cancel(&self, task_id: &str, now_ms: i64) -> Result<bool, StoreError> {
