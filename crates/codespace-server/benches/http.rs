@@ -1,7 +1,9 @@
 //! HTTP benchmark, in one run: `ping` from a keep-alive raw HTTP/1.1 client over Streamable
 //! HTTP against `ping` over stdio (from the rmcp client, and from a bare line client), and a
 //! 4 KiB and a 1 MiB `read` over both. Each figure is printed as a ratio against the stdio one
-//! measured in the same run.
+//! measured in the same run. The floor beside them: `ping` from the same raw client against a
+//! bare axum server that parses the body and answers the pong (`floor`), what HTTP itself
+//! costs on this machine.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -14,6 +16,7 @@
 )]
 
 mod common;
+mod floor;
 
 use common::{binary, call, median};
 
@@ -180,8 +183,28 @@ async fn main() {
     }
     let _ = server.kill();
     let _ = server.wait();
+    let bare = floor::start(floor::pong);
+    let stream = TcpStream::connect(bare.addr).unwrap();
+    stream.set_nodelay(true).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let addr = bare.addr.to_string();
+    let mut conn = Conn { stream: BufReader::new(stream), addr, session: None };
+    let mut floor_ping = Vec::new();
+    for i in 1..=300 {
+        let t = Instant::now();
+        let (_, body) = conn.post(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#));
+        floor_ping.push(t.elapsed());
+        assert!(body.contains("\"result\""), "{body}");
+    }
+    drop(bare);
 
     let (sp, hp) = (median(stdio_ping), median(http_ping));
+    let fp = median(floor_ping);
+    println!(
+        "ping: keep-alive raw HTTP {hp:?} vs the bare axum floor {fp:?}: {:.2}x; the floor is {:.2}x a bare line client's stdio {bare_ping:?}",
+        hp.as_secs_f64() / fp.as_secs_f64(),
+        fp.as_secs_f64() / bare_ping.as_secs_f64()
+    );
     println!(
         "ping: keep-alive raw HTTP ({kind}) {hp:?} vs stdio (rmcp client) {sp:?}: {:.2}x (target <= 2x)",
         hp.as_secs_f64() / sp.as_secs_f64()

@@ -4,8 +4,10 @@
 //! `_meta`) at 50 connections for a few seconds, giving calls per second, p99 latency, the
 //! server's resident memory (now and peak) and its CPU time per call; then the same tool
 //! against the reference everything server's `echo` of a 4 KiB message over its Streamable
-//! HTTP (a session opened first), in the same run. Target: at least 5,000 calls/s on two
-//! cores, p99 under 20 ms, RSS under 64 MiB.
+//! HTTP (a session opened first), in the same run; and the floor: a bare axum server on the
+//! same runtime answering the same bytes for each POST after parsing its body (`floor`), the
+//! most these two cores give any JSON-RPC server over HTTP beside the load tool. Target: at
+//! least 5,000 calls/s on two cores, p99 under 20 ms, RSS under 64 MiB.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -18,6 +20,7 @@
 )]
 
 mod common;
+mod floor;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -148,7 +151,13 @@ fn stateless_read() -> (String, Vec<String>) {
     (body.to_string(), headers.iter().map(|h| (*h).to_owned()).collect())
 }
 
-fn codespace(oha_bin: &Path, dir: &Path) -> Load {
+/// The body of a whole response `post` returned.
+fn body_of(answer: &str) -> &str {
+    answer.split_once("\r\n\r\n").map_or("", |(_, body)| body)
+}
+
+/// This server's figures, and the bytes it answered the call with.
+fn codespace(oha_bin: &Path, dir: &Path) -> (Load, Vec<u8>) {
     let ws = dir.join("ws");
     std::fs::create_dir(&ws).unwrap();
     std::fs::write(ws.join("4k.txt"), "x".repeat(4095) + "\n").unwrap();
@@ -176,10 +185,21 @@ fn codespace(oha_bin: &Path, dir: &Path) -> Load {
     let (body, headers) = stateless_read();
     let answer = post(&addr, &headers, &body);
     assert!(answer.contains("\"byte_count\":4096"), "{}", &answer[..answer.len().min(600)]);
+    let reply = body_of(&answer).as_bytes().to_vec();
+    assert!(serde_json::from_slice::<Value>(&reply).is_ok(), "one JSON body: {answer}");
     let load = oha(oha_bin, &format!("http://{addr}/mcp"), &headers, &body, server.id());
     let _ = server.kill();
     let _ = server.wait();
-    load
+    (load, reply)
+}
+
+/// The floor answering `reply` to the same requests (its memory and CPU are this process's,
+/// not shown).
+fn bare(oha_bin: &Path, reply: Vec<u8>) -> Load {
+    let floor = floor::start(move |_| reply.clone());
+    let (body, headers) = stateless_read();
+    let url = format!("http://{}/mcp", floor.addr);
+    oha(oha_bin, &url, &headers, &body, std::process::id())
 }
 
 /// The everything server's `echo` of a 4 KiB message, on a session opened first.
@@ -253,8 +273,15 @@ fn main() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let ours = codespace(&oha_bin, tmp.path());
+    let (ours, reply) = codespace(&oha_bin, tmp.path());
     println!("CodeSpace: {}", describe(&ours));
+    let bare = bare(&oha_bin, reply);
+    println!(
+        "floor (bare axum, same reply): {:.0} calls/s, p99 {:.1} ms; CodeSpace at {:.2}x its rate",
+        bare.per_sec,
+        bare.p99_ms,
+        ours.per_sec / bare.per_sec
+    );
     let entry: PathBuf =
         tools.join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     let peer = match entry.exists() {
