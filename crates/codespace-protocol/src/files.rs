@@ -39,6 +39,11 @@ pub enum Encoding {
     /// `content` is empty: the bytes are the data of the result's image content block.
     #[serde(rename = "image")]
     Image,
+    /// `content` is empty: the bytes are the base64 `blob` of the result's embedded resource
+    /// block. A window that is not text, answered to a session that takes the text copy: the
+    /// bytes then cross the wire once, not in both the text copy and `structuredContent`.
+    #[serde(rename = "resource")]
+    Resource,
 }
 
 /// What `read` recognised at the start of a file: an image's type and size.
@@ -59,10 +64,13 @@ pub struct ImageInfo {
 pub struct ReadResult {
     /// The normalised workspace-relative path.
     pub path: String,
-    /// The window's bytes, as `encoding` says: the text itself, or base64. Never lossy.
+    /// The window's bytes, as `encoding` says: the text itself, base64, or empty when they
+    /// are a content block's. Never lossy.
     pub content: String,
-    /// `utf-8` (text with no NUL), `base64` (any other bytes), or `image` (asked with
-    /// `image: true`: `content` is empty, the bytes are the image content block's).
+    /// `utf-8` (text with no NUL), `base64` (any other bytes), `resource` (any other bytes,
+    /// to a session that takes the text copy: `content` is empty, the bytes are the embedded
+    /// resource block's blob), or `image` (asked with `image: true`: `content` is empty, the
+    /// bytes are the image content block's).
     pub encoding: Encoding,
     /// `sha256:<hex>` of the whole file, not only the window.
     pub version: Version,

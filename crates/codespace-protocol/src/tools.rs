@@ -30,7 +30,7 @@ macro_rules! for_each_tool {
             workspace_info, WORKSPACE_INFO, $crate::WorkspaceInfoParams => $crate::WorkspaceInfo, Read, plain, "Workspace info",
             "Server identity; with workspace_id, that workspace's effective contract: profile, available tools, limits, and what is actually enforced.";
             read, READ, $crate::ReadParams => $crate::ReadResult, Read, plain, "Read file window",
-            "Read a byte window of one regular file, with the sha256 version of the whole file. Continue at next_offset while truncated. Text comes as is, other bytes as base64 (encoding says which).";
+            "Read a byte window of one regular file, with the sha256 version of the whole file. Continue at next_offset while truncated. Text comes as is; other bytes as base64, in content or in a resource content block (encoding says which).";
             find, FIND, $crate::FindParams => $crate::FindResult, Read, walk, "Find files",
             "List regular files whose workspace-relative path matches a glob, sorted, paginated. Files ignored by .gitignore, .ignore or .git/info/exclude, and .git/ itself, are left out unless include_ignored is true. Symlinks are never followed.";
             apply_patch, APPLY_PATCH, $crate::ApplyPatchParams => $crate::ApplyPatchResult, Mutate, held, "Apply patch",

@@ -4,7 +4,9 @@
 use codespace_gateway::GatewayError;
 use codespace_protocol::STRUCTURED_ONLY_CAPABILITY;
 use rmcp::ErrorData as McpError;
-use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, InitializeRequestParams};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, InitializeRequestParams, ResourceContents,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -59,6 +61,44 @@ fn image_block(json: &mut serde_json::Value) -> Option<ContentBlock> {
     Some(ContentBlock::image(data, mime))
 }
 
+/// A `read` window that is not text, answered with the text copy: its base64 `content` moves
+/// out of the result into the blob of an embedded resource block (after the text copy),
+/// leaving it empty and `encoding` `resource`. The bytes then cross the wire once: a window
+/// carried in both the text copy and `structuredContent` makes a line twice as long, which
+/// a client that assembles its lines chunk by chunk pays for quadratically.
+fn resource_block(json: &mut serde_json::Value) -> Option<ContentBlock> {
+    if json.get("encoding")?.as_str()? != "base64" {
+        return None;
+    }
+    let uri = window_uri(json)?;
+    let empty = serde_json::Value::String(String::new());
+    let serde_json::Value::String(blob) = std::mem::replace(json.get_mut("content")?, empty) else {
+        return None;
+    };
+    json["encoding"] = serde_json::Value::from("resource");
+    let contents = ResourceContents::blob(blob, uri).with_mime_type("application/octet-stream");
+    Some(ContentBlock::resource(contents))
+}
+
+/// The embedded resource's name for a `read` window: `codespace:` and the workspace-relative
+/// path (each byte other than an unreserved character or `/` percent-encoded), with the
+/// window's `offset` and `byte_count`, so two windows of one file are two resources.
+fn window_uri(json: &serde_json::Value) -> Option<String> {
+    let path = json.get("path")?.as_str()?;
+    let offset = json.get("offset").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    let count = json.get("byte_count")?.as_u64()?;
+    let mut uri = String::from("codespace:");
+    for &b in path.as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str(&format!("?offset={offset}&byte_count={count}"));
+    Some(uri)
+}
+
 fn respond<T: Serialize>(
     shape: Shape,
     result: Result<T, GatewayError>,
@@ -68,17 +108,18 @@ fn respond<T: Serialize>(
             let failed =
                 |e| McpError::internal_error(format!("result serialization failed: {e}"), None);
             let mut json = serde_json::to_value(value).map_err(failed)?;
-            let image = image_block(&mut json);
+            let mut blocks = Vec::from_iter(image_block(&mut json));
             let mut content = match shape {
                 // The text copy through serde_json's writer, not `Value`'s `Display` (what
                 // `CallToolResult::structured` uses), which escapes a long string several
                 // times slower through `fmt::Formatter`.
                 Shape::WithTextCopy => {
+                    blocks.extend(resource_block(&mut json));
                     vec![ContentBlock::text(serde_json::to_string(&json).map_err(failed)?)]
                 }
                 Shape::StructuredOnly => vec![],
             };
-            content.extend(image);
+            content.extend(blocks);
             let mut result = CallToolResult::success(content);
             result.structured_content = Some(json);
             Ok(result.into())

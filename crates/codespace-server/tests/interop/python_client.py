@@ -5,6 +5,7 @@ Exits non-zero (with a message) on the first failed expectation.
 """
 
 import asyncio
+import base64
 import json
 import os
 import sys
@@ -42,6 +43,14 @@ async def exercise(target, mode):
         check(not r.is_error, f"[{mode}] read succeeded: {r}")
         check(r.structured_content["content"] == "hello from python\n", f"[{mode}] content {r.structured_content}")
         check(r.structured_content["version"].startswith("sha256:"), f"[{mode}] version")
+
+        # Bytes that are not text cross once: the blob of a resource block after the text copy.
+        b = await client.call_tool("read", {"workspace_id": "py", "path": "nul.bin"})
+        s = b.structured_content
+        check(not b.is_error and (s["encoding"], s["content"]) == ("resource", ""), f"[{mode}] binary read {s}")
+        blob = b.content[1].resource
+        check(base64.b64decode(blob.blob) == bytes(5) and blob.uri.startswith("codespace:nul.bin?"), f"[{mode}] blob {b.content}")
+        check(json.loads(b.content[0].text) == s, f"[{mode}] the text copy equals structuredContent")
 
         f = await client.call_tool("find", {"workspace_id": "py", "glob": "**/*.txt"})
         check(f.structured_content["paths"] == ["hello.txt", "sub/deep.txt"], f"[{mode}] find {f.structured_content}")
@@ -141,6 +150,9 @@ async def structured_only(target):
             check(not r.is_error, f"[structured-only] read succeeded: {r}")
             check(r.content == [], f"[structured-only] no text copy: {r.content}")
             check(r.structured_content["content"] == "hello from python\n", f"[structured-only] {r.structured_content}")
+            b = await client.call_tool("read", {"workspace_id": "py", "path": "nul.bin"})
+            s = b.structured_content
+            check(b.content == [] and (s["encoding"], s["content"]) == ("base64", "AAAAAAA="), f"[structured-only] binary {b}")
             e = await client.call_tool("read", {"workspace_id": "py", "path": "../escape"})
             check(e.is_error and json.loads(e.content[0].text)["code"] == "PATH_ESCAPE", f"[structured-only] {e}")
     finally:

@@ -59,7 +59,7 @@ async fn read_windows_and_whole_file_versions() {
     let binary = call(&client, "read", ws(json!({"path": "bad.bin"}))).await.unwrap();
     assert_eq!(
         (binary["encoding"].as_str(), binary["content"].as_str()),
-        (Some("base64"), Some("Zv/+Zw=="))
+        (Some("resource"), Some(""))
     );
     assert_eq!(binary["byte_count"], 4);
     assert_eq!(

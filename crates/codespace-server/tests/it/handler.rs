@@ -263,6 +263,8 @@ async fn a_session_that_declares_structured_only_gets_each_result_once() {
     let root = env.workspace("w", json!({}));
     let text = "line \"one\"\n\tback\\slash \u{e9}\n";
     std::fs::write(root.join("a.txt"), text).unwrap();
+    std::fs::write(root.join("nul.bin"), [0u8; 3]).unwrap();
+    let nul = json!({"workspace_id": "w", "path": "nul.bin"});
 
     let declared = json!({"experimental": {STRUCTURED_ONLY: {}}});
     let (mut session, init) = Session::initialized(&env, declared).await;
@@ -272,6 +274,14 @@ async fn a_session_that_declares_structured_only_gets_each_result_once() {
     assert_eq!(read["content"], json!([]), "{read}");
     assert_eq!(read["structuredContent"]["content"], text, "{read}");
     assert_ne!(read["isError"], true, "{read}");
+    // Bytes that are not text stay in `content`, as base64: they cross once already.
+    let bytes = session.call(5, "read", nul.clone()).await;
+    assert_eq!(bytes["content"], json!([]), "{bytes}");
+    let structured = &bytes["structuredContent"];
+    assert_eq!(
+        (&structured["encoding"], &structured["content"]),
+        (&json!("base64"), &json!("AAAA"))
+    );
     let info = session.call(3, "workspace_info", json!({})).await;
     assert_eq!(info["content"], json!([]), "{info}");
     assert_eq!(info["structuredContent"]["server"], "codespace", "{info}");
@@ -291,4 +301,15 @@ async fn a_session_that_declares_structured_only_gets_each_result_once() {
     let copy: Value = serde_json::from_str(read["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(copy, read["structuredContent"], "{read}");
     assert_eq!(copy["content"], text);
+    // With the text copy, such bytes move to a resource block's blob, so that they are not
+    // carried twice; the text copy still equals structuredContent.
+    let bytes = session.call(3, "read", nul).await;
+    let copy: Value = serde_json::from_str(bytes["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(copy, bytes["structuredContent"], "{bytes}");
+    assert_eq!((&copy["encoding"], &copy["content"]), (&json!("resource"), &json!("")));
+    let resource = &bytes["content"][1];
+    assert_eq!(resource["type"], "resource", "{bytes}");
+    let blob = json!({"uri": "codespace:nul.bin?offset=0&byte_count=3",
+        "mimeType": "application/octet-stream", "blob": "AAAA"});
+    assert_eq!(resource["resource"], blob, "{bytes}");
 }

@@ -30,6 +30,7 @@ fn python_env() -> Env {
     let mut env = Env::new();
     let root = env.workspace("py", json!({}));
     std::fs::write(root.join("hello.txt"), "hello from python\n").unwrap();
+    std::fs::write(root.join("nul.bin"), [0u8; 5]).unwrap();
     std::fs::create_dir(root.join("sub")).unwrap();
     std::fs::write(root.join("sub/deep.txt"), "deep\n").unwrap();
     // Where the client's sweep calls every tool (unconfined: the sweep checks answers, not

@@ -4,10 +4,10 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, ResourceContents};
 use serde_json::{Value, json};
 
-use crate::support::{Env, call};
+use crate::support::{Client, Env, call, tool_outcome, try_call};
 
 fn args(extra: Value) -> Value {
     let mut v = json!({"workspace_id": "w"});
@@ -15,13 +15,33 @@ fn args(extra: Value) -> Value {
     v
 }
 
-fn bytes_of(r: &Value) -> Vec<u8> {
-    let content = r["content"].as_str().unwrap();
-    match r["encoding"].as_str().unwrap() {
+/// One `read` answer: its result (checked to equal its text copy) and the window's bytes,
+/// wherever `encoding` says they are.
+async fn read(client: &Client, extra: Value) -> (Value, Vec<u8>) {
+    let r = try_call(client, "read", args(extra)).await.unwrap();
+    let blocks = r.content.clone();
+    let w = tool_outcome(r).unwrap();
+    let content = w["content"].as_str().unwrap();
+    let bytes = match w["encoding"].as_str().unwrap() {
         "utf-8" => content.as_bytes().to_vec(),
         "base64" => STANDARD.decode(content).unwrap(),
+        "resource" => {
+            assert_eq!((content, blocks.len()), ("", 2), "{w}");
+            let resource = blocks[1].as_resource().expect("an embedded resource block");
+            let ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } =
+                &resource.resource
+            else {
+                panic!("a blob: {resource:?}")
+            };
+            let offset = w.get("offset").map_or(0, |o| o.as_u64().unwrap());
+            let name = format!("?offset={offset}&byte_count={}", w["byte_count"]);
+            assert!(uri.starts_with("codespace:") && uri.ends_with(&name), "{uri}");
+            assert_eq!(mime_type.as_deref(), Some("application/octet-stream"));
+            STANDARD.decode(blob).unwrap()
+        }
         other => panic!("unexpected encoding {other}"),
-    }
+    };
+    (w, bytes)
 }
 
 /// A 2x1 PNG: signature, IHDR (width 2, height 1), IEND (no image data: enough to sniff).
@@ -43,23 +63,20 @@ async fn windows_that_are_not_text_come_as_base64_and_rebuild_the_file() {
     std::fs::write(root.join("text.txt"), "é".repeat(1000)).unwrap();
     let client = env.stdio().await;
 
-    let nul = call(&client, "read", args(json!({"path": "mixed.bin", "limit": 1000}))).await;
-    let nul = nul.unwrap();
-    assert_eq!(nul["encoding"], "base64", "{nul}");
-    assert_eq!(bytes_of(&nul), vec![0u8; 1000]);
+    // Bytes that are not text cross once: as base64, the blob of a resource block after the
+    // text copy (a session that takes structuredContent alone gets them in `content`).
+    let (nul, bytes) = read(&client, json!({"path": "mixed.bin", "limit": 1000})).await;
+    assert_eq!((nul["encoding"].as_str(), nul["content"].as_str()), (Some("resource"), Some("")));
+    assert_eq!(bytes, vec![0u8; 1000]);
     assert!(nul.get("content_lossy").is_none());
     // Walking the windows by next_offset rebuilds every byte, whatever each window is.
     for limit in [777u64, 1000, 4096] {
         let (mut rebuilt, mut offset, mut seen) = (Vec::new(), 0u64, Vec::new());
         loop {
-            let w = call(
-                &client,
-                "read",
-                args(json!({"path": "mixed.bin", "offset": offset, "limit": limit})),
-            );
-            let w = w.await.unwrap();
-            assert_eq!(w["byte_count"].as_u64().unwrap() as usize, bytes_of(&w).len());
-            rebuilt.extend(bytes_of(&w));
+            let window = json!({"path": "mixed.bin", "offset": offset, "limit": limit});
+            let (w, bytes) = read(&client, window).await;
+            assert_eq!(w["byte_count"].as_u64().unwrap() as usize, bytes.len());
+            rebuilt.extend(bytes);
             seen.push(w["encoding"].as_str().unwrap().to_owned());
             if w["truncated"] == false {
                 break;
@@ -69,7 +86,7 @@ async fn windows_that_are_not_text_come_as_base64_and_rebuild_the_file() {
         assert_eq!(rebuilt, mixed, "limit {limit}");
         // With windows smaller than the text run, some of them are text.
         assert_eq!(seen.contains(&"utf-8".to_owned()), limit < 4096, "{seen:?}");
-        assert!(seen.contains(&"base64".to_owned()));
+        assert!(seen.contains(&"resource".to_owned()));
     }
     // A text window never ends inside a character: it stops before it, and the next
     // window starts there, so every window is text.
@@ -87,9 +104,9 @@ async fn an_image_is_recognised_and_shown_as_an_image_block_when_asked() {
     std::fs::write(root.join("a.txt"), "not an image").unwrap();
     let client = env.stdio().await;
 
-    let plain = call(&client, "read", args(json!({"path": "dot.png"}))).await.unwrap();
-    assert_eq!(plain["encoding"], "base64");
-    assert_eq!(bytes_of(&plain), png());
+    let (plain, bytes) = read(&client, json!({"path": "dot.png"})).await;
+    assert_eq!(plain["encoding"], "resource");
+    assert_eq!(bytes, png());
     assert_eq!(plain["image"], json!({"mime_type": "image/png", "width": 2, "height": 1}));
 
     let Value::Object(map) = args(json!({"path": "dot.png", "image": true})) else { panic!() };
@@ -113,7 +130,7 @@ async fn an_image_is_recognised_and_shown_as_an_image_block_when_asked() {
     let part = part.await.unwrap();
     assert_eq!(
         (part["encoding"].as_str(), part["truncated"].as_bool()),
-        (Some("base64"), Some(true))
+        (Some("resource"), Some(true))
     );
     client.cancel().await.unwrap();
 }
