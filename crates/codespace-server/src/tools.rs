@@ -42,13 +42,19 @@ fn spec<P: JsonSchema + 'static, R: JsonSchema + 'static>(
     effect: Effect,
     description: &'static str,
 ) -> Tool {
+    // A hint equal to its default in the MCP schema (readOnlyHint false, destructiveHint
+    // true, idempotentHint false) is left out: absent, it means the same.
+    let stated = |hint: bool, default: bool| (hint != default).then_some(hint);
     let mut annotations = ToolAnnotations::with_title(title);
-    annotations.read_only_hint = Some(matches!(effect, Effect::Read));
-    annotations.destructive_hint =
-        Some(matches!(effect, Effect::Mutate | Effect::Stop | Effect::Resume | Effect::Undo));
+    annotations.read_only_hint = stated(matches!(effect, Effect::Read), false);
+    annotations.destructive_hint = stated(
+        matches!(effect, Effect::Mutate | Effect::Stop | Effect::Resume | Effect::Undo),
+        true,
+    );
     // Only reads are idempotent: apply_patch is only with an operation_key, and a retried
     // exec_command or write_stdin starts a second process or writes twice.
-    annotations.idempotent_hint = Some(!matches!(effect, Effect::Mutate | Effect::Coordinate));
+    annotations.idempotent_hint =
+        stated(!matches!(effect, Effect::Mutate | Effect::Coordinate), false);
     annotations.open_world_hint = Some(false);
     let input = routed(lean::input(&schema_for_type::<P>()));
     let output = lean::output(&schema_for_output::<R>());

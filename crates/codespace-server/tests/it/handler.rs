@@ -121,7 +121,12 @@ async fn tool_metadata_is_honest_and_schemas_are_plain() {
             name,
             "exec_command" | "write_stdin" | "apply_patch" | "work_open" | "steer_claim_next"
         );
-        assert_eq!(a["idempotentHint"], idempotent, "{name}");
+        // A hint equal to the MCP schema's default is left out (it means the same).
+        let hint = |key: &str, default: bool| {
+            assert_ne!(a.get(key), Some(&json!(default)), "{name}: {key} states its default");
+            a.get(key).map_or(default, |v| v.as_bool().unwrap())
+        };
+        assert_eq!(hint("idempotentHint", false), idempotent, "{name}");
         let destructive = matches!(
             name,
             "exec_command"
@@ -131,7 +136,22 @@ async fn tool_metadata_is_honest_and_schemas_are_plain() {
                 | "operation_resume"
                 | "operation_revert"
         );
-        assert_eq!(a["destructiveHint"], destructive, "{name}");
+        assert_eq!(hint("destructiveHint", true), destructive, "{name}");
+        let read_only = matches!(
+            name,
+            "workspace_info"
+                | "read"
+                | "find"
+                | "operation_status"
+                | "read_process"
+                | "process_status"
+                | "steer_status"
+                | "grep"
+                | "version"
+                | "changes"
+        );
+        assert_eq!(hint("readOnlyHint", false), read_only, "{name}");
+        assert_eq!(a["openWorldHint"], false, "{name}");
         let mut inputs = Vec::new();
         nodes(&tool["inputSchema"], format!("{name}.in"), &mut inputs);
         let mut outputs = Vec::new();
