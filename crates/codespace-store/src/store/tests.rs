@@ -155,6 +155,21 @@ fn the_connection_is_configured() {
 }
 
 #[test]
+fn sqlite_is_built_to_allocate_its_page_cache_a_page_at_a_time() {
+    // `.cargo/config.toml` passes the flag to the bundled build: without it, every temporary
+    // index of a CHECK's IN list allocates (and the allocator faults in) a 20-page block.
+    let store = Store::open_in_memory().expect("open");
+    let inner = store.lock();
+    let mut statement = inner.conn.prepare("PRAGMA compile_options").expect("prepare");
+    let options = statement
+        .query_map([], |row| row.get::<_, String>(0))
+        .expect("query")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("rows");
+    assert!(options.iter().any(|o| o == "DEFAULT_PCACHE_INITSZ=0"), "{options:?}");
+}
+
+#[test]
 fn an_unknown_event_status_reads_as_corrupt() {
     let store = Store::open_in_memory().expect("open");
     // No plan: the row is inserted finished, its events `minted` (seq 1) and `finished`.
