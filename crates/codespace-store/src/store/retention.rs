@@ -29,9 +29,12 @@ impl Store {
     /// with its bytes.
     pub fn prune_undo(&self, now: i64) -> Result<Vec<(String, u64)>, StoreError> {
         let retention: Retention = self.retention();
+        let cutoff = now.saturating_sub(i64::try_from(retention.max_age_secs).unwrap_or(i64::MAX));
+        if self.within_bound(&retention, cutoff)? {
+            return Ok(Vec::new());
+        }
         let mut kept = self.kept_records()?;
         kept.sort_by_key(|k| (k.finished_at, k.rowid));
-        let cutoff = now.saturating_sub(i64::try_from(retention.max_age_secs).unwrap_or(i64::MAX));
         let mut total: u64 = kept.iter().map(|k| k.bytes).sum();
         let mut pruned = Vec::new();
         for k in kept {
@@ -61,6 +64,29 @@ impl Store {
             self.undo().discard(op, &[])?;
         }
         Ok(pruned)
+    }
+
+    /// Whether the bound allows every record kept, as the loop of [`Store::prune_undo`]
+    /// would find: none marked pruned, none finished before `cutoff`, all together within
+    /// the bytes. Told by one aggregate over the covering index of what operations keep,
+    /// so a patch does not read every kept record's row (the history of days) to drop
+    /// none; only when the undo directory holds nothing of a finished operation (it holds
+    /// what failures preserve), else the whole weighing decides.
+    fn within_bound(&self, retention: &Retention, cutoff: i64) -> Result<bool, StoreError> {
+        if !self.undo().operations()?.is_empty() {
+            return Ok(false);
+        }
+        let (bytes, oldest, marked): (i64, Option<i64>, bool) = self.read(|conn| {
+            Ok(conn
+                .prepare_cached(
+                    "SELECT coalesce(sum(undo_bytes), 0), min(finished_at), \
+                     coalesce(max(undo_pruned_at IS NOT NULL), 0) \
+                     FROM operations WHERE undo_bytes > 0 AND finished_at IS NOT NULL",
+                )?
+                .query_row([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?)
+        })?;
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+        Ok(!marked && oldest.is_none_or(|at| at >= cutoff) && bytes <= retention.max_bytes)
     }
 
     /// Every finished operation's undo record, in the ledger and in the undo directory.
