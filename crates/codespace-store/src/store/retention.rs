@@ -70,8 +70,8 @@ impl Store {
     /// would find: none marked pruned, none finished before `cutoff`, all together within
     /// the bytes. Told by one aggregate over the covering index of what operations keep,
     /// so a patch does not read every kept record's row (the history of days) to drop
-    /// none; only when the undo directory holds nothing of a finished operation (it holds
-    /// what failures preserve), else the whole weighing decides.
+    /// none. Only while the undo directory is empty (it holds what failures preserve):
+    /// otherwise the whole weighing decides.
     fn within_bound(&self, retention: &Retention, cutoff: i64) -> Result<bool, StoreError> {
         if !self.undo().operations()?.is_empty() {
             return Ok(false);
