@@ -1,8 +1,8 @@
 //! HTTP benchmark, in one run: `ping` from a keep-alive raw HTTP/1.1 client over Streamable
-//! HTTP (in a 2025-06-18 session, and stateless on the 2026-07-28 wire) against `ping` over
-//! stdio (from the rmcp client, and from a bare line client), and a
-//! 4 KiB and a 1 MiB `read` over both. Each figure is printed as a ratio against the stdio one
-//! measured in the same run. The floor beside them: `ping` from the same raw client against a
+//! HTTP in a 2025-06-18 session against `ping` over stdio (from the rmcp client, and from a
+//! bare line client), and a 4 KiB and a 1 MiB `read` over both; on the 2026-07-28 wire,
+//! which has no `ping`, a stateless 4 KiB `read` against the same `read` from the bare line
+//! client. Each figure is printed as a ratio against the stdio one measured in the same run. The floor beside them: `ping` from the same raw client against a
 //! bare axum server that parses the body and answers the pong (`floor`), what HTTP itself
 //! costs on this machine.
 #![allow(
